@@ -1,0 +1,198 @@
+import type { Chunk } from './types.js';
+
+/** The rule-based splitters (METHODS §1). */
+export type SegmentBy = 'paragraph' | 'steps' | 'chunk-tags' | 'lines';
+
+export const SEGMENT_MODES: readonly SegmentBy[] = ['paragraph', 'steps', 'chunk-tags', 'lines'];
+
+/**
+ * Chunks from content ranges: each chunk's text is exactly `text.slice(start, end)`.
+ * Empty ranges (all whitespace) are dropped; ranges are trimmed of surrounding whitespace.
+ */
+function chunksFromRanges(text: string, ranges: Array<[number, number]>): Chunk[] {
+  const chunks: Chunk[] = [];
+  for (let [start, end] of ranges) {
+    while (start < end && /\s/.test(text[start])) start++;
+    while (end > start && /\s/.test(text[end - 1])) end--;
+    if (end > start)
+      chunks.push({ index: chunks.length, text: text.slice(start, end), span: { start, end } });
+  }
+  return chunks;
+}
+
+/** Split on blank lines (`\n\n`, possibly with spaces between): the ProcessBench / Qwen-PRM convention. */
+export function splitParagraphs(text: string): Chunk[] {
+  const ranges: Array<[number, number]> = [];
+  const sep = /\n[ \t\r]*\n/g;
+  let last = 0;
+  for (let m = sep.exec(text); m; m = sep.exec(text)) {
+    ranges.push([last, m.index]);
+    last = m.index + m[0].length;
+  }
+  ranges.push([last, text.length]);
+  return chunksFromRanges(text, ranges);
+}
+
+/** Split before every `Step k:` (or `Step k.`) marker at the start of a line; text before the first marker is a chunk too. */
+export function splitSteps(text: string): Chunk[] {
+  const marker = /^[ \t]*(?:#+\s*)?\**Step\s+\d+\**\s*[:.]/gim;
+  const starts: number[] = [];
+  for (let m = marker.exec(text); m; m = marker.exec(text)) starts.push(m.index);
+  if (starts.length === 0) return chunksFromRanges(text, [[0, text.length]]);
+  const ranges: Array<[number, number]> = [];
+  if (starts[0] > 0) ranges.push([0, starts[0]]);
+  starts.forEach((s, i) => {
+    ranges.push([s, i + 1 < starts.length ? starts[i + 1] : text.length]);
+  });
+  return chunksFromRanges(text, ranges);
+}
+
+/** One chunk per non-blank line (code). */
+export function splitLines(text: string): Chunk[] {
+  const ranges: Array<[number, number]> = [];
+  let last = 0;
+  for (let i = 0; i <= text.length; i++) {
+    if (i === text.length || text[i] === '\n') {
+      ranges.push([last, i]);
+      last = i + 1;
+    }
+  }
+  // Lines keep their indentation (it matters for code): trim only the line end.
+  const chunks: Chunk[] = [];
+  for (let [start, end] of ranges) {
+    while (end > start && /\s/.test(text[end - 1])) end--;
+    if (end > start)
+      chunks.push({ index: chunks.length, text: text.slice(start, end), span: { start, end } });
+  }
+  return chunks;
+}
+
+const OPEN = '<chunk>';
+const CLOSE = '</chunk>';
+
+/** The text with every `<chunk>` / `</chunk>` tag removed. */
+export function stripChunkTags(tagged: string): string {
+  return tagged.split(OPEN).join('').split(CLOSE).join('');
+}
+
+/** Result of parsing `<chunk>`-tagged text: chunks with spans into the tag-free text. */
+export interface TaggedParse {
+  /** The text with tags removed. */
+  text: string;
+  chunks: Chunk[];
+  /** Why the tagging is malformed (unbalanced, nested, text outside tags), if it is. */
+  problem?: string;
+}
+
+/** Parse `<chunk>…</chunk>` tags. Spans index the tag-free text, so `text.slice(span)` is the chunk. */
+export function parseChunkTags(tagged: string): TaggedParse {
+  const ranges: Array<[number, number]> = [];
+  let plain = '';
+  let open = -1;
+  let problem: string | undefined;
+  let i = 0;
+  while (i < tagged.length) {
+    if (tagged.startsWith(OPEN, i)) {
+      if (open >= 0) problem ??= `nested <chunk> at character ${i}`;
+      else open = plain.length;
+      i += OPEN.length;
+    } else if (tagged.startsWith(CLOSE, i)) {
+      if (open < 0) problem ??= `</chunk> without <chunk> at character ${i}`;
+      else ranges.push([open, plain.length]);
+      open = -1;
+      i += CLOSE.length;
+    } else {
+      if (open < 0 && !/\s/.test(tagged[i])) problem ??= `text outside any <chunk> at character ${i}`;
+      plain += tagged[i];
+      i++;
+    }
+  }
+  if (open >= 0) problem ??= 'unclosed <chunk>';
+  if (ranges.length === 0) problem ??= 'no <chunk> tags';
+  return { text: plain, chunks: chunksFromRanges(plain, ranges), problem };
+}
+
+/** Split text by one of the rule-based modes. For `chunk-tags`, spans refer to the tag-free text. */
+export function segment(text: string, by: SegmentBy): Chunk[] {
+  switch (by) {
+    case 'paragraph':
+      return splitParagraphs(text);
+    case 'steps':
+      return splitSteps(text);
+    case 'lines':
+      return splitLines(text);
+    case 'chunk-tags':
+      return parseChunkTags(text).chunks;
+  }
+}
+
+/** Outcome of validated self-segmentation. */
+export interface SelfSegmentation {
+  chunks: Chunk[];
+  /** True when the model's tagging was accepted. */
+  accepted: boolean;
+  /** Why it was rejected and the fallback splitter used. */
+  reason?: string;
+}
+
+/**
+ * Validated self-segmentation (METHODS §1): a model's `<chunk>`-tagged rewrite of `original`
+ * is accepted only if removing the tags gives back `original` exactly and the tags are well
+ * formed; otherwise `fallback` splits the original and the reason is reported.
+ */
+export function validateSelfSegmentation(
+  original: string,
+  tagged: string,
+  fallback: Exclude<SegmentBy, 'chunk-tags'> = 'paragraph',
+): SelfSegmentation {
+  const parsed = parseChunkTags(tagged);
+  let reason: string | undefined;
+  if (parsed.text !== original) {
+    let at = 0;
+    while (at < original.length && original[at] === parsed.text[at]) at++;
+    reason = `tags do not strip back to the original text (first difference at character ${at})`;
+  } else if (parsed.problem) {
+    reason = parsed.problem;
+  }
+  if (reason === undefined) return { chunks: parsed.chunks, accepted: true };
+  return { chunks: segment(original, fallback), accepted: false, reason };
+}
+
+/**
+ * The separators around chunks: `gaps[0]` before the first chunk, `gaps[i]` between chunk i−1
+ * and i, `gaps[n]` after the last. With them the text is rebuilt exactly by {@link rebuildText}.
+ */
+export function chunkGaps(text: string, chunks: readonly Chunk[]): string[] {
+  const gaps: string[] = [];
+  let last = 0;
+  for (const c of chunks) {
+    gaps.push(text.slice(last, c.span.start));
+    last = c.span.end;
+  }
+  gaps.push(text.slice(last));
+  return gaps;
+}
+
+/** Inverse of {@link chunkGaps}: gap, chunk, gap, …, chunk, gap. */
+export function rebuildText(chunks: readonly Chunk[], gaps: readonly string[]): string {
+  let out = gaps[0] ?? '';
+  chunks.forEach((c, i) => {
+    out += c.text + (gaps[i + 1] ?? '');
+  });
+  return out;
+}
+
+/** Chunks from a list of step strings joined by a separator (default `\n\n`), with spans into the joined text. */
+export function chunksFromSteps(
+  steps: readonly string[],
+  separator = '\n\n',
+): { text: string; chunks: Chunk[] } {
+  const chunks: Chunk[] = [];
+  let text = '';
+  steps.forEach((s, i) => {
+    if (i > 0) text += separator;
+    chunks.push({ index: i, text: s, span: { start: text.length, end: text.length + s.length } });
+    text += s;
+  });
+  return { text, chunks };
+}

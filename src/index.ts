@@ -1,0 +1,22 @@
+/**
+ * stepwise — the library entry. Everything the CLI can do is reachable from here.
+ * Each layer re-exports its public API; add new modules to the section of their layer.
+ */
+
+export * from './core/cost.js';
+export * from './core/errors.js';
+export * from './core/rng.js';
+export * from './core/segment.js';
+// core
+export * from './core/types.js';
+export * from './jobs/jsonl.js';
+export * from './jobs/run-job.js';
+// judge
+export type * from './judge/types.js';
+// models
+export type * from './models/types.js';
+// prompts
+export * from './prompts/index.js';
+// store and jobs
+export * from './store/index.js';
+export { VERSION } from './version.js';

@@ -1,0 +1,38 @@
+import type { Cost, Judgment, Problem } from '../core/types.js';
+
+/**
+ * One judge interface (METHODS §3): anything that gives each chunk of a solution a verdict and a
+ * score in [0, 1] — generative stepwise judges, discriminative PRMs, critics, rollout judges,
+ * outcome models, simulated judges.
+ */
+export interface JudgeOptions {
+  /** Sampled judgments per chunk (k votes); score = share of Positive. Default 1. */
+  votes?: number;
+  /** Stop at the first negative chunk (enough to predict a first error). */
+  firstErrorOnly?: boolean;
+  /** Only judge these chunk indices (e.g. the newest chunk during search). Default: all. */
+  only?: number[];
+  signal?: AbortSignal;
+  seed?: number;
+}
+
+export interface JudgeResult {
+  /** One judgment per judged chunk, in chunk order. With `firstErrorOnly`, none after the first negative. */
+  judgments: Judgment[];
+  /**
+   * The predicted first error: index of the first negative chunk, −1 when none. Critics predict
+   * it directly; score-based judges derive it from scores and their threshold.
+   */
+  firstError: number;
+  cost: Cost;
+  /** Judgments whose verdict could not be parsed (counted, never thrown). */
+  formatFailures: number;
+}
+
+export interface StepJudge {
+  /** The spec it was built from, e.g. `generative:openai:Qwen2.5-7B` or `sim:generative?sens=0.9`. */
+  readonly name: string;
+  /** True for judges whose scores are calibrated to a threshold (scalar PRMs), false for verdict judges. */
+  readonly scalar: boolean;
+  judge(problem: Problem, chunks: readonly string[], options?: JudgeOptions): Promise<JudgeResult>;
+}

@@ -1,0 +1,5 @@
+export * from './critic.js';
+export * from './judge.js';
+export * from './policy.js';
+export * from './prm.js';
+export * from './refine.js';

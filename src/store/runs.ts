@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from './db.js';
+
+export type RunStatus = 'running' | 'done' | 'failed';
+
+export interface RunRecord {
+  id: string;
+  command: string;
+  config: Record<string, unknown>;
+  status: RunStatus;
+  startedAt: string;
+  endedAt: string | null;
+  counts: Record<string, number>;
+  /** The main output file, when the run writes one. */
+  output: string | null;
+}
+
+interface RunRow {
+  id: string;
+  command: string;
+  config: string;
+  status: RunStatus;
+  started_at: string;
+  ended_at: string | null;
+  counts: string;
+  output: string | null;
+}
+
+function fromRow(r: RunRow): RunRecord {
+  return {
+    id: r.id,
+    command: r.command,
+    config: JSON.parse(r.config),
+    status: r.status,
+    startedAt: r.started_at,
+    endedAt: r.ended_at,
+    counts: JSON.parse(r.counts),
+    output: r.output,
+  };
+}
+
+/** Record the start of a run; returns its id. */
+export function startRun(db: Db, command: string, config: Record<string, unknown>, output?: string): string {
+  const id = `${new Date()
+    .toISOString()
+    .replace(/[-:.TZ]/g, '')
+    .slice(0, 14)}-${randomUUID().slice(0, 8)}`;
+  db.prepare(
+    'INSERT INTO runs (id, command, config, status, started_at, counts, output) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  ).run(id, command, JSON.stringify(config), 'running', new Date().toISOString(), '{}', output ?? null);
+  return id;
+}
+
+/** Update a run's progress counts (merged into what is there). */
+export function updateRunCounts(db: Db, id: string, counts: Record<string, number>): void {
+  const row = db.prepare('SELECT counts FROM runs WHERE id = ?').get(id) as { counts: string } | undefined;
+  if (!row) return;
+  const merged = { ...JSON.parse(row.counts), ...counts };
+  db.prepare('UPDATE runs SET counts = ? WHERE id = ?').run(JSON.stringify(merged), id);
+}
+
+export function finishRun(
+  db: Db,
+  id: string,
+  status: Exclude<RunStatus, 'running'>,
+  counts?: Record<string, number>,
+): void {
+  if (counts) updateRunCounts(db, id, counts);
+  db.prepare('UPDATE runs SET status = ?, ended_at = ? WHERE id = ?').run(
+    status,
+    new Date().toISOString(),
+    id,
+  );
+}
+
+export function listRuns(db: Db, limit = 50): RunRecord[] {
+  return (db.prepare('SELECT * FROM runs ORDER BY started_at DESC LIMIT ?').all(limit) as RunRow[]).map(
+    fromRow,
+  );
+}
+
+export function getRun(db: Db, id: string): RunRecord | null {
+  const r = db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;
+  return r ? fromRow(r) : null;
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // The CI reads a plain "N passed, N failed" closing line; the summary reporter prints it.
+    reporters: ['default', './test/support/summary-reporter.ts'],
+    env: { STEPWISE_DATA: new URL('../shared/data', import.meta.url).pathname },
+  },
+});
