@@ -15,6 +15,7 @@ export * from './jobs/run-job.js';
 export type * from './judge/types.js';
 // models
 export type * from './models/types.js';
+export * from './models/policy.js';
 // prompts
 export * from './prompts/index.js';
 // store and jobs
