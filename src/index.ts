@@ -20,4 +20,6 @@ export * from './models/policy.js';
 export * from './prompts/index.js';
 // store and jobs
 export * from './store/index.js';
+// verify
+export * from './verify/index.js';
 export { VERSION } from './version.js';

@@ -1,0 +1,9 @@
+/** Math answer checking: extraction of final answers and grader-compatible equivalence. */
+export { checkMathAnswer } from './check.js';
+export {
+  type EquivalenceExplanation,
+  type EquivalenceOptions,
+  explainEquivalence,
+  isEquivalent,
+} from './equivalence.js';
+export { extractAnswer, findBoxed } from './extract.js';
