@@ -27,6 +27,14 @@ export interface JudgeResult {
   cost: Cost;
   /** Judgments whose verdict could not be parsed (counted, never thrown). */
   formatFailures: number;
+  /**
+   * True when the judge gave no usable answer for the whole solution (a critic whose every sample
+   * was unparsable). `firstError` is then −1, but it is not a claim that the solution is correct:
+   * ProcessBench scoring counts such a sample as a miss.
+   */
+  abstained?: boolean;
+  /** One score in [0, 1] for the whole solution, from judges that give one (outcome models, critics). */
+  solutionScore?: number;
 }
 
 export interface StepJudge {
@@ -34,5 +42,12 @@ export interface StepJudge {
   readonly name: string;
   /** True for judges whose scores are calibrated to a threshold (scalar PRMs), false for verdict judges. */
   readonly scalar: boolean;
+  /**
+   * The threshold that turns scores into verdicts (a chunk is negative when its score is below it).
+   * Scalar judges can be re-thresholded after the fact (ProcessBench `--threshold auto`).
+   */
+  readonly threshold?: number;
   judge(problem: Problem, chunks: readonly string[], options?: JudgeOptions): Promise<JudgeResult>;
+  /** Release the underlying model (sockets, native handles). */
+  close?(): Promise<void>;
 }
