@@ -1,0 +1,253 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { z } from 'zod';
+import { UsageError } from '../core/errors.js';
+import { readJsonl } from '../jobs/jsonl.js';
+import { labeledSteps, propagateBackward, toMathShepherd, toTrlStepwise } from './formats.js';
+import { buildJudgeRlSet } from './judge-rl.js';
+import { type LabeledSolution, readLabelFile, signalsIn, validateRows } from './label-file.js';
+import {
+  buildGlobalRefinePairs,
+  buildLocalRefinePairs,
+  buildSelfSegmentationPairs,
+  type LocalRefineSource,
+  type SftPair,
+} from './sft.js';
+import { type VerlRow, writeVerlParquet } from './verl.js';
+
+export type ExportTask = 'judge-rl' | 'prm' | 'sorm' | 'selfseg' | 'refine-global' | 'refine-local';
+export type ExportFormat = 'verl' | 'openrlhf' | 'trl' | 'mathshepherd';
+
+export const EXPORT_TASKS: readonly ExportTask[] = [
+  'judge-rl',
+  'prm',
+  'sorm',
+  'selfseg',
+  'refine-global',
+  'refine-local',
+];
+export const EXPORT_FORMATS: readonly ExportFormat[] = ['verl', 'openrlhf', 'trl', 'mathshepherd'];
+
+/** Which formats each task can be written in. */
+export const TASK_FORMATS: Record<ExportTask, readonly ExportFormat[]> = {
+  'judge-rl': ['verl', 'openrlhf', 'trl'],
+  prm: ['trl', 'mathshepherd', 'openrlhf'],
+  sorm: ['trl', 'mathshepherd', 'openrlhf'],
+  selfseg: ['trl', 'openrlhf'],
+  'refine-global': ['trl', 'openrlhf'],
+  'refine-local': ['trl', 'openrlhf'],
+};
+
+/**
+ * Finds a continuation of `prefixChunks` that reaches the gold answer (for local refinement
+ * pairs); null when none was found.
+ */
+export type CorrectContinuationFinder = (
+  question: string,
+  gold: string,
+  prefixChunks: readonly string[],
+) => Promise<string | null>;
+
+export interface ExportOptions {
+  from: string;
+  task: ExportTask;
+  format: ExportFormat;
+  out: string;
+  /** Label signal for judge-rl / prm (default: `sorm` for sorm, else the file's first signal). */
+  signal?: string;
+  seed?: number;
+  /** OpenRLHF keys (its `--input_key` / `--label_key`; for SFT tasks the label key holds the target). */
+  promptKey?: string;
+  labelKey?: string;
+  maxPromptTokens?: number;
+  /** judge-rl: keep the natural class balance instead of 50/50. */
+  noBalance?: boolean;
+  /** refine-local: how to get a correct continuation (e.g. sampling a policy). */
+  findContinuation?: CorrectContinuationFinder;
+  /** verl `data_source` (default `stepwise/<task>`). */
+  dataSource?: string;
+  split?: string;
+}
+
+export interface ExportSummary {
+  task: ExportTask;
+  format: ExportFormat;
+  out: string;
+  rows: number;
+  signal?: string;
+  stats?: Record<string, number>;
+}
+
+function writeJsonl(path: string, rows: readonly unknown[]): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : ''));
+}
+
+function pickSignal(rows: readonly LabeledSolution[], task: ExportTask, signal?: string): string {
+  if (signal) return signal;
+  if (task === 'sorm') return 'sorm';
+  const first = signalsIn(rows)[0];
+  if (!first) throw new UsageError('the label file has no labeled chunks: pass --signal');
+  return first;
+}
+
+const SelfSegRowSchema = z.looseObject({
+  id: z.string(),
+  problem: z.string(),
+  text: z.string(),
+  tagged: z.string(),
+});
+const SampleRowSchema = z.looseObject({
+  id: z.string(),
+  question: z.string().optional(),
+  problem: z.string().optional(),
+  samples: z.array(z.looseObject({ text: z.string(), correct: z.boolean() })),
+});
+
+/** SFT pairs in the chosen format: TRL conversational prompt-completion, or OpenRLHF keyed JSONL. */
+function sftRows(
+  pairs: readonly SftPair[],
+  format: ExportFormat,
+  promptKey: string,
+  labelKey: string,
+): unknown[] {
+  if (format === 'trl') {
+    return pairs.map((p) => ({
+      id: p.id,
+      prompt: p.prompt,
+      completion: [{ role: 'assistant', content: p.completion }],
+    }));
+  }
+  return pairs.map((p) => ({ id: p.id, [promptKey]: p.prompt, [labelKey]: p.completion }));
+}
+
+/** Build one training set from a stepwise output file and write it (`stepwise export`). */
+export async function exportTrainingData(o: ExportOptions): Promise<ExportSummary> {
+  if (!TASK_FORMATS[o.task]?.includes(o.format)) {
+    throw new UsageError(
+      `task ${o.task} cannot be written as ${o.format}; formats for ${o.task}: ${TASK_FORMATS[o.task]?.join(', ') ?? 'none'}`,
+    );
+  }
+  const promptKey =
+    o.promptKey ?? (o.task === 'judge-rl' || o.task === 'prm' || o.task === 'sorm' ? 'input' : 'prompt');
+  const labelKey =
+    o.labelKey ?? (o.task === 'judge-rl' || o.task === 'prm' || o.task === 'sorm' ? 'label' : 'response');
+  const summary: ExportSummary = { task: o.task, format: o.format, out: o.out, rows: 0 };
+
+  if (o.task === 'judge-rl') {
+    const labeled = readLabelFile(o.from);
+    const signal = pickSignal(labeled, o.task, o.signal);
+    const set = buildJudgeRlSet(labeled, {
+      signal,
+      seed: o.seed,
+      maxPromptTokens: o.maxPromptTokens,
+      balance: !o.noBalance,
+    });
+    summary.signal = signal;
+    summary.stats = set.stats;
+    summary.rows = set.examples.length;
+    if (o.format === 'verl') {
+      const rows: VerlRow[] = set.examples.map((e, index) => ({
+        data_source: o.dataSource ?? 'stepwise/judge-rl',
+        prompt: e.prompt,
+        ability: 'stepwise-judge',
+        reward_model: { style: 'rule', ground_truth: e.label },
+        extra_info: { split: o.split ?? 'train', index, id: e.solutionId, chunk_index: e.chunkIndex, signal },
+      }));
+      mkdirSync(dirname(o.out), { recursive: true });
+      writeVerlParquet(o.out, rows);
+    } else if (o.format === 'openrlhf') {
+      writeJsonl(
+        o.out,
+        set.examples.map((e) => ({ id: e.id, [promptKey]: e.prompt, [labelKey]: e.label })),
+      );
+    } else {
+      writeJsonl(
+        o.out,
+        set.examples.map((e) => ({ id: e.id, prompt: e.prompt, label: e.label })),
+      );
+    }
+    return summary;
+  }
+
+  if (o.task === 'prm' || o.task === 'sorm') {
+    const labeled = readLabelFile(o.from);
+    const signal = pickSignal(labeled, o.task, o.signal);
+    summary.signal = signal;
+    const rows = labeled
+      .map((r) => {
+        if (o.task !== 'sorm') return r;
+        // SORM: a prefix before a positive one is positive too.
+        const { labels } = labeledSteps(r, signal);
+        const back = propagateBackward(labels);
+        return {
+          ...r,
+          chunks: r.chunks.map((c, i) =>
+            i < back.length ? { ...c, labels: { ...c.labels, [signal]: back[i] } } : c,
+          ),
+        };
+      })
+      .filter((r) => labeledSteps(r, signal).steps.length > 0);
+    let out: unknown[];
+    if (o.format === 'trl') out = rows.map((r) => ({ id: r.id, ...toTrlStepwise(r, signal) }));
+    else if (o.format === 'mathshepherd') out = rows.map((r) => toMathShepherd(r, signal, o.task));
+    else
+      out = rows.map((r) => {
+        const ms = toMathShepherd(r, signal, o.task);
+        return { id: r.id, [promptKey]: ms.input, [labelKey]: ms.label };
+      });
+    summary.rows = out.length;
+    summary.stats = { solutions: labeled.length, skippedUnlabeled: labeled.length - rows.length };
+    writeJsonl(o.out, out);
+    return summary;
+  }
+
+  let pairs: SftPair[];
+  if (o.task === 'selfseg') {
+    const rows = validateRows(o.from, readJsonl(o.from).lines, SelfSegRowSchema);
+    const built = buildSelfSegmentationPairs(rows);
+    pairs = built.pairs;
+    summary.stats = { inputs: rows.length, rejected: built.rejected.length };
+  } else if (o.task === 'refine-global') {
+    const rows = validateRows(o.from, readJsonl(o.from).lines, SampleRowSchema).map((r, k) => {
+      const question = r.question ?? r.problem;
+      if (question === undefined) {
+        throw new UsageError(`${o.from}: row ${k + 1} (${r.id}) has neither "question" nor "problem"`);
+      }
+      return { id: r.id, question, samples: r.samples };
+    });
+    pairs = buildGlobalRefinePairs(rows, o.seed);
+    summary.stats = { problems: rows.length };
+  } else {
+    const labeled = readLabelFile(o.from);
+    const signal = pickSignal(labeled, o.task, o.signal ?? 'sorm');
+    summary.signal = signal;
+    if (!o.findContinuation) {
+      throw new UsageError(
+        'refine-local needs a policy to sample a correct continuation: pass --policy <spec>',
+      );
+    }
+    const sources: LocalRefineSource[] = [];
+    let noContinuation = 0;
+    for (const r of labeled) {
+      const { labels } = labeledSteps(r, signal);
+      const firstBad = labels.indexOf(false);
+      if (firstBad < 0) continue;
+      if (r.answer === undefined)
+        throw new UsageError(`${o.from}: solution ${r.id} has no "answer" (gold) field`);
+      const chunks = r.chunks.map((c) => c.text);
+      const continuation = await o.findContinuation(r.problem, r.answer, chunks.slice(0, firstBad));
+      if (continuation === null) {
+        noContinuation++;
+        continue;
+      }
+      sources.push({ id: r.id, question: r.problem, chunks, firstBad, correctContinuation: continuation });
+    }
+    pairs = buildLocalRefinePairs(sources);
+    summary.stats = { solutions: labeled.length, noCorrectContinuation: noContinuation };
+  }
+  const out = sftRows(pairs, o.format, promptKey, labelKey);
+  summary.rows = out.length;
+  writeJsonl(o.out, out);
+  return summary;
+}

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { InputError } from '../core/errors.js';
+import { readJsonl } from '../jobs/jsonl.js';
+
+/**
+ * The rows of a `stepwise label` output file, as the training-data builders read them. Only the
+ * fields they need are required; everything else rides along.
+ */
+export const LabeledChunkSchema = z.looseObject({
+  text: z.string(),
+  q: z.number().nullable().optional(),
+  labels: z.record(z.string(), z.union([z.boolean(), z.number(), z.null()])),
+});
+
+export const LabeledSolutionSchema = z.looseObject({
+  id: z.string(),
+  problem: z.string(),
+  answer: z.string().optional(),
+  chunks: z.array(LabeledChunkSchema),
+  firstError: z.record(z.string(), z.number()).optional(),
+});
+
+export type LabeledChunk = z.infer<typeof LabeledChunkSchema>;
+export type LabeledSolution = z.infer<typeof LabeledSolutionSchema>;
+
+/** Validate parsed JSONL values against a schema, naming file, line and field on the first bad one. */
+export function validateRows<T>(
+  file: string,
+  lines: Array<{ line: number; value: unknown }>,
+  schema: z.ZodType<T>,
+): T[] {
+  return lines.map(({ line, value }) => {
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new InputError({ file, line, field: issue.path.join('.') || undefined }, issue.message);
+    }
+    return parsed.data;
+  });
+}
+
+/** Read a `stepwise label` output file. */
+export function readLabelFile(file: string): LabeledSolution[] {
+  return validateRows(file, readJsonl(file).lines, LabeledSolutionSchema);
+}
+
+/**
+ * A chunk's label under `signal` as a boolean (positive = good step). Numeric (soft) labels
+ * are positive at ≥ 0.5. Returns null when the chunk has no label for that signal.
+ */
+export function chunkLabel(chunk: LabeledChunk, signal: string): boolean | null {
+  const v = chunk.labels[signal];
+  if (v === undefined || v === null) return null;
+  return typeof v === 'number' ? v >= 0.5 : v;
+}
+
+/** The signals present in a label file (keys of the first chunk's labels). */
+export function signalsIn(rows: readonly LabeledSolution[]): string[] {
+  for (const r of rows) for (const c of r.chunks) return Object.keys(c.labels);
+  return [];
+}

@@ -1,0 +1,228 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { StepwiseError } from '../core/errors.js';
+import { splitParagraphs } from '../core/segment.js';
+import type { Problem } from '../core/types.js';
+import type { StepJudge } from '../judge/types.js';
+import { parseJudgeVerdict } from '../prompts/judge.js';
+import { checkMathAnswer } from '../verify/check.js';
+
+/**
+ * A reward service speaking OpenRLHF's remote-reward protocol (INTERFACES.md): `POST /get_reward`
+ * with `{query, prompts, labels}` → `{rewards, scores, extra_logs}`; one scalar per sample.
+ */
+export type RewardKind = 'judge-agreement' | 'outcome' | 'judge';
+export const REWARD_KINDS: readonly RewardKind[] = ['judge-agreement', 'outcome', 'judge'];
+
+export type StepAggregation = 'min' | 'mean' | 'last' | 'product';
+
+export interface RewardServerOptions {
+  kind: RewardKind;
+  port?: number;
+  host?: string;
+  /** Required when `host` is not loopback: requests must send `Authorization: Bearer <token>`. */
+  token?: string;
+  /** judge-agreement: reward for a response with no parsable verdict (default 0; e.g. −1 to penalise format). */
+  formatPenalty?: number;
+  /** judge: the stepwise judge that scores the response's chunks. */
+  judge?: StepJudge;
+  /** judge: how chunk scores become one reward (default `min`: a solution is as good as its worst step). */
+  aggregate?: StepAggregation;
+  /** Largest request body accepted (default 32 MiB). */
+  maxBodyBytes?: number;
+}
+
+export interface RewardRequest {
+  query: string[];
+  prompts: string[];
+  labels: string[];
+}
+
+export interface RewardReply {
+  rewards: number[];
+  scores: number[];
+  extra_logs: Record<string, number[]>;
+}
+
+/** True for 127.0.0.0/8, ::1 and localhost. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** The response part of an OpenRLHF query (prompt + response): the query minus its prompt, when it starts with it. */
+export function responseOf(query: string, prompt: string): string {
+  return prompt && query.startsWith(prompt) ? query.slice(prompt.length) : query;
+}
+
+class BadRequest extends Error {}
+
+/** Validate a request body: three string arrays of equal length (`labels` may be omitted for `judge`). */
+export function parseRewardRequest(body: unknown, kind: RewardKind): RewardRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new BadRequest('body must be a JSON object');
+  const b = body as Record<string, unknown>;
+  const strings = (name: string, required: boolean): string[] | undefined => {
+    const v = b[name];
+    if (v === undefined && !required) return undefined;
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) {
+      throw new BadRequest(`"${name}" must be an array of strings`);
+    }
+    return v as string[];
+  };
+  const query = strings('query', true)!;
+  const prompts = strings('prompts', false) ?? query.map(() => '');
+  const labels = strings('labels', kind !== 'judge') ?? query.map(() => '');
+  if (prompts.length !== query.length || labels.length !== query.length) {
+    throw new BadRequest(
+      `"query", "prompts" and "labels" must have the same length (got ${query.length}, ${prompts.length}, ${labels.length})`,
+    );
+  }
+  return { query, prompts, labels };
+}
+
+function aggregateScores(scores: readonly number[], how: StepAggregation): number {
+  if (scores.length === 0) return 0;
+  switch (how) {
+    case 'min':
+      return Math.min(...scores);
+    case 'mean':
+      return scores.reduce((a, b) => a + b, 0) / scores.length;
+    case 'last':
+      return scores[scores.length - 1];
+    case 'product':
+      return scores.reduce((a, b) => a * b, 1);
+  }
+}
+
+/** Compute rewards for one request (the server's logic, usable without HTTP). */
+export async function computeRewards(req: RewardRequest, options: RewardServerOptions): Promise<RewardReply> {
+  const rewards: number[] = [];
+  const scores: number[] = [];
+  const formatOk: number[] = [];
+  for (let i = 0; i < req.query.length; i++) {
+    const response = responseOf(req.query[i], req.prompts[i]);
+    if (options.kind === 'judge-agreement') {
+      const verdict = parseJudgeVerdict(response);
+      const label = req.labels[i].trim().toLowerCase();
+      formatOk.push(verdict ? 1 : 0);
+      const r = verdict === null ? (options.formatPenalty ?? 0) : verdict.toLowerCase() === label ? 1 : 0;
+      rewards.push(r);
+      scores.push(r > 0 ? 1 : 0);
+    } else if (options.kind === 'outcome') {
+      const { answer, correct } = checkMathAnswer(req.labels[i], response);
+      formatOk.push(answer === null ? 0 : 1);
+      rewards.push(correct ? 1 : 0);
+      scores.push(correct ? 1 : 0);
+    } else {
+      if (!options.judge) throw new StepwiseError('the judge reward needs a judge (--judge <spec>)');
+      const problem: Problem = {
+        id: `req-${i}`,
+        question: req.prompts[i],
+        answer: req.labels[i],
+        domain: 'math',
+        source: 'reward',
+      };
+      const chunks = splitParagraphs(response).map((c) => c.text);
+      const result = await options.judge.judge(problem, chunks);
+      const s = aggregateScores(
+        result.judgments.map((j) => j.score),
+        options.aggregate ?? 'min',
+      );
+      formatOk.push(result.formatFailures === 0 ? 1 : 0);
+      rewards.push(s);
+      scores.push(Math.min(1, Math.max(0, s)));
+    }
+  }
+  return { rewards, scores, extra_logs: { format_ok: formatOk } };
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function readBody(req: IncomingMessage, max: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    req.on('data', (d: Buffer) => {
+      size += d.length;
+      if (size > max) {
+        reject(new BadRequest(`body larger than ${max} bytes`));
+        req.destroy();
+        return;
+      }
+      parts.push(d);
+    });
+    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+export interface RunningRewardServer {
+  url: string;
+  port: number;
+  server: Server;
+  close(): Promise<void>;
+}
+
+/** Start the reward server. Refuses a non-loopback bind without a token. */
+export async function startRewardServer(options: RewardServerOptions): Promise<RunningRewardServer> {
+  const host = options.host ?? '127.0.0.1';
+  if (!isLoopback(host) && !options.token) {
+    throw new StepwiseError(`refusing to bind ${host} without a token: pass --token (or bind 127.0.0.1)`, {
+      exitCode: 2,
+    });
+  }
+  if (options.kind === 'judge' && !options.judge)
+    throw new StepwiseError('--kind judge needs --judge <spec>', { exitCode: 2 });
+  const max = options.maxBodyBytes ?? 32 * 1024 * 1024;
+  const server = createServer(async (req, res) => {
+    try {
+      if (options.token && req.headers.authorization !== `Bearer ${options.token}`) {
+        sendJson(res, 401, { error: 'missing or wrong bearer token' });
+        return;
+      }
+      const path = (req.url ?? '/').split('?')[0];
+      if (req.method === 'GET' && path === '/health') {
+        sendJson(res, 200, { ok: true, kind: options.kind });
+        return;
+      }
+      if (path !== '/get_reward') {
+        sendJson(res, 404, { error: `no route ${req.method} ${path}; use POST /get_reward` });
+        return;
+      }
+      if (req.method !== 'POST') {
+        sendJson(res, 405, { error: 'use POST /get_reward' });
+        return;
+      }
+      let body: unknown;
+      try {
+        body = JSON.parse(await readBody(req, max));
+      } catch (e) {
+        throw e instanceof BadRequest ? e : new BadRequest(`body is not valid JSON: ${(e as Error).message}`);
+      }
+      sendJson(res, 200, await computeRewards(parseRewardRequest(body, options.kind), options));
+    } catch (e) {
+      if (e instanceof BadRequest) sendJson(res, 400, { error: e.message });
+      else if (!res.headersSent) sendJson(res, 500, { error: (e as Error).message });
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : (options.port ?? 0);
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${shownHost}:${port}`,
+    port,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,82 @@
+import pLimit from 'p-limit';
+import { addCosts, emptyCost } from '../core/cost.js';
+import { createRng } from '../core/rng.js';
+import { splitParagraphs } from '../core/segment.js';
+import type { Cost, Problem } from '../core/types.js';
+import type { StepJudge } from '../judge/types.js';
+
+/** A problem with its sampled responses (the `stepwise sample` output, plus the question). */
+export interface SelectionInput {
+  id: string;
+  question: string;
+  samples: Array<{ text: string; correct: boolean; chunks?: Array<{ text: string }> | string[] }>;
+}
+
+export interface SelectionRow {
+  id: string;
+  question: string;
+  /** The correct response with the highest mean chunk score (StepWiser's rejection-sampling pick). */
+  chosen: { index: number; text: string; meanScore: number } | null;
+  /** The outcome-only pick for comparison: a correct response chosen uniformly at random (seeded). */
+  outcomeOnly: { index: number; text: string } | null;
+  /** Mean chunk score of every correct response. */
+  candidates: Array<{ index: number; meanScore: number }>;
+  cost: Cost;
+}
+
+function chunkTexts(s: SelectionInput['samples'][number]): string[] {
+  if (s.chunks && s.chunks.length > 0) return s.chunks.map((c) => (typeof c === 'string' ? c : c.text));
+  return splitParagraphs(s.text).map((c) => c.text);
+}
+
+const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+
+/**
+ * Judge-based data selection (StepWiser, METHODS §6): among a problem's correct responses, keep
+ * the one whose chunks have the highest mean judge score; ties go to the earlier response.
+ * Incorrect responses are never judged (they cannot be picked).
+ */
+export async function selectByJudge(
+  inputs: readonly SelectionInput[],
+  judge: StepJudge,
+  options: { seed?: number; concurrency?: number; onProblemDone?: (row: SelectionRow) => void } = {},
+): Promise<SelectionRow[]> {
+  const limit = pLimit(Math.max(1, options.concurrency ?? 8));
+  return Promise.all(
+    inputs.map((p) =>
+      limit(async () => {
+        const problem: Problem = {
+          id: p.id,
+          question: p.question,
+          answer: '',
+          domain: 'math',
+          source: 'samples',
+        };
+        const correct = p.samples.map((s, index) => ({ s, index })).filter(({ s }) => s.correct);
+        let cost = emptyCost();
+        const candidates: SelectionRow['candidates'] = [];
+        for (const { s, index } of correct) {
+          const result = await judge.judge(problem, chunkTexts(s));
+          cost = addCosts(cost, result.cost);
+          candidates.push({ index, meanScore: mean(result.judgments.map((j) => j.score)) });
+        }
+        let best: (typeof candidates)[number] | null = null;
+        for (const c of candidates) if (!best || c.meanScore > best.meanScore) best = c;
+        const rng = createRng(`${options.seed ?? 0}:${p.id}`);
+        const pick = correct.length ? correct[Math.floor(rng.next() * correct.length)] : null;
+        const row: SelectionRow = {
+          id: p.id,
+          question: p.question,
+          chosen: best
+            ? { index: best.index, text: p.samples[best.index].text, meanScore: best.meanScore }
+            : null,
+          outcomeOnly: pick ? { index: pick.index, text: pick.s.text } : null,
+          candidates,
+          cost,
+        };
+        options.onProblemDone?.(row);
+        return row;
+      }),
+    ),
+  );
+}

@@ -1,0 +1,178 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as arrow from 'apache-arrow';
+import { parquetReadObjects } from 'hyparquet';
+import { readParquet } from 'parquet-wasm';
+import { describe, expect, it } from 'vitest';
+import { exportTrainingData } from '../../src/train/export.js';
+import { propagateBackward, toMathShepherd } from '../../src/train/formats.js';
+import { labeledFixture, tempDir, writeJsonlFile } from './fixtures.js';
+
+const dir = tempDir();
+const rows = labeledFixture(12, (s) => (s % 2 === 0 ? 2 : -1));
+const labelFile = writeJsonlFile(dir, 'labels.jsonl', rows);
+const readJsonl = (p: string) =>
+  readFileSync(p, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+const bigintSafe = (v: unknown) =>
+  JSON.parse(JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? Number(x) : x)));
+
+describe('stepwise export', () => {
+  it('verl Parquet reads back in an independent reader (arrow-rs via parquet-wasm) with the nested types, values intact', async () => {
+    const out = join(dir, 'judge.parquet');
+    const summary = await exportTrainingData({
+      from: labelFile,
+      task: 'judge-rl',
+      format: 'verl',
+      out,
+      signal: 'abs-q',
+      seed: 3,
+    });
+    expect(summary.rows).toBe(24); // 12 negatives (6 solutions × chunks 2,3) and 12 of 36 positives
+    const bytes = readFileSync(out);
+    const table = arrow.tableFromIPC(readParquet(new Uint8Array(bytes)).intoIPCStream());
+    const types = Object.fromEntries(table.schema.fields.map((f) => [f.name, String(f.type)]));
+    expect(types.prompt).toBe('List<Struct<{role:Utf8, content:Utf8}>>');
+    expect(types.reward_model).toBe('Struct<{style:Utf8, ground_truth:Utf8}>');
+    expect(types.data_source).toBe('Utf8');
+    expect(types.ability).toBe('Utf8');
+    expect(types.extra_info).toMatch(/^Struct<\{split:Utf8, index:Int64/);
+    const viaArrow = table.toArray().map((r) => bigintSafe(r.toJSON()));
+    const ab = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+    const viaHyparquet = bigintSafe(await parquetReadObjects({ file: ab }));
+    expect(viaArrow).toEqual(viaHyparquet);
+    expect(viaArrow).toHaveLength(24);
+    const first = viaArrow[0];
+    expect(first.prompt[0].role).toBe('system');
+    expect(first.prompt[1].content).toContain(rows[0].problem);
+    expect(['Positive', 'Negative']).toContain(first.reward_model.ground_truth);
+    expect(first.reward_model.style).toBe('rule');
+    expect(first.extra_info.split).toBe('train');
+    expect(viaArrow.map((r: { extra_info: { index: number } }) => r.extra_info.index)).toEqual([
+      ...Array(24).keys(),
+    ]);
+    expect(
+      viaArrow.filter(
+        (r: { reward_model: { ground_truth: string } }) => r.reward_model.ground_truth === 'Positive',
+      ),
+    ).toHaveLength(12);
+  });
+
+  it('TRL stepwise rows have prompt, completions and labels of equal lengths', async () => {
+    const out = join(dir, 'prm.trl.jsonl');
+    await exportTrainingData({ from: labelFile, task: 'prm', format: 'trl', out, signal: 'abs-q' });
+    const trl = readJsonl(out);
+    expect(trl).toHaveLength(12);
+    for (const r of trl) {
+      expect(typeof r.prompt).toBe('string');
+      expect(r.completions.length).toBe(r.labels.length);
+      expect(r.completions.length).toBe(4);
+      expect(r.labels.every((l: unknown) => typeof l === 'boolean')).toBe(true);
+    }
+    expect(trl[0].labels).toEqual([true, true, false, false]);
+  });
+
+  it('Math-Shepherd rows put + / - exactly where the ки tags were', () => {
+    const ms = toMathShepherd(rows[0], 'abs-q');
+    expect(ms.input.split('ки')).toHaveLength(5);
+    const pieces = ms.input.split('ки');
+    let rebuilt = pieces[0];
+    ['+', '+', '-', '-'].forEach((t, i) => {
+      rebuilt += t + pieces[i + 1];
+    });
+    expect(ms.label).toBe(rebuilt);
+  });
+
+  it('SORM propagates positives backward', () => {
+    expect(propagateBackward([false, true, false, true, false])).toEqual([true, true, true, true, false]);
+  });
+
+  it('OpenRLHF keys come from the command line', async () => {
+    const out = join(dir, 'judge.openrlhf.jsonl');
+    await exportTrainingData({
+      from: labelFile,
+      task: 'judge-rl',
+      format: 'openrlhf',
+      out,
+      signal: 'abs-q',
+      promptKey: 'context',
+      labelKey: 'verdict',
+    });
+    const r = readJsonl(out)[0];
+    expect(Array.isArray(r.context)).toBe(true);
+    expect(['Positive', 'Negative']).toContain(r.verdict);
+  });
+
+  it('refuses a task/format pair that makes no sense and names a bad input line', async () => {
+    await expect(
+      exportTrainingData({ from: labelFile, task: 'judge-rl', format: 'mathshepherd', out: join(dir, 'x') }),
+    ).rejects.toThrow(/cannot be written as mathshepherd/);
+    const bad = writeJsonlFile(dir, 'bad.jsonl', [
+      rows[0],
+      rows[1],
+      { id: 'x', problem: 'p', chunks: [{ text: 1, labels: {} }] },
+    ]);
+    await expect(
+      exportTrainingData({ from: bad, task: 'prm', format: 'trl', out: join(dir, 'y') }),
+    ).rejects.toThrow(/bad\.jsonl, line 3, field "chunks\.0\.text"/);
+  });
+
+  it('global refinement pairs an incorrect draft with a correct solution of the same problem', async () => {
+    const samples = writeJsonlFile(dir, 'samples.jsonl', [
+      {
+        id: 'a',
+        question: 'Q a',
+        samples: [
+          { text: 'wrong a', correct: false },
+          { text: 'right a', correct: true },
+        ],
+      },
+      { id: 'b', question: 'Q b', samples: [{ text: 'wrong b', correct: false }] },
+    ]);
+    const out = join(dir, 'global.jsonl');
+    const s = await exportTrainingData({ from: samples, task: 'refine-global', format: 'trl', out });
+    expect(s.rows).toBe(1);
+    const r = readJsonl(out)[0];
+    expect(r.prompt[0].content).toContain('wrong a');
+    expect(r.completion[0].content).toBe('right a');
+  });
+
+  it('local refinement marks [BAD] before the first negative chunk and targets a correct continuation', async () => {
+    const out = join(dir, 'local.jsonl');
+    const seen: string[][] = [];
+    const s = await exportTrainingData({
+      from: labelFile,
+      task: 'refine-local',
+      format: 'openrlhf',
+      out,
+      signal: 'abs-q',
+      findContinuation: async (_q, gold, prefix) => {
+        seen.push([...prefix]);
+        return `continue to \\boxed{${gold}}`;
+      },
+    });
+    expect(s.rows).toBe(6);
+    const r = readJsonl(out)[0];
+    expect(r.prompt[0].content).toContain(`[BAD] ${rows[0].chunks[2].text}`);
+    expect(r.prompt[1]).toEqual({
+      role: 'assistant',
+      content: `${rows[0].chunks[0].text}\n\n${rows[0].chunks[1].text}\n\n`,
+    });
+    expect(r.response).toBe('continue to \\boxed{3}');
+    expect(seen[0]).toEqual([rows[0].chunks[0].text, rows[0].chunks[1].text]);
+  });
+
+  it('self-segmentation pairs keep only taggings that strip back to the original', async () => {
+    const f = writeJsonlFile(dir, 'selfseg.jsonl', [
+      { id: 'ok', problem: 'P', text: 'a\n\nb', tagged: '<chunk>a</chunk>\n\n<chunk>b</chunk>' },
+      { id: 'bad', problem: 'P', text: 'a\n\nb', tagged: '<chunk>a</chunk>\n\n<chunk>c</chunk>' },
+    ]);
+    const out = join(dir, 'selfseg.out.jsonl');
+    const s = await exportTrainingData({ from: f, task: 'selfseg', format: 'trl', out });
+    expect(s.rows).toBe(1);
+    expect(s.stats?.rejected).toBe(1);
+    expect(readJsonl(out)[0].id).toBe('ok');
+  });
+});

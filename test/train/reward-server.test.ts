@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { emptyCost } from '../../src/core/cost.js';
+import type { StepJudge } from '../../src/judge/types.js';
+import { type RunningRewardServer, startRewardServer } from '../../src/train/reward-server.js';
+
+async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${url}/get_reward`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+describe('reward server (OpenRLHF protocol)', () => {
+  let agreement: RunningRewardServer;
+  let outcome: RunningRewardServer;
+  beforeAll(async () => {
+    agreement = await startRewardServer({ kind: 'judge-agreement', formatPenalty: -1 });
+    outcome = await startRewardServer({ kind: 'outcome' });
+  });
+  afterAll(async () => {
+    await agreement.close();
+    await outcome.close();
+  });
+
+  it('1,000 requests shaped as OpenRLHF sends them get the right rewards', async () => {
+    const expected: number[] = [];
+    const got: number[] = [];
+    const batches = Array.from({ length: 1000 }, (_, i) => i);
+    for (let start = 0; start < batches.length; start += 50) {
+      await Promise.all(
+        batches.slice(start, start + 50).map(async (i) => {
+          const prompt = `<|im_start|>user\nJudge chunk ${i}<|im_end|>\n<|im_start|>assistant\n`;
+          const label = i % 2 === 0 ? 'Positive' : 'Negative';
+          const kind = i % 3; // 0: agrees, 1: disagrees, 2: no verdict
+          const verdict = kind === 0 ? label : label === 'Positive' ? 'Negative' : 'Positive';
+          const response =
+            kind === 2 ? 'The step looks fine to me.' : `Analysis of chunk ${i}. \\boxed{${verdict}}`;
+          const { status, json } = await post(agreement.url, {
+            query: [prompt + response],
+            prompts: [prompt],
+            labels: [label],
+          });
+          expect(status).toBe(200);
+          expected[i] = kind === 0 ? 1 : kind === 1 ? 0 : -1;
+          got[i] = (json.rewards as number[])[0];
+          expect((json.scores as number[])[0]).toBe(kind === 0 ? 1 : 0);
+          expect((json.extra_logs as Record<string, number[]>).format_ok).toEqual([kind === 2 ? 0 : 1]);
+        }),
+      );
+    }
+    expect(got).toEqual(expected);
+  });
+
+  it('outcome rewards check the answer against the label', async () => {
+    const { json } = await post(outcome.url, {
+      query: ['Q: half? A: so \\boxed{\\frac{1}{2}}', 'Q: two? A: \\boxed{3}', 'no answer'],
+      prompts: ['Q: half? A:', 'Q: two? A:', ''],
+      labels: ['0.5', '2', '1'],
+    });
+    expect(json.rewards).toEqual([1, 0, 0]);
+  });
+
+  it('malformed bodies get 400 with a message', async () => {
+    for (const body of [
+      'not json',
+      '[1,2]',
+      { query: 'x' },
+      { query: ['a'], prompts: ['a', 'b'], labels: ['x'] },
+      { query: [1], labels: ['x'] },
+    ]) {
+      const { status, json } = await post(agreement.url, body);
+      expect(status).toBe(400);
+      expect(typeof json.error).toBe('string');
+    }
+    const res = await fetch(`${agreement.url}/nope`);
+    expect(res.status).toBe(404);
+  });
+
+  it('a non-loopback bind without a token refuses to start; with one, requests need it', async () => {
+    await expect(startRewardServer({ kind: 'outcome', host: '0.0.0.0' })).rejects.toThrow(/without a token/);
+    const s = await startRewardServer({ kind: 'outcome', host: '0.0.0.0', token: 'sekrit' });
+    try {
+      const url = `http://127.0.0.1:${s.port}`;
+      const body = { query: ['\\boxed{1}'], prompts: [''], labels: ['1'] };
+      expect((await post(url, body)).status).toBe(401);
+      const ok = await post(url, body, { authorization: 'Bearer sekrit' });
+      expect(ok.status).toBe(200);
+      expect(ok.json.rewards).toEqual([1]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('the judge reward aggregates a stepwise judge over the response chunks', async () => {
+    const judge: StepJudge = {
+      name: 'scripted',
+      scalar: true,
+      async judge(_problem, chunks) {
+        const judgments = chunks.map((c, i) => ({
+          chunkIndex: i,
+          verdict: 'positive' as const,
+          score: c.includes('bad') ? 0.2 : 0.9,
+        }));
+        return { judgments, firstError: -1, cost: emptyCost(), formatFailures: 0 };
+      },
+    };
+    const s = await startRewardServer({ kind: 'judge', judge, aggregate: 'min' });
+    try {
+      const { json } = await post(s.url, {
+        query: ['P\n\ngood\n\nbad step', 'P\n\ngood'],
+        prompts: ['P', 'P'],
+      });
+      expect(json.rewards).toEqual([0.2, 0.9]);
+    } finally {
+      await s.close();
+    }
+  });
+});
