@@ -9,6 +9,8 @@ export * from './core/rng.js';
 export * from './core/segment.js';
 // core
 export * from './core/types.js';
+// data
+export * from './data/index.js';
 export * from './jobs/jsonl.js';
 export * from './jobs/run-job.js';
 // judge
