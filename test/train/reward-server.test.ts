@@ -118,3 +118,29 @@ describe('reward server (OpenRLHF protocol)', () => {
     }
   });
 });
+
+describe('integrations/verl/stepwise_reward.py', () => {
+  it('compute_score calls the server and returns its reward', async () => {
+    const { execFile } = await import('node:child_process');
+    const s = await startRewardServer({ kind: 'judge-agreement' });
+    try {
+      const script = [
+        'import sys, json',
+        "sys.path.insert(0, 'integrations/verl')",
+        'import stepwise_reward as r',
+        "print(json.dumps([r.compute_score('stepwise/judge-rl', 'ok \\\\boxed{Positive}', 'Positive'), r.compute_score('stepwise/judge-rl', '\\\\boxed{Positive}', 'Negative')]))",
+      ].join('\n');
+      const out = await new Promise<string>((resolve, reject) =>
+        execFile('python3', ['-c', script], { env: { ...process.env, STEPWISE_REWARD_URL: s.url } }, (err, stdout, stderr) =>
+          err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+        ),
+      );
+      expect(JSON.parse(out)).toEqual([
+        { score: 1, format_ok: 1 },
+        { score: 0, format_ok: 1 },
+      ]);
+    } finally {
+      await s.close();
+    }
+  });
+});
