@@ -1,3 +1,5 @@
+import { PROCESSBENCH_SUBSETS } from '../data/processbench.js';
+
 /**
  * ProcessBench metrics (METHODS §4) as pure functions over plain records.
  *
@@ -34,10 +36,6 @@ export interface ProcessBenchScore {
   subsets: Record<string, SubsetMetrics>;
   average_f1: number | null;
 }
-
-/** The four ProcessBench subsets in their published order. */
-export const PROCESSBENCH_SUBSETS = ['gsm8k', 'math', 'olympiadbench', 'omnimath'] as const;
-export type ProcessBenchSubset = (typeof PROCESSBENCH_SUBSETS)[number];
 
 /** Harmonic-mean F1 of two percentages; 0 when both are 0. */
 export function harmonicF1(errorAcc: number, correctAcc: number): number {

@@ -1,0 +1,125 @@
+import type { Judgment, Problem } from '../core/types.js';
+import type { LanguageModel, Sample } from '../models/types.js';
+import { parseCriticAnswer, renderCriticMessages } from '../prompts/critic.js';
+import { chunksToJudge, JudgeCost, throwIfAborted } from './common.js';
+import type { JudgeOptions, JudgeResult, StepJudge } from './types.js';
+
+/** Settings of the ProcessBench critic. */
+export interface CriticJudgeSettings {
+  name?: string;
+  /** Samples voted on (maj@k). Default 8, the ProcessBench protocol. */
+  votes?: number;
+  /** Default 1 (ProcessBench). */
+  temperature?: number;
+  /** Default 0.9 (ProcessBench). */
+  topP?: number;
+  /** Room for the paragraph-by-paragraph critique. Default 4096. */
+  maxTokens?: number;
+  seed?: number;
+}
+
+/** The outcome of maj@k over critic samples. */
+export interface CriticVote {
+  /** The majority index (−1 = no error); −1 as well when `abstained`. */
+  firstError: number;
+  /** Valid answers: integers in [−1, steps − 1]. */
+  answers: number[];
+  /** Samples without a valid answer (no `\boxed{int}`, or an index outside the solution). */
+  failures: number;
+  abstained: boolean;
+}
+
+/**
+ * maj@k over critic replies: each reply's last `\boxed{int}` is its answer; answers outside
+ * [−1, steps − 1] count as format failures. The most frequent answer wins; ties go to the answer
+ * that appeared first in sample order (as Python's `Counter.most_common` does).
+ */
+export function voteCritic(samples: readonly Sample[], steps: number): CriticVote {
+  const answers: number[] = [];
+  let failures = 0;
+  for (const s of samples) {
+    const a = parseCriticAnswer(s.text);
+    if (a === null || a < -1 || a >= steps) failures++;
+    else answers.push(a);
+  }
+  if (answers.length === 0) return { firstError: -1, answers, failures, abstained: true };
+  const counts = new Map<number, number>();
+  for (const a of answers) counts.set(a, (counts.get(a) ?? 0) + 1);
+  let best = answers[0];
+  for (const [a, c] of counts) if (c > counts.get(best)!) best = a;
+  return { firstError: best, answers, failures, abstained: false };
+}
+
+/**
+ * The ProcessBench critic (METHODS §3–4): the whole solution with paragraphs tagged
+ * `<paragraph_i>` from 0 in one prompt; each sample answers the earliest wrong paragraph (or −1) in
+ * `\boxed{}`; maj@k decides. One request with n = k.
+ *
+ * Per-chunk output: chunk i's score is the share of valid votes that place the first error after
+ * i (or nowhere); chunks before the voted first error are positive, that chunk negative, and
+ * chunks after it `neutral` (a critic does not rule on them). `solutionScore` is the share of
+ * votes for −1. When no sample gives a valid answer the result is `abstained` (firstError −1,
+ * counted as a miss by ProcessBench scoring).
+ */
+export function createCriticJudge(model: LanguageModel, settings: CriticJudgeSettings = {}): StepJudge {
+  const name = settings.name ?? `critic:${model.provider}:${model.modelId}`;
+  return {
+    name,
+    scalar: false,
+    async judge(
+      problem: Problem,
+      chunks: readonly string[],
+      options: JudgeOptions = {},
+    ): Promise<JudgeResult> {
+      const cost = new JudgeCost();
+      if (chunks.length === 0) return { judgments: [], firstError: -1, cost: cost.cost, formatFailures: 0 };
+      throwIfAborted(options.signal);
+      const votes = Math.max(1, Math.floor(options.votes ?? settings.votes ?? 8));
+      const out = await model.generate(
+        {
+          messages: renderCriticMessages(problem.question, chunks),
+          n: votes,
+          temperature: settings.temperature ?? 1,
+          topP: settings.topP ?? 0.9,
+          maxTokens: settings.maxTokens ?? 4096,
+          seed: options.seed ?? settings.seed,
+        },
+        { signal: options.signal },
+      );
+      cost.record(out.usage, out.samples.length);
+      const vote = voteCritic(out.samples, chunks.length);
+      const fe = vote.firstError;
+      const valid = vote.answers.length;
+      const rationale = out.samples.find((s) => parseCriticAnswer(s.text) === fe)?.text;
+      const judgments: Judgment[] = [];
+      for (const i of chunksToJudge(chunks.length, options)) {
+        if (options.firstErrorOnly && fe >= 0 && i > fe) break;
+        const fine = vote.answers.filter((a) => a === -1 || a > i).length;
+        const score = valid === 0 ? 0.5 : fine / valid;
+        const verdict = vote.abstained
+          ? 'neutral'
+          : fe === -1 || i < fe
+            ? 'positive'
+            : i === fe
+              ? 'negative'
+              : 'neutral';
+        judgments.push({
+          chunkIndex: i,
+          verdict,
+          score,
+          rationale: i === fe ? rationale : undefined,
+          votes: out.samples.length,
+        });
+      }
+      return {
+        judgments,
+        firstError: fe,
+        cost: cost.cost,
+        formatFailures: vote.failures,
+        abstained: vote.abstained || undefined,
+        solutionScore: valid === 0 ? undefined : vote.answers.filter((a) => a === -1).length / valid,
+      };
+    },
+    close: model.close ? () => model.close!() : undefined,
+  };
+}

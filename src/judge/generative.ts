@@ -1,0 +1,168 @@
+import pLimit from 'p-limit';
+import type { Judgment, Problem } from '../core/types.js';
+import type { LanguageModel, Sample } from '../models/types.js';
+import { parseJudgeVerdict, renderJudgeMessages } from '../prompts/judge.js';
+import {
+  chunksToJudge,
+  DEFAULT_THRESHOLD,
+  JudgeCost,
+  resultFrom,
+  throwIfAborted,
+  verdictOf,
+} from './common.js';
+import type { JudgeOptions, JudgeResult, StepJudge } from './types.js';
+
+/** Settings of the StepWiser generative judge. */
+export interface GenerativeJudgeSettings {
+  /** Name reported by the judge (its spec). */
+  name?: string;
+  /** Sampled judgments per chunk (k; one request with n = k). Default 1 (the paper's setting). */
+  votes?: number;
+  /** A chunk is negative when its share of Positive votes is below this. Default 0.5. */
+  threshold?: number;
+  /** Default 0 with one vote (greedy), 1.0 with several (votes must differ to be worth counting). */
+  temperature?: number;
+  /** Default 1. */
+  topP?: number;
+  /** Room for the analysis before the boxed verdict. Default 2048. */
+  maxTokens?: number;
+  /** Chunks judged at once when the whole solution is judged (no early exit). Default 4. */
+  concurrency?: number;
+  /** Base seed sent with every request (offset by chunk index), for backends that honour it. */
+  seed?: number;
+}
+
+/** Share of Positive among the parsable verdicts of `samples`, and the counts. */
+export function tallyVerdicts(samples: readonly Sample[]): {
+  positive: number;
+  negative: number;
+  failures: number;
+  rationale?: string;
+} {
+  let positive = 0;
+  let negative = 0;
+  let failures = 0;
+  let firstPositive: string | undefined;
+  let firstNegative: string | undefined;
+  for (const s of samples) {
+    const v = parseJudgeVerdict(s.text);
+    if (v === 'Positive') {
+      positive++;
+      firstPositive ??= s.text;
+    } else if (v === 'Negative') {
+      negative++;
+      firstNegative ??= s.text;
+    } else failures++;
+  }
+  const rationale = positive >= negative ? (firstPositive ?? firstNegative) : firstNegative;
+  return { positive, negative, failures, rationale: rationale ?? samples[0]?.text };
+}
+
+/**
+ * Turn one chunk's votes into a judgment. Score = share of Positive among the parsable votes.
+ * A chunk whose votes all failed to parse is `neutral` with score 0.5: the judge said nothing
+ * against it, so it is never taken as the first error; its failures are counted and reported.
+ */
+export function judgmentFromVotes(
+  chunkIndex: number,
+  samples: readonly Sample[],
+  threshold: number,
+): Judgment {
+  const t = tallyVerdicts(samples);
+  const parsed = t.positive + t.negative;
+  if (parsed === 0) {
+    return {
+      chunkIndex,
+      verdict: 'neutral',
+      score: 0.5,
+      rationale: t.rationale,
+      formatFailures: t.failures,
+      votes: samples.length,
+    };
+  }
+  const score = t.positive / parsed;
+  return {
+    chunkIndex,
+    verdict: verdictOf(score, threshold),
+    score,
+    rationale: t.rationale,
+    formatFailures: t.failures,
+    votes: samples.length,
+  };
+}
+
+/**
+ * The StepWiser generative judge (METHODS §3): one chat request per chunk with the problem, the
+ * previous chunks and the new chunk (src/prompts/judge.ts); the model writes an analysis and ends
+ * with `\boxed{Positive}` or `\boxed{Negative}`. k votes are one request with n = k. With
+ * `firstErrorOnly` the chunks are judged in order and judging stops at the first negative.
+ */
+export function createGenerativeJudge(
+  model: LanguageModel,
+  settings: GenerativeJudgeSettings = {},
+): StepJudge {
+  const threshold = settings.threshold ?? DEFAULT_THRESHOLD;
+  const name = settings.name ?? `generative:${model.provider}:${model.modelId}`;
+
+  async function judgeChunk(
+    problem: Problem,
+    chunks: readonly string[],
+    i: number,
+    votes: number,
+    options: JudgeOptions,
+    cost: JudgeCost,
+  ): Promise<Judgment> {
+    throwIfAborted(options.signal);
+    const messages = renderJudgeMessages({
+      problem: problem.question,
+      history: chunks.slice(0, i),
+      chunk: chunks[i],
+    });
+    const baseSeed = options.seed ?? settings.seed;
+    const result = await model.generate(
+      {
+        messages,
+        n: votes,
+        temperature: settings.temperature ?? (votes > 1 ? 1 : 0),
+        topP: settings.topP ?? 1,
+        maxTokens: settings.maxTokens ?? 2048,
+        seed: baseSeed === undefined ? undefined : baseSeed + i,
+      },
+      { signal: options.signal },
+    );
+    cost.record(result.usage, result.samples.length);
+    return judgmentFromVotes(i, result.samples, threshold);
+  }
+
+  return {
+    name,
+    scalar: false,
+    threshold,
+    async judge(
+      problem: Problem,
+      chunks: readonly string[],
+      options: JudgeOptions = {},
+    ): Promise<JudgeResult> {
+      const votes = Math.max(1, Math.floor(options.votes ?? settings.votes ?? 1));
+      const cost = new JudgeCost();
+      const indices = chunksToJudge(chunks.length, options);
+      const judgments: Judgment[] = [];
+      if (options.firstErrorOnly) {
+        for (const i of indices) {
+          const j = await judgeChunk(problem, chunks, i, votes, options, cost);
+          judgments.push(j);
+          if (j.verdict === 'negative') break;
+        }
+      } else {
+        const limit = pLimit(Math.max(1, settings.concurrency ?? 4));
+        judgments.push(
+          ...(await Promise.all(
+            indices.map((i) => limit(() => judgeChunk(problem, chunks, i, votes, options, cost))),
+          )),
+        );
+      }
+      return resultFrom(judgments, cost.cost, options);
+    },
+    close: model.close ? () => model.close!() : undefined,
+  };
+}
