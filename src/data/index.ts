@@ -12,5 +12,6 @@ export { loadMath, loadMath500 } from './math.js';
 export { loadMathShepherd, MATH_SHEPHERD_TAG, parseMathShepherd } from './mathshepherd.js';
 export { loadPrm800k, prm800kLabel } from './prm800k.js';
 export { loadProcessBench, PROCESSBENCH_SUBSETS } from './processbench.js';
+export { PULL_SOURCES, type PullFile, type PullOptions, type PullSource, pullDataset } from './pull.js';
 export { type RawRecord, readRecords } from './records.js';
 export * from './types.js';
