@@ -1,0 +1,98 @@
+import { InputError } from '../core/errors.js';
+import { splitParagraphs } from '../core/segment.js';
+import type { Domain, Problem } from '../core/types.js';
+import { readJsonl } from '../jobs/jsonl.js';
+import type { SolutionToLabel } from './label.js';
+
+/**
+ * The inputs `stepwise label` accepts, one JSON object per line:
+ * - rows `{id, problem, answer, steps: string[]}` (ProcessBench-like, plus the gold answer);
+ *   `question` may stand for `problem`;
+ * - the output of `stepwise sample`: `{id, question|problem, answer, samples: [{text, correct?,
+ *   chunks?}]}` — each sample becomes its own solution with id `<problemId>#<k>`. A sample's
+ *   chunks are its `chunks` (strings or `{text}`), else its text split on blank lines.
+ * The gold answer may also sit under `gold`, and the problem may be a `Problem` object.
+ */
+
+type Obj = Record<string, unknown>;
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function str(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  return undefined;
+}
+
+function chunkTexts(v: unknown, where: () => InputError): string[] {
+  if (!Array.isArray(v)) throw where();
+  return v.map((c) => {
+    const t = typeof c === 'string' ? c : isObj(c) ? str(c.text) : undefined;
+    if (t === undefined) throw where();
+    return t;
+  });
+}
+
+/** Read the solutions to label from `file`; throws an InputError naming the line and field. */
+export function readLabelInput(file: string): SolutionToLabel[] {
+  const { lines } = readJsonl(file);
+  const out: SolutionToLabel[] = [];
+  const seen = new Set<string>();
+  for (const { line, value } of lines) {
+    const err = (field: string, problem: string) => new InputError({ file, line, field }, problem);
+    if (!isObj(value)) throw new InputError({ file, line }, 'expected a JSON object');
+    const id = str(value.id);
+    if (id === undefined || id === '') throw err('id', 'missing id (a string)');
+    const p = isObj(value.problem) ? value.problem : undefined;
+    const question = str(p ? p.question : (value.problem ?? value.question));
+    if (question === undefined) throw err('problem', 'missing problem text (field "problem" or "question")');
+    const answer = str(value.answer ?? value.gold ?? p?.answer);
+    if (answer === undefined)
+      throw err('answer', 'missing gold answer (field "answer"): rollouts are checked against it');
+    const domain: Domain = (p?.domain ?? value.domain) === 'code' ? 'code' : 'math';
+    const meta = isObj(p?.meta) ? p.meta : isObj(value.meta) ? value.meta : undefined;
+    const problem: Problem = {
+      id: str(p?.id) ?? id,
+      question,
+      answer,
+      domain,
+      source: str(p?.source ?? value.source) ?? 'input',
+      ...(meta ? { meta } : {}),
+    };
+    const add = (s: SolutionToLabel) => {
+      if (seen.has(s.id)) throw err('id', `duplicate solution id "${s.id}"`);
+      seen.add(s.id);
+      out.push(s);
+    };
+    if (Array.isArray(value.samples)) {
+      value.samples.forEach((sample, k) => {
+        const field = `samples.${k}`;
+        if (!isObj(sample)) throw err(field, 'expected an object with "text"');
+        let chunks: string[];
+        if (Array.isArray(sample.chunks) && sample.chunks.length > 0)
+          chunks = chunkTexts(sample.chunks, () =>
+            err(`${field}.chunks`, 'expected strings or {text} objects'),
+          );
+        else {
+          const text = str(sample.text);
+          if (text === undefined) throw err(`${field}.text`, 'missing sample text');
+          chunks = splitParagraphs(text).map((c) => c.text);
+        }
+        add({
+          id: `${id}#${k}`,
+          problem,
+          chunks,
+          ...(typeof sample.correct === 'boolean' ? { correct: sample.correct } : {}),
+        });
+      });
+      continue;
+    }
+    if (value.steps === undefined) throw err('steps', 'missing "steps" (a list of step texts) or "samples"');
+    const steps = chunkTexts(value.steps, () => err('steps', 'expected a list of strings'));
+    const correct = value.final_answer_correct ?? value.correct;
+    add({ id, problem, chunks: steps, ...(typeof correct === 'boolean' ? { correct } : {}) });
+  }
+  return out;
+}

@@ -1,0 +1,205 @@
+import { UsageError } from '../core/errors.js';
+import type { Cost, Problem } from '../core/types.js';
+import type { Policy } from '../models/policy.js';
+import {
+  type AnswerChecker,
+  binarySearchFirstError,
+  estimateStepValues,
+  type RolloutOptions,
+} from './estimate.js';
+import {
+  ANY_CORRECT_SIGNALS,
+  computeSignals,
+  DEFAULT_SIGNAL_PARAMS,
+  type LabelSignal,
+  type LabelValue,
+  type SignalParams,
+} from './signals.js';
+
+/** How the first error is found: every prefix estimated, or OmegaPRM's bisection. */
+export type SearchMode = 'linear' | 'binary';
+
+export interface LabelOptions extends RolloutOptions {
+  signals: readonly LabelSignal[];
+  params?: Partial<SignalParams>;
+  /** Default `linear`. `binary` supports only Abs-Q, Math-Shepherd hard and SORM. */
+  search?: SearchMode;
+}
+
+/** One labeled chunk of the output. */
+export interface LabeledChunkRecord {
+  text: string;
+  /** Q̂ after this chunk; null when the chunk's prefix was not estimated (binary search). */
+  q: number | null;
+  /** Rollouts drawn from the prefix that ends after this chunk (0 when not estimated). */
+  rollouts: number;
+  /** Label per signal: true = positive; a number for `ms-soft`; null when undetermined (binary search, after the first error). */
+  labels: Partial<Record<LabelSignal, LabelValue | null>>;
+}
+
+/** One line of `stepwise label` output. */
+export interface LabeledSolutionRecord {
+  id: string;
+  problem: string;
+  answer: string;
+  /** Q̂ of the empty prefix (the problem's base success rate); null in binary search. */
+  q0: number | null;
+  chunks: LabeledChunkRecord[];
+  /** First error per signal: 0-based chunk index, −1 when none. */
+  firstError: Partial<Record<LabelSignal, number>>;
+  /** Whether the solution's own final answer is correct (from the input, or checked). */
+  finalAnswerCorrect: boolean;
+  search: SearchMode;
+  /** Rollouts the labels rest on, and their completion tokens (cached or not). */
+  cost: { rollouts: number; tokens: number };
+}
+
+/** A solution to label: its id, the problem and its chunk texts. */
+export interface SolutionToLabel {
+  id: string;
+  problem: Problem;
+  chunks: readonly string[];
+  /** Known correctness of the final answer (e.g. from `stepwise sample`); checked when absent. */
+  correct?: boolean;
+}
+
+export interface LabelResult {
+  record: LabeledSolutionRecord;
+  /** What was actually spent (cache hits and reuse cost nothing). */
+  spent: Cost;
+  /** Generate calls made. */
+  requests: number;
+}
+
+const NEEDS_VALUE: readonly LabelSignal[] = ['rel-ratio', 'rel-effective', 'ms-soft'];
+
+/** Throws a UsageError when the options cannot give exact labels for the signals asked. */
+export function validateLabelOptions(options: LabelOptions): void {
+  if (options.signals.length === 0) throw new UsageError('no signals to label (--signals)');
+  const search = options.search ?? 'linear';
+  if (search !== 'linear' && search !== 'binary')
+    throw new UsageError(`unknown search mode "${String(search)}" (linear or binary)`);
+  const valueSignals = options.signals.filter((s) => !ANY_CORRECT_SIGNALS.includes(s));
+  if (search === 'binary' && valueSignals.length > 0)
+    throw new UsageError(
+      `--search binary finds where Q̂ drops to 0, which decides only ${ANY_CORRECT_SIGNALS.join(', ')}; ` +
+        `not ${valueSignals.join(', ')} (use --search linear)`,
+    );
+  if (options.earlyStop && options.signals.some((s) => NEEDS_VALUE.includes(s)))
+    throw new UsageError(
+      `--early-stop decides only ${ANY_CORRECT_SIGNALS.join(', ')} (one correct rollout is enough); ` +
+        `${valueSignals.join(', ')} need all M rollouts`,
+    );
+  const p = { ...DEFAULT_SIGNAL_PARAMS, ...options.params };
+  if (!(p.gamma >= 0) || !Number.isFinite(p.gamma)) throw new UsageError(`gamma must be ≥ 0, got ${p.gamma}`);
+  if (!Number.isFinite(p.alpha)) throw new UsageError(`alpha must be a number, got ${p.alpha}`);
+  if (!Number.isInteger(p.bestOfN) || p.bestOfN < 1)
+    throw new UsageError(`best-of n must be a positive integer, got ${p.bestOfN}`);
+}
+
+async function finalCorrect(checker: AnswerChecker, s: SolutionToLabel): Promise<boolean> {
+  if (s.correct !== undefined) return s.correct;
+  const r = await checker(s.problem, s.chunks.join('\n\n'));
+  return typeof r === 'boolean' ? r : r.correct;
+}
+
+/**
+ * Label one solution: estimate Q̂ for its prefixes (all of them, or by bisection) and compute
+ * every requested signal's chunk labels and first error.
+ */
+export async function labelSolution(
+  policy: Policy,
+  checker: AnswerChecker,
+  solution: SolutionToLabel,
+  options: LabelOptions,
+): Promise<LabelResult> {
+  validateLabelOptions(options);
+  const search = options.search ?? 'linear';
+  const base = {
+    id: solution.id,
+    problem: solution.problem.question,
+    answer: solution.problem.answer,
+    finalAnswerCorrect: await finalCorrect(checker, solution),
+    search,
+  };
+  if (search === 'linear') {
+    const values = await estimateStepValues(policy, checker, solution.problem, solution.chunks, options);
+    const set = computeSignals(values.q, options.signals, options.params);
+    const chunks: LabeledChunkRecord[] = solution.chunks.map((text, i) => ({
+      text,
+      q: values.q[i + 1],
+      rollouts: values.prefixes[i + 1].samples,
+      labels: Object.fromEntries(options.signals.map((s) => [s, set.labels[s]![i]])),
+    }));
+    return {
+      record: {
+        ...base,
+        q0: values.q[0],
+        chunks,
+        firstError: set.firstError,
+        cost: { rollouts: values.rollouts, tokens: values.rolloutTokens },
+      },
+      spent: values.cost,
+      requests: values.prefixes.reduce((a, p) => a + p.requests, 0),
+    };
+  }
+  const found = await binarySearchFirstError(policy, checker, solution.problem, solution.chunks, options);
+  const probed = new Map(found.probes.map((p) => [p.prefixLength - 1, p]));
+  const fe = found.firstError;
+  const chunks: LabeledChunkRecord[] = solution.chunks.map((text, i) => {
+    // Before the first error: positive (the chunk before it was probed positive, and every
+    // earlier one is positive under the monotone assumption bisection rests on). At it:
+    // negative (probed with no correct rollout). After it: not determined.
+    const label = fe === -1 || i < fe ? true : i === fe ? false : null;
+    const p = probed.get(i);
+    return {
+      text,
+      q: p ? p.q : null,
+      rollouts: p ? p.samples : 0,
+      labels: Object.fromEntries(options.signals.map((s) => [s, label])),
+    };
+  });
+  return {
+    record: {
+      ...base,
+      q0: null,
+      chunks,
+      firstError: Object.fromEntries(options.signals.map((s) => [s, fe])),
+      cost: { rollouts: found.rollouts, tokens: found.rolloutTokens },
+    },
+    spent: found.cost,
+    requests: found.probes.reduce((a, p) => a + p.requests, 0),
+  };
+}
+
+/** One ProcessBench-format row. */
+export interface ProcessBenchRow {
+  id: string;
+  generator: string;
+  problem: string;
+  steps: string[];
+  /** Earliest wrong step (0-based) under the chosen signal, −1 when none. */
+  label: number;
+  final_answer_correct: boolean;
+}
+
+/** A labeled solution as a ProcessBench row, with the first error of `signal` as its label. */
+export function toProcessBenchRow(
+  record: LabeledSolutionRecord,
+  signal: LabelSignal,
+  generator = 'unknown',
+): ProcessBenchRow {
+  const label = record.firstError[signal];
+  if (label === undefined)
+    throw new UsageError(
+      `signal ${signal} was not labeled (labeled: ${Object.keys(record.firstError).join(', ')})`,
+    );
+  return {
+    id: record.id,
+    generator,
+    problem: record.problem,
+    steps: record.chunks.map((c) => c.text),
+    label,
+    final_answer_correct: record.finalAnswerCorrect,
+  };
+}
