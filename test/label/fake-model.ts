@@ -1,0 +1,48 @@
+import { createRng, hashString } from '../../src/core/rng.js';
+import type { GenerateRequest, GenerateResult, LanguageModel } from '../../src/models/types.js';
+import { parsePolicyPrompt } from '../../src/prompts/policy.js';
+
+/**
+ * An in-process policy for estimator tests: a rollout from a prefix is correct with probability
+ * `successRate(prefix)`, decided by a hash of (prefix, seed, sample index), so results are
+ * reproducible and depend on the seed. Correct rollouts end in `\boxed{42}`, wrong ones in
+ * `\boxed{41}`. Every call is logged.
+ */
+export function createFakePolicyModel(successRate: (prefix: string) => number): LanguageModel & {
+  calls: Array<{ prefix: string; n: number; seed: number | undefined }>;
+} {
+  const calls: Array<{ prefix: string; n: number; seed: number | undefined }> = [];
+  return {
+    specificationVersion: 'v1',
+    provider: 'fake',
+    modelId: 'fake-policy',
+    capabilities: {
+      n: true,
+      logprobs: false,
+      echo: false,
+      continueAssistant: true,
+      score: false,
+      pooling: false,
+    },
+    calls,
+    async generate(request: GenerateRequest): Promise<GenerateResult> {
+      const parsed = parsePolicyPrompt(request.prompt ?? request.messages ?? '');
+      if (!parsed) throw new Error('not a policy prompt');
+      const n = request.n ?? 1;
+      calls.push({ prefix: parsed.prefix, n, seed: request.seed });
+      const p = successRate(parsed.prefix);
+      const samples = Array.from({ length: n }, (_, j) => {
+        const u = createRng(hashString(`${parsed.prefix}|${request.seed}|${j}`)).next();
+        const text = u < p ? 'So the answer is \\boxed{42}.' : 'So the answer is \\boxed{41}.';
+        return { text, finishReason: 'stop' as const, completionTokens: 7 };
+      });
+      return { samples, usage: { calls: 1, promptTokens: 10, completionTokens: 7 * n }, warnings: [] };
+    },
+  };
+}
+
+/** Checker for the fake model: correct iff the text's last box holds the gold answer. */
+export function boxedChecker(problem: { answer: string }, text: string): boolean {
+  const m = [...text.matchAll(/\\boxed\{([^}]*)\}/g)];
+  return m.length > 0 && m[m.length - 1][1] === problem.answer;
+}
