@@ -70,9 +70,13 @@ export function splitLines(text: string): Chunk[] {
 const OPEN = '<chunk>';
 const CLOSE = '</chunk>';
 
-/** The text with every `<chunk>` / `</chunk>` tag removed. */
+/**
+ * The text with every `<chunk>` / `</chunk>` tag removed, in one left-to-right pass like
+ * {@link parseChunkTags}. (Removing all opening tags first and then all closing tags would turn
+ * `</chu<chunk>nk>` into the empty string: removing one tag can form another.)
+ */
 export function stripChunkTags(tagged: string): string {
-  return tagged.split(OPEN).join('').split(CLOSE).join('');
+  return tagged.replace(/<\/?chunk>/g, '');
 }
 
 /** Result of parsing `<chunk>`-tagged text: chunks with spans into the tag-free text. */
