@@ -1,0 +1,108 @@
+import type { Problem } from '../core/types.js';
+import { aggregateScores, argmaxBy } from './aggregate.js';
+import type { SearchConfig } from './config.js';
+import { chunksAlong, pathTo } from './path.js';
+import { joinChunks, SearchRuntime } from './runtime.js';
+import type { SearchDeps, SearchResult, TraceNode } from './types.js';
+
+interface Beam {
+  chunks: string[];
+  scores: number[];
+  node: TraceNode;
+  final: boolean;
+  score: number;
+}
+
+/**
+ * Beam search (search-and-learn): the bare problem is expanded N ways; at every depth each step
+ * is judged, beams that end are set aside as finished, the top N/m open beams (by aggregated step
+ * score) survive and each is expanded m ways, so every depth costs N step samples. The search
+ * stops when N beams have finished, none is open, or `maxSteps` is reached (open beams then count
+ * as finished). The best finished beam is returned.
+ */
+export async function beamSearch(
+  problem: Problem,
+  config: SearchConfig,
+  deps: SearchDeps,
+): Promise<SearchResult> {
+  const rt = new SearchRuntime('beam', problem, config, deps);
+  const keep = Math.max(1, Math.floor(config.n / config.beamWidth));
+  let active: Array<Omit<Beam, 'node'> & { node: TraceNode | null }> = [
+    { chunks: [], scores: [], node: null, final: false, score: 0 },
+  ];
+  const finished: Beam[] = [];
+  for (let depth = 0; depth < config.maxSteps && active.length > 0; depth++) {
+    const candidates: Beam[] = [];
+    for (const beam of active) {
+      const steps = await rt.sampleSteps(beam.chunks, depth === 0 ? config.n : config.beamWidth);
+      for (const s of steps) {
+        if (s.text === '') {
+          // The model ended the solution (or wrote an empty step) right after the prefix.
+          const node = rt.node({
+            parent: beam.node?.id ?? null,
+            depth,
+            text: '',
+            status: 'pruned',
+            final: s.final,
+          });
+          if (s.final && beam.node)
+            candidates.push({
+              chunks: beam.chunks,
+              scores: beam.scores,
+              node,
+              final: true,
+              score: beam.score,
+            });
+          continue;
+        }
+        const chunks = [...beam.chunks, s.text];
+        const ruling = await rt.judgeStep(chunks, depth);
+        const scores = [...beam.scores, ruling.score];
+        const node = rt.node({
+          parent: beam.node?.id ?? null,
+          depth,
+          text: s.text,
+          status: 'pruned',
+          verdict: ruling.verdict,
+          score: ruling.score,
+          final: s.final,
+        });
+        candidates.push({
+          chunks,
+          scores,
+          node,
+          final: s.final,
+          score: aggregateScores(scores, config.aggregation),
+        });
+      }
+    }
+    for (const c of candidates) if (c.final) finished.push(c);
+    const open = candidates.filter((c) => !c.final);
+    if (finished.length >= config.n || depth === config.maxSteps - 1) {
+      if (depth === config.maxSteps - 1) finished.push(...open);
+      active = [];
+      break;
+    }
+    const order = open.map((c, i) => ({ c, i })).sort((a, b) => b.c.score - a.c.score || a.i - b.i);
+    active = order.slice(0, keep).map((o) => o.c);
+  }
+  const pool = finished.length > 0 ? finished : (active.filter((b) => b.node !== null) as Beam[]);
+  const best =
+    pool[
+      argmaxBy(
+        pool,
+        (b) => b.score,
+        (b) => aggregateScores(b.scores, 'mean'),
+      )
+    ];
+  if (!best) return rt.finish('', [], { finished: 0 });
+  for (const b of finished) b.node.status = 'finished';
+  const path = pathTo(rt.trace, best.node);
+  for (const n of path) n.status = 'accepted';
+  return rt.finish(joinChunks(best.chunks, config.stepSeparator), chunksAlong(rt.trace, path), {
+    finished: finished.length,
+    keep,
+    score: best.score,
+    aggregation: config.aggregation,
+  });
+}

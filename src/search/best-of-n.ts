@@ -1,0 +1,87 @@
+import type { Problem } from '../core/types.js';
+import { aggregateScores, argmaxBy } from './aggregate.js';
+import type { SearchConfig } from './config.js';
+import { defaultChecker, SearchRuntime, type StepRuling, splitSolution } from './runtime.js';
+import type { SearchChunk, SearchDeps, SearchResult, TraceNode } from './types.js';
+
+/** A whole sampled solution with its step rulings and aggregate score. */
+export interface ScoredCandidate {
+  text: string;
+  chunks: string[];
+  rulings: StepRuling[];
+  /** Aggregate of the step scores (config.aggregation). */
+  score: number;
+  answer: string | null;
+  node: TraceNode;
+}
+
+/** Sample N solutions in one call and judge every chunk of each (one judge call per solution). */
+export async function sampleAndScore(rt: SearchRuntime, problem: Problem): Promise<ScoredCandidate[]> {
+  const { config, deps } = rt;
+  const texts = await rt.sampleSolutions(config.n);
+  const checker = deps.checker ?? defaultChecker;
+  const out: ScoredCandidate[] = [];
+  for (const [i, text] of texts.entries()) {
+    const chunks = splitSolution(text, config.stepSeparator);
+    const rulings = await rt.judgeAll(chunks);
+    const score = aggregateScores(
+      rulings.map((r) => r.score),
+      config.aggregation,
+    );
+    const answer = checker(problem, text).answer;
+    const node = rt.node({
+      parent: null,
+      depth: 0,
+      text,
+      status: 'pruned',
+      final: true,
+      label: `candidate ${i + 1}`,
+      score,
+      answer,
+    });
+    out.push({ text, chunks, rulings, score, answer, node });
+  }
+  return out;
+}
+
+/** The chosen candidate's chunks with their verdicts. */
+export function candidateChunks(c: ScoredCandidate): SearchChunk[] {
+  return c.chunks.map((text, index) => ({
+    index,
+    text,
+    verdict: c.rulings[index]?.verdict,
+    score: c.rulings[index]?.score,
+    attempts: 1,
+    node: c.node.id,
+  }));
+}
+
+const meanScore = (c: ScoredCandidate): number =>
+  aggregateScores(
+    c.rulings.map((r) => r.score),
+    'mean',
+  );
+
+/**
+ * Best-of-N (METHODS §5): sample N solutions, score each by aggregating its step scores (last,
+ * min, product, mean), return the argmax. Ties go to the higher mean step score, then to the
+ * earlier sample.
+ */
+export async function bestOfN(
+  problem: Problem,
+  config: SearchConfig,
+  deps: SearchDeps,
+): Promise<SearchResult> {
+  const rt = new SearchRuntime('best-of-n', problem, config, deps);
+  const candidates = await sampleAndScore(rt, problem);
+  const best = argmaxBy(candidates, (c) => c.score, meanScore);
+  const chosen = candidates[best];
+  if (!chosen) return rt.finish('', [], { candidates: 0 });
+  chosen.node.status = 'accepted';
+  return rt.finish(chosen.text, candidateChunks(chosen), {
+    candidates: candidates.length,
+    chosen: best,
+    score: chosen.score,
+    aggregation: config.aggregation,
+  });
+}

@@ -1,0 +1,89 @@
+import type { Problem } from '../core/types.js';
+import { argmaxBy } from './aggregate.js';
+import type { SearchConfig } from './config.js';
+import { chunksAlong } from './path.js';
+import { joinChunks, SearchRuntime } from './runtime.js';
+import type { SearchDeps, SearchResult, TraceNode } from './types.js';
+
+/**
+ * StepWiser chunk-reset reasoning (METHODS §5): the policy writes one chunk (stop at the step
+ * separator); the judge checks that chunk alone (`only: [newIndex]`); a chunk the judge does not
+ * call negative is kept, a negative one is discarded and regenerated from the same prefix, up to
+ * `maxAttempts` (5) attempts per chunk.
+ *
+ * After the last attempt is rejected (the paper does not say), the default `fallback:
+ * 'best-scored'` keeps the attempt with the highest judge score (earliest on ties) and goes on;
+ * `fallback: 'last'` keeps the last attempt. Neutral verdicts are accepted: only a negative one
+ * resets the chunk.
+ */
+export async function chunkReset(
+  problem: Problem,
+  config: SearchConfig,
+  deps: SearchDeps,
+): Promise<SearchResult> {
+  const rt = new SearchRuntime('chunk-reset', problem, config, deps);
+  const path: TraceNode[] = [];
+  let fallbacks = 0;
+  let resets = 0;
+  let ended = false;
+  while (!ended && path.length < config.maxSteps) {
+    const chunks = path.map((n) => n.text);
+    const parent = path.length === 0 ? null : path[path.length - 1].id;
+    const attempts: TraceNode[] = [];
+    let kept: TraceNode | undefined;
+    for (let a = 0; a < config.maxAttempts && !kept; a++) {
+      const [s] = await rt.sampleSteps(chunks, 1);
+      if (!s) break;
+      if (s.text === '') {
+        if (s.final) {
+          ended = true;
+          break;
+        }
+        attempts.push(
+          rt.node({
+            parent,
+            depth: path.length,
+            text: '',
+            status: 'rejected',
+            verdict: 'negative',
+            score: 0,
+          }),
+        );
+        continue;
+      }
+      const ruling = await rt.judgeStep([...chunks, s.text], path.length);
+      const node = rt.node({
+        parent,
+        depth: path.length,
+        text: s.text,
+        status: 'rejected',
+        verdict: ruling.verdict,
+        score: ruling.score,
+        final: s.final,
+      });
+      attempts.push(node);
+      if (ruling.verdict !== 'negative') {
+        node.status = 'accepted';
+        kept = node;
+      } else resets++;
+    }
+    if (ended && !kept) break;
+    if (!kept) {
+      const real = attempts.filter((n) => n.text !== '');
+      if (real.length === 0) break;
+      kept = config.fallback === 'last' ? real[real.length - 1] : real[argmaxBy(real, (n) => n.score ?? 0)];
+      kept.status = 'fallback';
+      fallbacks++;
+    }
+    path.push(kept);
+    if (kept.final) ended = true;
+  }
+  return rt.finish(
+    joinChunks(
+      path.map((n) => n.text),
+      config.stepSeparator,
+    ),
+    chunksAlong(rt.trace, path),
+    { resets, fallbacks, attempts: rt.trace.length, ended },
+  );
+}

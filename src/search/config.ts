@@ -1,0 +1,134 @@
+import { UsageError } from '../core/errors.js';
+import type { Aggregation } from './types.js';
+
+/**
+ * Every knob of every strategy, in one object (search-and-learn style). Each strategy reads the
+ * fields it needs; defaults follow the papers where they say, and are documented where they do not.
+ */
+export interface SearchConfig {
+  /** Seed of every sampled call (policy and judge): same seed, same run. */
+  seed: number;
+  /** Sampling temperature of the policy. search-and-learn uses 0.8. */
+  temperature: number;
+  /** Top-p of the policy (1 = off). */
+  topP: number;
+  /** Token budget of one whole-solution call (best-of-N, majority, sample, refinement). */
+  maxTokens: number;
+  /** Token budget of one step call (beam, greedy, chunk-reset). */
+  maxStepTokens: number;
+  /** Most chunks in one solution before a step-wise search stops. */
+  maxSteps: number;
+  /** Step separator: the stop string of step calls. */
+  stepSeparator: string;
+
+  /** N: solutions of best-of-N / majority / weighted vote, and beams of beam search. */
+  n: number;
+  /** How step scores become a solution score (best-of-N, weighted vote, beam ranking). */
+  aggregation: Aggregation;
+  /** m of beam search: keep the top N/m beams, expand each m ways. search-and-learn: 4. */
+  beamWidth: number;
+
+  /** Chunk-reset: attempts per chunk (StepWiser: 5). */
+  maxAttempts: number;
+  /**
+   * Chunk-reset: what is kept after the last attempt is rejected. `best-scored` (default): the
+   * attempt with the highest judge score, earliest on ties. `last`: the last attempt.
+   */
+  fallback: 'best-scored' | 'last';
+
+  /** Greedy PRM search: children sampled per node before it counts as exhausted. */
+  childrenPerNode: number;
+  /** Greedy PRM search: backtracks allowed per problem; after that the best child is taken and the search goes on. */
+  maxBacktracks: number;
+
+  /**
+   * Score → verdict mapping used by greedy search and chunk-reset. When both are unset (default),
+   * the judge's own verdict is used. When set: score ≥ positiveAt → positive, score < negativeBelow
+   * → negative, otherwise neutral.
+   */
+  positiveAt?: number;
+  negativeBelow?: number;
+
+  /** Votes (k sampled judgments) per chunk sent to the judge. StepWiser: 1. */
+  judgeVotes: number;
+
+  /** GLoRe: the draft is refined when its outcome score is below this. */
+  refineBelow: number;
+  /** GLoRe: which refinements to try: both (default), or only one. */
+  refinements: 'both' | 'global' | 'local';
+}
+
+/** Defaults: StepWiser (5 attempts), search-and-learn (m = 4, T = 0.8), HGS-PRM limits chosen here. */
+export const DEFAULT_SEARCH_CONFIG: Readonly<SearchConfig> = Object.freeze({
+  seed: 0,
+  temperature: 0.8,
+  topP: 1,
+  maxTokens: 2048,
+  maxStepTokens: 512,
+  maxSteps: 40,
+  stepSeparator: '\n\n',
+  n: 8,
+  aggregation: 'min',
+  beamWidth: 4,
+  maxAttempts: 5,
+  fallback: 'best-scored',
+  childrenPerNode: 5,
+  maxBacktracks: 5,
+  judgeVotes: 1,
+  refineBelow: 0.5,
+  refinements: 'both',
+});
+
+export const AGGREGATIONS: readonly Aggregation[] = ['last', 'min', 'product', 'mean'];
+
+function positiveInt(name: string, v: number): void {
+  if (!Number.isInteger(v) || v < 1)
+    throw new UsageError(`search config: ${name} must be a positive integer (got ${v})`);
+}
+function unit(name: string, v: number | undefined): void {
+  if (v !== undefined && !(Number.isFinite(v) && v >= 0 && v <= 1))
+    throw new UsageError(`search config: ${name} must be between 0 and 1 (got ${v})`);
+}
+
+/** Defaults filled in and every field checked; throws UsageError naming the bad field. */
+export function resolveSearchConfig(partial: Partial<SearchConfig> = {}): SearchConfig {
+  const defined = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined));
+  const c: SearchConfig = { ...DEFAULT_SEARCH_CONFIG, ...defined };
+  for (const k of [
+    'n',
+    'beamWidth',
+    'maxAttempts',
+    'childrenPerNode',
+    'maxSteps',
+    'maxTokens',
+    'maxStepTokens',
+    'judgeVotes',
+  ] as const)
+    positiveInt(k, c[k]);
+  if (!Number.isInteger(c.maxBacktracks) || c.maxBacktracks < 0)
+    throw new UsageError(
+      `search config: maxBacktracks must be a non-negative integer (got ${c.maxBacktracks})`,
+    );
+  if (!Number.isInteger(c.seed))
+    throw new UsageError(`search config: seed must be an integer (got ${c.seed})`);
+  if (!(c.temperature >= 0))
+    throw new UsageError(`search config: temperature must be ≥ 0 (got ${c.temperature})`);
+  unit('topP', c.topP);
+  unit('positiveAt', c.positiveAt);
+  unit('negativeBelow', c.negativeBelow);
+  unit('refineBelow', c.refineBelow);
+  if ((c.positiveAt === undefined) !== (c.negativeBelow === undefined))
+    throw new UsageError('search config: set both positiveAt and negativeBelow, or neither');
+  if (c.positiveAt !== undefined && c.negativeBelow !== undefined && c.negativeBelow > c.positiveAt)
+    throw new UsageError('search config: negativeBelow must not exceed positiveAt');
+  if (!AGGREGATIONS.includes(c.aggregation))
+    throw new UsageError(
+      `search config: aggregation must be one of ${AGGREGATIONS.join(', ')} (got ${c.aggregation})`,
+    );
+  if (c.fallback !== 'best-scored' && c.fallback !== 'last')
+    throw new UsageError(`search config: fallback must be best-scored or last (got ${c.fallback})`);
+  if (!['both', 'global', 'local'].includes(c.refinements))
+    throw new UsageError(`search config: refinements must be both, global or local (got ${c.refinements})`);
+  if (c.stepSeparator === '') throw new UsageError('search config: stepSeparator must not be empty');
+  return c;
+}

@@ -1,0 +1,50 @@
+import type { Problem } from '../core/types.js';
+import type { SearchConfig } from './config.js';
+import { defaultChecker, SearchRuntime, splitSolution } from './runtime.js';
+import type { SearchDeps, SearchResult } from './types.js';
+import { tallyVotes, winningGroup } from './vote.js';
+
+/**
+ * Self-consistency: sample N solutions, vote by final answer (each counts 1), return the first
+ * solution of the winning answer. No judge. With no answer anywhere, the first sample is returned.
+ */
+export async function majorityVote(
+  problem: Problem,
+  config: SearchConfig,
+  deps: SearchDeps,
+): Promise<SearchResult> {
+  const rt = new SearchRuntime('majority', problem, config, deps);
+  const texts = await rt.sampleSolutions(config.n);
+  const checker = deps.checker ?? defaultChecker;
+  const answers = texts.map((t) => checker(problem, t).answer);
+  const groups = tallyVotes(
+    answers,
+    texts.map(() => 1),
+  );
+  const win = winningGroup(groups);
+  const chosen = win ? win.first : 0;
+  const nodes = texts.map((text, i) =>
+    rt.node({
+      parent: null,
+      depth: 0,
+      text,
+      status: i === chosen ? 'accepted' : 'pruned',
+      final: true,
+      label: `candidate ${i + 1}`,
+      answer: answers[i],
+      score: groups.find((g) => g.members.includes(i))?.count,
+    }),
+  );
+  const finalText = texts[chosen] ?? '';
+  const chunks = splitSolution(finalText, config.stepSeparator).map((text, index) => ({
+    index,
+    text,
+    attempts: 1,
+    node: nodes[chosen]?.id,
+  }));
+  return rt.finish(finalText, chunks, {
+    candidates: texts.length,
+    distinctAnswers: groups.length,
+    winningVotes: win?.count ?? 0,
+  });
+}

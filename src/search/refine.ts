@@ -1,0 +1,97 @@
+import type { Problem } from '../core/types.js';
+import { prefixFromChunks } from '../models/policy.js';
+import { renderGlobalRefineMessages, renderLocalRefineMessages } from '../prompts/refine.js';
+import { argmaxBy } from './aggregate.js';
+import type { SearchConfig } from './config.js';
+import { defaultChecker, SearchRuntime, splitSolution } from './runtime.js';
+import type { SearchChunk, SearchDeps, SearchResult, TraceNode } from './types.js';
+
+interface Refinement {
+  label: 'draft' | 'global' | 'local';
+  text: string;
+  chunks: string[];
+  score: number;
+  node: TraceNode;
+}
+
+/**
+ * GLoRe refinement (METHODS §5). A draft is sampled; the outcome model (ORM) scores it and
+ * decides *when* to refine: only a draft scoring below `refineBelow` is refined. The step judge
+ * decides *where*: its first negative step. Global refinement rewrites from (question, draft);
+ * local refinement sends the draft with `[BAD]` before the first negative step and continues from
+ * the good prefix (the prefix plus the continuation is the local solution). The ORM then reranks
+ * {draft, global, local}; ties go to the draft, then global. When the step judge finds no negative
+ * step, local refinement is skipped. Without an outcome model, the step judge's product of step
+ * scores stands in for it.
+ */
+export async function gloreRefine(
+  problem: Problem,
+  config: SearchConfig,
+  deps: SearchDeps,
+): Promise<SearchResult> {
+  const rt = new SearchRuntime('refine', problem, config, deps);
+  const checker = deps.checker ?? defaultChecker;
+  const split = (t: string): string[] => splitSolution(t, config.stepSeparator);
+  const make = async (label: Refinement['label'], text: string): Promise<Refinement> => {
+    const chunks = split(text);
+    const score = await rt.outcomeScore(chunks);
+    const node = rt.node({
+      parent: null,
+      depth: 0,
+      text,
+      status: 'pruned',
+      final: true,
+      label,
+      score,
+      answer: checker(problem, text).answer,
+    });
+    return { label, text, chunks, score, node };
+  };
+
+  const [draftText = ''] = await rt.sampleSolutions(1);
+  const draft = await make('draft', draftText);
+  const options: Refinement[] = [draft];
+  let firstError = -1;
+  let draftRulings: SearchChunk[] = [];
+  const refined = draft.score < config.refineBelow;
+  if (refined) {
+    if (config.refinements !== 'local') {
+      const text = await rt.generateMessages(renderGlobalRefineMessages(problem.question, draft.text));
+      options.push(await make('global', text));
+    }
+    if (config.refinements !== 'global') {
+      const fe = await rt.firstError(draft.chunks);
+      firstError = fe.firstError;
+      draftRulings = fe.rulings.map((r, index) => ({
+        index,
+        text: draft.chunks[index],
+        verdict: r.verdict,
+        score: r.score,
+        attempts: 1,
+        node: draft.node.id,
+      }));
+      if (firstError >= 0 && firstError < draft.chunks.length) {
+        const continuation = await rt.generateMessages(
+          renderLocalRefineMessages(problem.question, draft.chunks, firstError),
+        );
+        const text = prefixFromChunks(draft.chunks.slice(0, firstError)) + continuation.trimStart();
+        options.push(await make('local', text));
+      }
+    }
+  }
+  const chosen = options[argmaxBy(options, (o) => o.score)];
+  chosen.node.status = 'accepted';
+  const chunks: SearchChunk[] =
+    chosen === draft && draftRulings.length > 0
+      ? draft.chunks.map(
+          (text, index) => draftRulings[index] ?? { index, text, attempts: 1, node: draft.node.id },
+        )
+      : chosen.chunks.map((text, index) => ({ index, text, attempts: 1, node: chosen.node.id }));
+  return rt.finish(chosen.text, chunks, {
+    refined,
+    chosen: chosen.label,
+    draftScore: draft.score,
+    firstError,
+    options: options.length,
+  });
+}

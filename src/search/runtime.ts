@@ -1,0 +1,246 @@
+import { CostLedger } from '../core/cost.js';
+import { StepwiseError } from '../core/errors.js';
+import { createRng, type Rng } from '../core/rng.js';
+import { splitParagraphs } from '../core/segment.js';
+import type { Judgment, Problem, Verdict } from '../core/types.js';
+import type { StepJudge } from '../judge/types.js';
+import { prefixFromChunks } from '../models/policy.js';
+import type { ChatMessage, GenerateResult, Sample } from '../models/types.js';
+import { checkMathAnswer } from '../verify/index.js';
+import { aggregateScores, classifyStep } from './aggregate.js';
+import type { SearchConfig } from './config.js';
+import type { AnswerChecker, Backtrack, SearchChunk, SearchDeps, SearchResult, TraceNode } from './types.js';
+
+/** A sampled step: its trimmed text and whether it ends the solution. */
+export interface StepSample {
+  text: string;
+  final: boolean;
+}
+
+/** A judge's ruling on one step, already mapped to the three-way class. */
+export interface StepRuling {
+  verdict: Verdict;
+  score: number;
+}
+
+/** The default checker: final answer extracted and compared with the gold answer. */
+export const defaultChecker: AnswerChecker = (problem, text) => checkMathAnswer(problem.answer, text);
+
+/** Split a whole solution into chunk texts on the step separator (blank lines by default). */
+export function splitSolution(text: string, separator: string): string[] {
+  if (separator === '\n\n') return splitParagraphs(text).map((c) => c.text);
+  return text
+    .split(separator)
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+/** Join chunk texts back into a solution text. */
+export function joinChunks(chunks: readonly string[], separator: string): string {
+  return chunks.join(separator);
+}
+
+/**
+ * Whether a step call's sample ends the solution. A step that stopped on the separator goes on;
+ * anything else (end of text, token limit, a stop the backend does not name) ends it, and so does
+ * a step that already holds a `\boxed{}` answer. Backends that do not report which stop string
+ * matched (`stopReason` undefined) are read as "stopped on the separator" unless an answer is there.
+ */
+export function sampleEndsSolution(sample: Sample, separator: string): boolean {
+  if (/\\boxed\s*\{/.test(sample.text)) return true;
+  if (sample.finishReason !== 'stop') return true;
+  if (sample.stopReason === undefined) return false;
+  return sample.stopReason !== separator;
+}
+
+/**
+ * The working state of one strategy on one problem: the cost ledger every model call is recorded
+ * in, the seeded randomness, the trace of attempts, and the calls strategies share.
+ */
+export class SearchRuntime {
+  readonly ledger = new CostLedger();
+  readonly trace: TraceNode[] = [];
+  readonly backtracks: Backtrack[] = [];
+  /** Judgments whose verdict could not be parsed, summed over calls. */
+  formatFailures = 0;
+  private readonly rng: Rng;
+
+  constructor(
+    readonly strategy: string,
+    readonly problem: Problem,
+    readonly config: SearchConfig,
+    readonly deps: SearchDeps,
+  ) {
+    this.rng = createRng(`${config.seed}:${strategy}:${problem.id}`);
+  }
+
+  /** A fresh seed for one call: distinct per call so a regenerated step is a new sample, not a cache hit. */
+  nextSeed(): number {
+    return this.rng.int(0, 2 ** 31 - 1);
+  }
+
+  private get judge(): StepJudge {
+    if (!this.deps.judge) throw new StepwiseError(`strategy ${this.strategy} needs a judge (--judge <spec>)`);
+    return this.deps.judge;
+  }
+
+  private recordPolicy(result: GenerateResult): void {
+    this.ledger.record('policy', {
+      calls: result.cached ? 0 : result.usage.calls,
+      samples: result.cached ? 0 : result.samples.length,
+      promptTokens: result.usage.promptTokens,
+      completionTokens: result.usage.completionTokens,
+    });
+  }
+
+  /** n whole solutions from the bare problem, in one call (shared prefill). */
+  async sampleSolutions(n: number): Promise<string[]> {
+    const c = this.config;
+    const result = await this.deps.policy.continue(this.problem.question, '', {
+      n,
+      maxTokens: c.maxTokens,
+      temperature: c.temperature,
+      topP: c.topP,
+      seed: this.nextSeed(),
+      signal: this.deps.signal,
+    });
+    this.recordPolicy(result);
+    return result.samples.map((s) => s.text);
+  }
+
+  /** n next steps after the given chunks, in one call, each stopped at the step separator. */
+  async sampleSteps(chunks: readonly string[], n: number): Promise<StepSample[]> {
+    const c = this.config;
+    const result = await this.deps.policy.continue(this.problem.question, prefixFromChunks(chunks), {
+      n,
+      maxTokens: c.maxStepTokens,
+      temperature: c.temperature,
+      topP: c.topP,
+      stop: [c.stepSeparator],
+      seed: this.nextSeed(),
+      signal: this.deps.signal,
+    });
+    this.recordPolicy(result);
+    return result.samples.map((s) => ({
+      text: s.text.trim(),
+      final: sampleEndsSolution(s, c.stepSeparator),
+    }));
+  }
+
+  /** A chat request to the policy's model (refinement prompts); returns the first sample's text. */
+  async generateMessages(messages: ChatMessage[]): Promise<string> {
+    const c = this.config;
+    const result = await this.deps.policy.model.generate(
+      {
+        messages,
+        n: 1,
+        maxTokens: c.maxTokens,
+        temperature: c.temperature,
+        topP: c.topP,
+        seed: this.nextSeed(),
+      },
+      { signal: this.deps.signal },
+    );
+    this.recordPolicy(result);
+    return result.samples[0]?.text ?? '';
+  }
+
+  /** The judge's ruling on chunk `index` of `chunks` (only that chunk is judged). */
+  async judgeStep(chunks: readonly string[], index: number): Promise<StepRuling> {
+    const r = await this.judge.judge(this.problem, chunks, {
+      only: [index],
+      votes: this.config.judgeVotes,
+      seed: this.nextSeed(),
+      signal: this.deps.signal,
+    });
+    this.ledger.add(r.cost);
+    this.formatFailures += r.formatFailures;
+    const j = r.judgments.find((x) => x.chunkIndex === index);
+    return this.ruling(j);
+  }
+
+  /** Map a judgment to a ruling; a missing judgment (unparsable verdict) is neutral at 0.5. */
+  ruling(j: Judgment | undefined): StepRuling {
+    if (!j) return { verdict: 'neutral', score: 0.5 };
+    return { verdict: classifyStep(j, this.config), score: j.score };
+  }
+
+  /** Rulings on every chunk of a whole solution (one judge call). */
+  async judgeAll(chunks: readonly string[]): Promise<StepRuling[]> {
+    if (chunks.length === 0) return [];
+    const r = await this.judge.judge(this.problem, chunks, {
+      votes: this.config.judgeVotes,
+      seed: this.nextSeed(),
+      signal: this.deps.signal,
+    });
+    this.ledger.add(r.cost);
+    this.formatFailures += r.formatFailures;
+    const byIndex = new Map(r.judgments.map((j) => [j.chunkIndex, j]));
+    return chunks.map((_, i) => this.ruling(byIndex.get(i)));
+  }
+
+  /** The step judge's predicted first error of a whole solution (−1: none), judging no further than it. */
+  async firstError(chunks: readonly string[]): Promise<{ firstError: number; rulings: StepRuling[] }> {
+    if (chunks.length === 0) return { firstError: -1, rulings: [] };
+    const r = await this.judge.judge(this.problem, chunks, {
+      firstErrorOnly: true,
+      votes: this.config.judgeVotes,
+      seed: this.nextSeed(),
+      signal: this.deps.signal,
+    });
+    this.ledger.add(r.cost);
+    this.formatFailures += r.formatFailures;
+    const rulings = r.judgments.map((j) => this.ruling(j));
+    return { firstError: r.firstError, rulings };
+  }
+
+  /**
+   * The outcome model's probability that a whole solution is correct: the score the outcome
+   * judge gives its last chunk. Without an outcome judge, the step judge's product of step scores.
+   */
+  async outcomeScore(chunks: readonly string[]): Promise<number> {
+    if (chunks.length === 0) return 0;
+    const outcome = this.deps.outcome;
+    if (!outcome)
+      return aggregateScores(
+        (await this.judgeAll(chunks)).map((r) => r.score),
+        'product',
+      );
+    const last = chunks.length - 1;
+    const r = await outcome.judge(this.problem, chunks, {
+      only: [last],
+      seed: this.nextSeed(),
+      signal: this.deps.signal,
+    });
+    this.ledger.add(r.cost);
+    this.formatFailures += r.formatFailures;
+    const j = r.judgments.find((x) => x.chunkIndex === last) ?? r.judgments[r.judgments.length - 1];
+    return j ? j.score : 0.5;
+  }
+
+  /** Add an attempt to the trace and return it (mutable: strategies update its status later). */
+  node(fields: Omit<TraceNode, 'id'>): TraceNode {
+    const n: TraceNode = { id: this.trace.length, ...fields };
+    this.trace.push(n);
+    return n;
+  }
+
+  /** The result: the final text checked against the gold answer, the trace, and the cost so far. */
+  finish(finalText: string, chunks: SearchChunk[], stats: SearchResult['stats'] = {}): SearchResult {
+    const checker = this.deps.checker ?? defaultChecker;
+    const hasGold = this.problem.answer !== undefined && this.problem.answer !== '';
+    const checked = checker(this.problem, finalText);
+    return {
+      strategy: this.strategy,
+      problemId: this.problem.id,
+      finalText,
+      answer: checked.answer,
+      ...(hasGold ? { correct: checked.correct } : {}),
+      chunks,
+      trace: this.trace,
+      backtracks: this.backtracks,
+      cost: this.ledger.snapshot(),
+      stats: this.formatFailures > 0 ? { ...stats, formatFailures: this.formatFailures } : stats,
+    };
+  }
+}

@@ -1,0 +1,22 @@
+import type { Problem } from '../core/types.js';
+import type { SearchConfig } from './config.js';
+import { SearchRuntime, splitSolution } from './runtime.js';
+import type { SearchDeps, SearchResult } from './types.js';
+
+/** The baseline: one sampled solution, no judge. */
+export async function singleSample(
+  problem: Problem,
+  config: SearchConfig,
+  deps: SearchDeps,
+): Promise<SearchResult> {
+  const rt = new SearchRuntime('sample', problem, config, deps);
+  const [text = ''] = await rt.sampleSolutions(1);
+  const node = rt.node({ parent: null, depth: 0, text, status: 'accepted', final: true, label: 'sample' });
+  const chunks = splitSolution(text, config.stepSeparator).map((t, index) => ({
+    index,
+    text: t,
+    attempts: 1,
+    node: node.id,
+  }));
+  return rt.finish(text, chunks);
+}

@@ -1,0 +1,97 @@
+import type { Cost, Problem, Verdict } from '../core/types.js';
+import type { StepJudge } from '../judge/types.js';
+import type { Policy } from '../models/policy.js';
+
+/** How per-step scores become one solution score (METHODS §5, search-and-learn `utils/score.py`). */
+export type Aggregation = 'last' | 'min' | 'product' | 'mean';
+
+/** Decides whether a solution text answers a problem correctly (default: math answer check against `problem.answer`). */
+export type AnswerChecker = (problem: Problem, text: string) => { answer: string | null; correct: boolean };
+
+/** What every strategy is given besides the problem and the config. */
+export interface SearchDeps {
+  policy: Policy;
+  /** The step judge (PRM, generative judge, critic, simulated judge). Strategies that need none ignore it. */
+  judge?: StepJudge;
+  /**
+   * The outcome model (ORM) for GLoRe refinement: a judge whose score for the last chunk of a
+   * whole solution is read as the solution's probability of being correct. When absent, GLoRe
+   * uses the step judge's `product` aggregate as the outcome score.
+   */
+  outcome?: StepJudge;
+  /** Answer checker; default extracts the final answer and compares it with `problem.answer`. */
+  checker?: AnswerChecker;
+  signal?: AbortSignal;
+}
+
+/** What became of one attempt (a sampled step or a whole solution) in the search. */
+export type TraceStatus =
+  /** kept in the final solution / path */
+  | 'accepted'
+  /** judged and discarded, then regenerated or abandoned */
+  | 'rejected'
+  /** rejected, but kept anyway because every attempt was rejected (chunk-reset fallback, greedy limit) */
+  | 'fallback'
+  /** a candidate not selected, or a beam that fell out of the top N/m */
+  | 'pruned'
+  /** accepted at first, later abandoned by a backtrack */
+  | 'backtracked'
+  /** a finished candidate (beam, best-of-N) that was not the chosen one */
+  | 'finished';
+
+/**
+ * One attempt in the search tree: a sampled step (step-wise strategies) or a whole solution
+ * (best-of-N, majority, refinement). `parent` points at the attempt it continues; null = the bare problem.
+ */
+export interface TraceNode {
+  id: number;
+  parent: number | null;
+  /** Chunk index the attempt would occupy (0 for whole solutions). */
+  depth: number;
+  text: string;
+  status: TraceStatus;
+  verdict?: Verdict;
+  score?: number;
+  /** True when this attempt ended the solution (final answer or end of text). */
+  final?: boolean;
+  /** What the attempt is: `candidate 3`, `draft`, `global`, `local`, `beam 2`, … */
+  label?: string;
+  /** The extracted final answer of a whole-solution attempt. */
+  answer?: string | null;
+}
+
+/** A backtrack of greedy search: from the node whose children were all negative, up to its parent (null = root). */
+export interface Backtrack {
+  from: number;
+  to: number | null;
+}
+
+/** One chunk of the final solution. */
+export interface SearchChunk {
+  index: number;
+  text: string;
+  verdict?: Verdict;
+  score?: number;
+  /** Attempts made for this chunk position (1 when it was accepted first time). */
+  attempts: number;
+  /** The trace node this chunk came from. */
+  node?: number;
+}
+
+/** The outcome of one strategy on one problem. Always carries its cost. */
+export interface SearchResult {
+  strategy: string;
+  problemId: string;
+  finalText: string;
+  answer: string | null;
+  /** Whether `answer` matches the gold answer (absent when the problem has no gold answer). */
+  correct?: boolean;
+  chunks: SearchChunk[];
+  /** Every attempt, as a tree (parent ids) the web view can draw. */
+  trace: TraceNode[];
+  backtracks: Backtrack[];
+  /** Calls and tokens by role (policy, judge), over every model call the strategy made. */
+  cost: Cost;
+  /** Strategy-specific numbers: attempts, fallbacks, backtracks, refinement choice, vote counts, … */
+  stats: Record<string, number | string | boolean>;
+}
