@@ -1,0 +1,119 @@
+import type { Judgment, Problem } from '../core/types.js';
+import type { LanguageModel } from '../models/types.js';
+import { parseOrmVerdict, renderOrmMessages } from '../prompts/orm.js';
+import { DEFAULT_THRESHOLD, JudgeCost, resultFrom, throwIfAborted, verdictOf } from './common.js';
+import type { JudgeOptions, JudgeResult, StepJudge } from './types.js';
+
+/** Settings of the outcome model. */
+export interface OrmJudgeSettings {
+  name?: string;
+  /** Sampled verdicts (one request with n = k); score = share of Correct. Default 1. */
+  votes?: number;
+  /** A solution is judged wrong when its score is below this. Default 0.5. */
+  threshold?: number;
+  /** Default 0 with one vote, 1 with several. */
+  temperature?: number;
+  topP?: number;
+  /** Default 1024. */
+  maxTokens?: number;
+  seed?: number;
+}
+
+/**
+ * An outcome model (METHODS §3): one verdict for a whole solution (src/prompts/orm.ts: brief
+ * reasoning, then `\boxed{Correct}` or `\boxed{Incorrect}`); score = share of Correct over k votes.
+ *
+ * An ORM does not localise errors. By default it is asked once, about the whole solution (the
+ * chunks joined by blank lines); its one judgment sits on the last chunk and is also the
+ * `solutionScore`, so a negative verdict makes the last chunk the predicted first error. With
+ * `only`, each requested chunk i is judged as the end of the partial solution chunks 0..i (the
+ * ORM used as a value estimate during search). Unparsable replies are format failures; when all
+ * fail, the judgment is neutral with score 0.5.
+ */
+export function createOrmJudge(model: LanguageModel, settings: OrmJudgeSettings = {}): StepJudge {
+  const threshold = settings.threshold ?? DEFAULT_THRESHOLD;
+  const name = settings.name ?? `orm:${model.provider}:${model.modelId}`;
+
+  async function judgeUpTo(
+    problem: Problem,
+    chunks: readonly string[],
+    i: number,
+    options: JudgeOptions,
+    cost: JudgeCost,
+  ): Promise<Judgment> {
+    throwIfAborted(options.signal);
+    const votes = Math.max(1, Math.floor(options.votes ?? settings.votes ?? 1));
+    const out = await model.generate(
+      {
+        messages: renderOrmMessages(problem.question, chunks.slice(0, i + 1).join('\n\n')),
+        n: votes,
+        temperature: settings.temperature ?? (votes > 1 ? 1 : 0),
+        topP: settings.topP ?? 1,
+        maxTokens: settings.maxTokens ?? 1024,
+        seed: options.seed ?? settings.seed,
+      },
+      { signal: options.signal },
+    );
+    cost.record(out.usage, out.samples.length);
+    let correct = 0;
+    let parsed = 0;
+    let rationale: string | undefined;
+    for (const s of out.samples) {
+      const v = parseOrmVerdict(s.text);
+      if (v === null) continue;
+      parsed++;
+      if (v === 'Correct') correct++;
+      rationale ??= s.text;
+    }
+    const failures = out.samples.length - parsed;
+    if (parsed === 0) {
+      return {
+        chunkIndex: i,
+        verdict: 'neutral',
+        score: 0.5,
+        formatFailures: failures,
+        votes: out.samples.length,
+      };
+    }
+    const score = correct / parsed;
+    return {
+      chunkIndex: i,
+      verdict: verdictOf(score, threshold),
+      score,
+      rationale,
+      formatFailures: failures,
+      votes: out.samples.length,
+    };
+  }
+
+  return {
+    name,
+    scalar: false,
+    threshold,
+    async judge(
+      problem: Problem,
+      chunks: readonly string[],
+      options: JudgeOptions = {},
+    ): Promise<JudgeResult> {
+      const cost = new JudgeCost();
+      if (chunks.length === 0) return resultFrom([], cost.cost, options);
+      const last = chunks.length - 1;
+      const indices = options.only
+        ? [...new Set(options.only)]
+            .filter((i) => Number.isInteger(i) && i >= 0 && i <= last)
+            .sort((a, b) => a - b)
+        : [last];
+      const judgments: Judgment[] = [];
+      for (const i of indices) {
+        const j = await judgeUpTo(problem, chunks, i, options, cost);
+        judgments.push(j);
+        if (options.firstErrorOnly && j.verdict === 'negative') break;
+      }
+      const whole = judgments.find((j) => j.chunkIndex === last);
+      return resultFrom(judgments, cost.cost, options, {
+        solutionScore: whole && whole.verdict !== 'neutral' ? whole.score : undefined,
+      });
+    },
+    close: model.close ? () => model.close!() : undefined,
+  };
+}
