@@ -35,7 +35,9 @@ export function createPolicy(model: LanguageModel, options: { form?: PromptForm 
     continue(question, prefix, o = {}) {
       const { signal, noCache, n, maxTokens, temperature, topP, stop, seed } = o;
       const body =
-        form === 'raw' ? { prompt: renderPolicyPrompt(question, prefix) } : { messages: renderPolicyMessages(question, prefix) };
+        form === 'raw'
+          ? { prompt: renderPolicyPrompt(question, prefix) }
+          : { messages: renderPolicyMessages(question, prefix) };
       return model.generate({ ...body, n, maxTokens, temperature, topP, stop, seed }, { signal, noCache });
     },
   };

@@ -1,0 +1,186 @@
+import { resolve } from 'node:path';
+import { type Command, Option } from 'commander';
+import { StepwiseError } from '../../core/errors.js';
+import { assertDatasetName, loadProblems } from '../../data/load.js';
+import type { CachedModel } from '../../models/cache.js';
+import { OpenAIModel } from '../../models/openai.js';
+import { createPolicy, type PromptForm } from '../../models/policy.js';
+import { createModel, parseModelSpec } from '../../models/spec.js';
+import type { LanguageModel } from '../../models/types.js';
+import { runSampleJob, summarizeSamples } from '../../sample/sample.js';
+import { openStore } from '../../store/db.js';
+import { finishRun, startRun, updateRunCounts } from '../../store/runs.js';
+import { floatOption, intOption } from '../options.js';
+import { createProgressBar } from '../progress.js';
+
+interface SampleFlags {
+  dataset: string;
+  path?: string;
+  split?: string;
+  policy: string;
+  n: number;
+  limit?: number;
+  maxTokens: number;
+  temperature: number;
+  topP?: number;
+  seed?: number;
+  concurrency: number;
+  baseUrl?: string;
+  timeoutMs?: number;
+  maxRetries?: number;
+  threads?: number;
+  cache: boolean;
+  fresh?: boolean;
+  form: PromptForm;
+  segmentBy: 'paragraph' | 'steps' | 'lines';
+  out: string;
+  quiet?: boolean;
+}
+
+function unwrap(model: LanguageModel): LanguageModel {
+  return (model as Partial<CachedModel>).inner ?? model;
+}
+
+/** `stepwise sample`: K solutions per problem with correctness, accuracy and pass@k. */
+export function register(program: Command): void {
+  program
+    .command('sample')
+    .description(
+      'Sample K solutions per problem (one request with n=K), segment and check them, report pass@k',
+    )
+    .requiredOption('--dataset <name>', 'data set to sample (gsm8k, math, math500, jsonl, …)')
+    .option('--path <file>', 'data file or folder (default: $STEPWISE_DATA or the data pull cache)')
+    .option('--split <name>', 'part of the data set (e.g. gsm8k test|train)')
+    .requiredOption(
+      '--policy <spec>',
+      'policy model: openai:<model>, gguf:<path|hf:URI> or sim[…] (docs/models.md)',
+    )
+    .requiredOption('--n <k>', 'samples per problem', intOption('--n', 1))
+    .option('--limit <n>', 'only the first n problems', intOption('--limit', 1))
+    .option('--max-tokens <t>', 'max completion tokens per sample', intOption('--max-tokens', 1), 1024)
+    .option('--temperature <t>', 'sampling temperature', floatOption('--temperature', 0, 10), 1)
+    .option('--top-p <p>', 'nucleus sampling mass', floatOption('--top-p', 0, 1))
+    .option(
+      '--seed <s>',
+      'run seed: each problem gets a seed derived from it and its id',
+      intOption('--seed', 0),
+    )
+    .option('--concurrency <c>', 'problems (requests) in flight', intOption('--concurrency', 1), 16)
+    .option(
+      '--base-url <url>',
+      'OpenAI-compatible server URL(s) ending in /v1, comma-separated (default OPENAI_BASE_URL)',
+    )
+    .option('--timeout-ms <ms>', 'timeout of one HTTP request', intOption('--timeout-ms', 1))
+    .option(
+      '--max-retries <r>',
+      'retries of a failed request before giving up',
+      intOption('--max-retries', 0),
+    )
+    .option('--threads <t>', 'CPU threads for gguf models (default: all cores)', intOption('--threads', 1))
+    .option('--no-cache', 'bypass the model-call cache (neither read nor written)')
+    .option('--fresh', 'start the output over instead of resuming it')
+    .addOption(
+      new Option('--form <form>', 'prompt form: raw completion or chat messages')
+        .choices(['raw', 'chat'])
+        .default('raw'),
+    )
+    .addOption(
+      new Option('--segment-by <mode>', 'how samples are split into steps')
+        .choices(['paragraph', 'steps', 'lines'])
+        .default('paragraph'),
+    )
+    .requiredOption(
+      '--out <file>',
+      'output JSONL: one line per problem {id, gold, samples: [{text, chunks, answer, correct, tokens, finishReason}]}',
+    )
+    .option('--quiet', 'no progress bar')
+    .action(async (flags: SampleFlags) => {
+      const dataset = assertDatasetName(flags.dataset);
+      const spec = parseModelSpec(flags.policy);
+      const { problems, skipped } = await loadProblems(dataset, {
+        path: flags.path,
+        limit: flags.limit,
+        split: flags.split,
+      });
+      if (problems.length === 0)
+        throw new StepwiseError(`no problems loaded from ${flags.dataset}`, { exitCode: 2 });
+      const warn = (m: string): void => {
+        process.stderr.write(`stepwise: warning: ${m}\n`);
+      };
+      const model = await createModel(flags.policy, {
+        baseUrl: flags.baseUrl,
+        concurrency: flags.concurrency,
+        timeoutMs: flags.timeoutMs,
+        maxRetries: flags.maxRetries,
+        threads: flags.threads,
+        noCache: !flags.cache,
+        onWarning: warn,
+      });
+      const out = resolve(flags.out);
+      const db = openStore();
+      const config = { ...flags, out, problems: problems.length };
+      const runId = startRun(db, 'sample', config, out);
+      const bar = createProgressBar('sample', { quiet: flags.quiet });
+      let lastCounts = 0;
+      try {
+        const records = await runSampleJob({
+          problems,
+          policy: createPolicy(model, { form: flags.form }),
+          n: flags.n,
+          out,
+          maxTokens: flags.maxTokens,
+          temperature: flags.temperature,
+          topP: flags.topP,
+          seed: flags.seed,
+          concurrency: flags.concurrency,
+          segmentBy: flags.segmentBy,
+          fresh: flags.fresh,
+          noCache: !flags.cache,
+          onWarning: warn,
+          onProgress: (p) => {
+            bar.update(p.done, p.total, p.resumed ? `(${p.resumed} resumed)` : '');
+            if (p.done - lastCounts >= 25 || p.done === p.total) {
+              lastCounts = p.done;
+              updateRunCounts(db, runId, { done: p.done, total: p.total, resumed: p.resumed });
+            }
+          },
+        });
+        bar.stop();
+        const summary = summarizeSamples(records);
+        const inner = unwrap(model);
+        const server = inner instanceof OpenAIModel ? inner.stats() : undefined;
+        finishRun(db, runId, 'done', {
+          problems: summary.problems,
+          samples: summary.samples,
+          correct: Math.round(summary.accuracy * summary.samples),
+        });
+        const report = {
+          run: runId,
+          policy: flags.policy,
+          ...(spec.backend === 'sim' ? { simulated: true } : {}),
+          dataset: flags.dataset,
+          out,
+          skippedRecords: skipped,
+          ...summary,
+          ...(server
+            ? {
+                requests: {
+                  calls: server.calls,
+                  retries: server.retries,
+                  failures: server.failures,
+                  promptTokens: server.promptTokens,
+                  completionTokens: server.completionTokens,
+                },
+              }
+            : {}),
+        };
+        process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      } catch (err) {
+        bar.stop();
+        finishRun(db, runId, 'failed');
+        throw err;
+      } finally {
+        await model.close?.();
+      }
+    });
+}

@@ -1,0 +1,540 @@
+import OpenAI from 'openai';
+import { StepwiseError } from '../core/errors.js';
+import { createRng, hashString, type Rng } from '../core/rng.js';
+import { type Endpoint, EndpointPool } from './endpoints.js';
+import { createKeepAliveFetch, type KeepAliveFetch } from './http-fetch.js';
+import {
+  backoffDelay,
+  classifyError,
+  DEFAULT_RETRY_POLICY,
+  type Failure,
+  type FailureKind,
+  type RetryPolicy,
+  sleep,
+} from './retry.js';
+import { deriveSeed } from './seeds.js';
+import type {
+  CallOptions,
+  Capabilities,
+  FinishReason,
+  GenerateRequest,
+  GenerateResult,
+  LanguageModel,
+  Sample,
+  ScoreResult,
+  TokenLogprob,
+  Usage,
+} from './types.js';
+
+/** Settings of an OpenAI-compatible backend. */
+export interface OpenAIModelOptions {
+  /** Model name the server knows (`--served-model-name` in vLLM). */
+  model: string;
+  /** Base URL(s) ending in `/v1`; an array or a comma-separated list means several endpoints. */
+  baseUrl: string | string[];
+  /** API key; default `OPENAI_API_KEY`, or a dummy (local servers ignore it). */
+  apiKey?: string;
+  /** Requests in flight per endpoint (default 64). */
+  concurrency?: number;
+  /** Timeout of one HTTP request in ms (default 600,000: long generations on a busy server are slow). */
+  timeoutMs?: number;
+  /** Retries after the first attempt (default 8). */
+  maxRetries?: number;
+  /** Backoff tuning (tests shorten it). */
+  retry?: Partial<Omit<RetryPolicy, 'maxRetries'>>;
+  /** Override declared capabilities (e.g. `{ n: false }` for a server known to lack it). */
+  capabilities?: Partial<Capabilities>;
+  /** Randomness for backoff jitter (seeded; default seeded from the process id and clock). */
+  rng?: Rng;
+  /** Called with each warning the first time it occurs (e.g. to print it). */
+  onWarning?: (message: string) => void;
+}
+
+/** Running totals of one backend: what it cost and how often the servers misbehaved. */
+export interface OpenAIStats {
+  /** HTTP requests that got an answer (including errors answered by the server). */
+  requests: number;
+  /** Successful requests. */
+  calls: number;
+  retries: number;
+  failures: Partial<Record<FailureKind, number>>;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** Split a `--base-url` value (comma-separated) into endpoint URLs without trailing slashes. */
+export function parseBaseUrls(baseUrl: string | string[]): string[] {
+  const list = (Array.isArray(baseUrl) ? baseUrl : baseUrl.split(','))
+    .map((u) => u.trim().replace(/\/+$/, ''))
+    .filter((u) => u !== '');
+  for (const u of list) {
+    try {
+      const parsed = new URL(u);
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
+    } catch {
+      throw new StepwiseError(`invalid base URL "${u}": expected http(s)://host:port/v1`, { exitCode: 2 });
+    }
+  }
+  if (list.length === 0)
+    throw new StepwiseError('no base URL given (--base-url or OPENAI_BASE_URL)', { exitCode: 2 });
+  return list;
+}
+
+/** vLLM serves `/pooling` at the server root, not under `/v1`. */
+export function serverRoot(baseUrl: string): string {
+  return baseUrl.replace(/\/v1$/, '');
+}
+
+function mapFinish(reason: string | null | undefined): FinishReason {
+  if (reason === 'stop' || reason === 'length') return reason;
+  if (reason === 'error' || reason === 'abort') return 'error';
+  return 'other';
+}
+
+interface RawCompletionChoice {
+  index?: number;
+  text?: string;
+  finish_reason?: string | null;
+  stop_reason?: string | number | null;
+  logprobs?: {
+    tokens?: string[];
+    token_logprobs?: Array<number | null>;
+    top_logprobs?: Array<Record<string, number> | null> | null;
+    text_offset?: number[];
+  } | null;
+}
+
+interface RawChatChoice {
+  index?: number;
+  message?: { content?: string | null };
+  finish_reason?: string | null;
+  stop_reason?: string | number | null;
+  logprobs?: {
+    content?: Array<{
+      token: string;
+      logprob: number;
+      top_logprobs?: Array<{ token: string; logprob: number }>;
+    }> | null;
+  } | null;
+}
+
+interface RawReply<T> {
+  choices?: T[];
+  usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
+}
+
+function completionLogprobs(lp: RawCompletionChoice['logprobs']): TokenLogprob[] | undefined {
+  if (!lp?.tokens) return undefined;
+  return lp.tokens.map((token, i) => {
+    const t: TokenLogprob = { token, logprob: lp.token_logprobs?.[i] ?? 0 };
+    const top = lp.top_logprobs?.[i];
+    if (top) t.top = Object.entries(top).map(([tk, logprob]) => ({ token: tk, logprob }));
+    return t;
+  });
+}
+
+function chatLogprobs(lp: RawChatChoice['logprobs']): TokenLogprob[] | undefined {
+  if (!lp?.content) return undefined;
+  return lp.content.map((c) => ({
+    token: c.token,
+    logprob: c.logprob,
+    ...(c.top_logprobs?.length
+      ? { top: c.top_logprobs.map((x) => ({ token: x.token, logprob: x.logprob })) }
+      : {}),
+  }));
+}
+
+/**
+ * Per-sample completion tokens. Servers report only the total for n > 1; unless token logprobs
+ * give exact counts, the total is split in proportion to each sample's length in characters.
+ */
+function assignTokens(samples: Sample[], total: number | undefined): void {
+  if (samples.every((s) => s.logprobs)) {
+    for (const s of samples) s.completionTokens = s.logprobs!.length;
+    return;
+  }
+  if (total === undefined) return;
+  if (samples.length === 1) {
+    samples[0].completionTokens = total;
+    return;
+  }
+  const chars = samples.reduce((a, s) => a + s.text.length, 0);
+  let left = total;
+  samples.forEach((s, i) => {
+    const share =
+      i === samples.length - 1
+        ? left
+        : Math.round(chars > 0 ? (total * s.text.length) / chars : total / samples.length);
+    s.completionTokens = Math.max(0, Math.min(left, share));
+    left -= s.completionTokens;
+  });
+}
+
+/**
+ * An OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama, hosted APIs) as a
+ * `LanguageModel`. The SDK's own retries are off: this class retries with backoff and jitter,
+ * routes across endpoints and falls back to one request per sample where `n` is not honoured.
+ */
+export class OpenAIModel implements LanguageModel {
+  readonly specificationVersion = 'v1' as const;
+  readonly provider = 'openai';
+  readonly modelId: string;
+  readonly capabilities: Capabilities;
+  readonly endpoints: EndpointPool<OpenAI>;
+  private readonly fetch: KeepAliveFetch;
+  private readonly policy: RetryPolicy;
+  private readonly timeoutMs: number;
+  private readonly rng: Rng;
+  private readonly apiKey: string;
+  private readonly onWarning?: (message: string) => void;
+  private readonly warned = new Set<string>();
+  private readonly totals: OpenAIStats = {
+    requests: 0,
+    calls: 0,
+    retries: 0,
+    failures: {},
+    promptTokens: 0,
+    completionTokens: 0,
+  };
+
+  constructor(options: OpenAIModelOptions) {
+    this.modelId = options.model;
+    const urls = parseBaseUrls(options.baseUrl);
+    const concurrency = Math.max(1, options.concurrency ?? 64);
+    this.fetch = createKeepAliveFetch({ maxSockets: concurrency + 8 });
+    this.apiKey = options.apiKey ?? process.env.OPENAI_API_KEY ?? 'EMPTY';
+    this.timeoutMs = options.timeoutMs ?? 600_000;
+    this.policy = {
+      ...DEFAULT_RETRY_POLICY,
+      ...options.retry,
+      maxRetries: options.maxRetries ?? DEFAULT_RETRY_POLICY.maxRetries,
+    };
+    this.rng = options.rng ?? createRng(hashString(`${process.pid}:${Date.now()}`));
+    this.onWarning = options.onWarning;
+    this.endpoints = new EndpointPool(
+      urls,
+      (url) =>
+        new OpenAI({
+          baseURL: url,
+          apiKey: this.apiKey,
+          maxRetries: 0,
+          timeout: this.timeoutMs,
+          fetch: this.fetch,
+        }),
+      { concurrency },
+    );
+    this.capabilities = {
+      n: true,
+      logprobs: true,
+      echo: true,
+      continueAssistant: true,
+      score: true,
+      pooling: true,
+      ...options.capabilities,
+    };
+    if (this.capabilities.n === false) for (const e of this.endpoints.endpoints) e.nativeN = false;
+  }
+
+  /** Totals since creation. */
+  stats(): OpenAIStats {
+    return { ...this.totals, failures: { ...this.totals.failures } };
+  }
+
+  private warn(message: string, warnings: string[]): void {
+    if (!warnings.includes(message)) warnings.push(message);
+    if (!this.warned.has(message)) {
+      this.warned.add(message);
+      this.onWarning?.(message);
+    }
+  }
+
+  /**
+   * Run `attempt` on an endpoint until it succeeds: retries retryable failures with backoff
+   * (or the server's Retry-After), moves to another endpoint when one stops answering, and
+   * turns the final failure into a StepwiseError that names the server and what happened.
+   */
+  private async withRetries<T>(
+    what: string,
+    attempt: (endpoint: Endpoint<OpenAI>) => Promise<T>,
+    signal: AbortSignal | undefined,
+    warnings: string[],
+  ): Promise<T> {
+    let last: Failure | undefined;
+    let lastUrl = '';
+    for (let retry = 0; ; ) {
+      const endpoint = await this.endpoints.acquire(signal);
+      let failure: Failure;
+      try {
+        const result = await attempt(endpoint);
+        this.totals.requests++;
+        this.endpoints.markAnswered(endpoint);
+        return result;
+      } catch (err) {
+        failure = classifyError(err);
+        if (failure.kind === 'abort' || signal?.aborted) throw signal?.reason ?? err;
+        if (failure.kind === 'refused' || failure.kind === 'connection' || failure.kind === 'timeout') {
+          this.endpoints.markConnectionFailure(endpoint, failure.kind === 'refused');
+        } else {
+          this.totals.requests++;
+          this.endpoints.markAnswered(endpoint);
+        }
+      } finally {
+        this.endpoints.release(endpoint);
+      }
+      this.totals.failures[failure.kind] = (this.totals.failures[failure.kind] ?? 0) + 1;
+      last = failure;
+      lastUrl = endpoint.url;
+      if (failure.kind === 'unsupported-n' && endpoint.nativeN !== false) {
+        // Not a retry: the same request goes again as single-sample requests.
+        endpoint.nativeN = false;
+        this.warn(
+          `${endpoint.url} rejected n > 1 (${failure.message.slice(0, 120)}): sending one request per sample`,
+          warnings,
+        );
+        continue;
+      }
+      if (!failure.retryable) break;
+      // A server that has never answered and refuses connections is a wrong URL or not started.
+      const neverAnswered = this.endpoints.endpoints.every((e) => !e.answered);
+      if (failure.kind === 'refused' && neverAnswered && retry >= 2) break;
+      if (retry >= this.policy.maxRetries) break;
+      retry++;
+      this.totals.retries++;
+      const failover =
+        (failure.kind === 'refused' || failure.kind === 'connection') && this.endpoints.anyAlive();
+      const wait =
+        failure.retryAfterMs !== undefined
+          ? Math.min(failure.retryAfterMs, this.policy.maxRetryAfterMs)
+          : failover && this.endpoints.endpoints.length > 1
+            ? 0
+            : backoffDelay(retry - 1, this.policy, this.rng);
+      if (wait > 0) await sleep(wait, signal);
+    }
+    throw this.finalError(what, last!, lastUrl);
+  }
+
+  private finalError(what: string, f: Failure, url: string): StepwiseError {
+    const where = `${this.provider}:${this.modelId} at ${url}`;
+    switch (f.kind) {
+      case 'refused':
+        return new StepwiseError(
+          `cannot reach the server for ${where} (connection refused): is it running? Check --base-url / OPENAI_BASE_URL`,
+        );
+      case 'client':
+      case 'unsupported-n':
+        return new StepwiseError(
+          `${what}: ${where} rejected the request${f.status ? ` (HTTP ${f.status})` : ''}: ${f.message}${
+            f.status === 404
+              ? ' (is the model name right? `GET /v1/models` lists what the server serves)'
+              : ''
+          }`,
+        );
+      default:
+        return new StepwiseError(
+          `${what}: ${where} failed after ${this.policy.maxRetries + 1} attempts (${f.kind}${
+            f.status ? `, HTTP ${f.status}` : ''
+          }): ${f.message}`,
+        );
+    }
+  }
+
+  private requestBody(
+    request: GenerateRequest,
+    n: number,
+    seed: number | undefined,
+  ): Record<string, unknown> {
+    const body: Record<string, unknown> = { model: this.modelId };
+    if (request.messages) {
+      body.messages = request.messages;
+      if (request.messages[request.messages.length - 1]?.role === 'assistant') {
+        body.continue_final_message = true;
+        body.add_generation_prompt = false;
+      }
+      if (request.logprobs !== undefined) {
+        body.logprobs = true;
+        if (request.logprobs > 0) body.top_logprobs = request.logprobs;
+      }
+    } else {
+      body.prompt = request.prompt;
+      if (request.logprobs !== undefined) body.logprobs = request.logprobs;
+    }
+    if (n > 1) body.n = n;
+    if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
+    if (request.temperature !== undefined) body.temperature = request.temperature;
+    if (request.topP !== undefined) body.top_p = request.topP;
+    if (request.stop?.length) body.stop = request.stop;
+    if (seed !== undefined) body.seed = seed;
+    if (request.extra) Object.assign(body, request.extra);
+    return body;
+  }
+
+  /** One HTTP request for up to `want` samples starting at sample `offset`. */
+  private async requestSamples(
+    request: GenerateRequest,
+    want: number,
+    offset: number,
+    signal: AbortSignal | undefined,
+    warnings: string[],
+  ): Promise<{ samples: Sample[]; usage: Usage; asked: number; endpoint: Endpoint<OpenAI> }> {
+    let used!: Endpoint<OpenAI>;
+    let asked = want;
+    const chat = request.messages !== undefined;
+    const reply = await this.withRetries(
+      chat ? 'chat completion' : 'completion',
+      (endpoint) => {
+        used = endpoint;
+        asked = endpoint.nativeN === false ? 1 : want;
+        const body = this.requestBody(request, asked, deriveSeed(request.seed, offset));
+        const opts = { signal, timeout: this.timeoutMs };
+        return (
+          chat
+            ? endpoint.client.chat.completions.create(
+                body as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
+                opts,
+              )
+            : endpoint.client.completions.create(
+                body as unknown as OpenAI.CompletionCreateParamsNonStreaming,
+                opts,
+              )
+        ) as Promise<unknown>;
+      },
+      signal,
+      warnings,
+    );
+    const raw = reply as RawReply<RawCompletionChoice & RawChatChoice>;
+    const choices = (raw.choices ?? []).slice().sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+    const samples: Sample[] = choices.map((c) => {
+      const s: Sample = {
+        text: chat ? (c.message?.content ?? '') : (c.text ?? ''),
+        finishReason: mapFinish(c.finish_reason),
+        completionTokens: 0,
+      };
+      if (typeof c.stop_reason === 'string') s.stopReason = c.stop_reason;
+      else if (c.stop_reason === null && s.finishReason === 'stop') s.stopReason = null;
+      const lp = chat
+        ? chatLogprobs(c.logprobs as RawChatChoice['logprobs'])
+        : completionLogprobs(c.logprobs as RawCompletionChoice['logprobs']);
+      if (lp) s.logprobs = lp;
+      return s;
+    });
+    assignTokens(samples, raw.usage?.completion_tokens ?? undefined);
+    const usage: Usage = {
+      calls: 1,
+      promptTokens: raw.usage?.prompt_tokens ?? 0,
+      completionTokens: raw.usage?.completion_tokens ?? samples.reduce((a, s) => a + s.completionTokens, 0),
+    };
+    return { samples, usage, asked, endpoint: used };
+  }
+
+  async generate(request: GenerateRequest, options: CallOptions = {}): Promise<GenerateResult> {
+    if ((request.prompt === undefined) === (request.messages === undefined))
+      throw new StepwiseError('a generate request needs exactly one of `prompt` or `messages`');
+    const n = Math.max(1, request.n ?? 1);
+    const samples: Sample[] = [];
+    const usage: Usage = { calls: 0, promptTokens: 0, completionTokens: 0 };
+    const warnings: string[] = [];
+    let emptyReplies = 0;
+    while (samples.length < n) {
+      const want = n - samples.length;
+      const reply = await this.requestSamples(request, want, samples.length, options.signal, warnings);
+      usage.calls += 1;
+      usage.promptTokens += reply.usage.promptTokens;
+      usage.completionTokens += reply.usage.completionTokens;
+      this.totals.calls++;
+      this.totals.promptTokens += reply.usage.promptTokens;
+      this.totals.completionTokens += reply.usage.completionTokens;
+      if (reply.samples.length === 0) {
+        if (++emptyReplies >= 3)
+          throw new StepwiseError(
+            `${this.provider}:${this.modelId} at ${reply.endpoint.url} returned no choices`,
+          );
+        continue;
+      }
+      if (reply.asked > 1 && reply.samples.length < reply.asked && reply.endpoint.nativeN !== false) {
+        reply.endpoint.nativeN = false;
+        this.warn(
+          `${reply.endpoint.url} returned ${reply.samples.length} of n=${reply.asked} choices: sending one request per sample`,
+          warnings,
+        );
+      } else if (reply.asked > 1) {
+        reply.endpoint.nativeN = true;
+      }
+      if (reply.asked === 1 && want > 1)
+        this.warn(`${reply.endpoint.url} does not support n > 1: sent one request per sample`, warnings);
+      samples.push(...reply.samples.slice(0, want));
+    }
+    return { samples, usage, warnings };
+  }
+
+  /**
+   * Log-probability of `continuation` after `prefix`, from the completions endpoint with
+   * `echo` and `logprobs` (vLLM). Tokens are counted as continuation when they end after the
+   * prefix (a token straddling the boundary counts as continuation).
+   */
+  async score(prefix: string, continuation: string, options: CallOptions = {}): Promise<ScoreResult> {
+    const text = prefix + continuation;
+    const reply = (await this.withRetries(
+      'score',
+      (endpoint) =>
+        endpoint.client.completions.create(
+          {
+            model: this.modelId,
+            prompt: text,
+            max_tokens: 1,
+            temperature: 0,
+            echo: true,
+            logprobs: 0,
+          },
+          { signal: options.signal, timeout: this.timeoutMs },
+        ) as Promise<unknown>,
+      options.signal,
+      [],
+    )) as RawReply<RawCompletionChoice>;
+    const lp = reply.choices?.[0]?.logprobs;
+    if (!lp?.tokens || !lp.text_offset || !lp.token_logprobs)
+      throw new StepwiseError(
+        `${this.provider}:${this.modelId}: the server did not return echoed prompt logprobs (score needs echo + logprobs)`,
+      );
+    const tokens: TokenLogprob[] = [];
+    for (let i = 0; i < lp.tokens.length; i++) {
+      const start = lp.text_offset[i];
+      const end = start + lp.tokens[i].length;
+      if (start >= text.length) break; // the generated token
+      if (end > prefix.length && lp.token_logprobs[i] !== null)
+        tokens.push({ token: lp.tokens[i], logprob: lp.token_logprobs[i] as number });
+    }
+    this.totals.calls++;
+    return {
+      logprob: tokens.reduce((a, t) => a + t.logprob, 0),
+      tokens,
+      usage: { calls: 1, promptTokens: reply.usage?.prompt_tokens ?? 0, completionTokens: 0 },
+    };
+  }
+
+  /** vLLM `/pooling` (served at the server root): one row of class probabilities per step tag. */
+  async pool(input: string, options: CallOptions = {}): Promise<{ data: number[][]; usage: Usage }> {
+    const reply = (await this.withRetries(
+      'pooling',
+      (endpoint) =>
+        endpoint.client.post(`${serverRoot(endpoint.url)}/pooling`, {
+          body: { model: this.modelId, input },
+          signal: options.signal,
+          timeout: this.timeoutMs,
+        }) as Promise<unknown>,
+      options.signal,
+      [],
+    )) as { data?: Array<{ data?: unknown }>; usage?: { prompt_tokens?: number } };
+    const rows = reply.data?.[0]?.data;
+    if (!Array.isArray(rows))
+      throw new StepwiseError(`${this.provider}:${this.modelId}: /pooling reply has no data[0].data`);
+    // A single-step input may come back as one flat row.
+    const data = (rows.length > 0 && !Array.isArray(rows[0]) ? [rows] : rows) as number[][];
+    this.totals.calls++;
+    return { data, usage: { calls: 1, promptTokens: reply.usage?.prompt_tokens ?? 0, completionTokens: 0 } };
+  }
+
+  async close(): Promise<void> {
+    this.endpoints.rejectWaiters(new StepwiseError('model closed'));
+    this.fetch.destroy();
+  }
+}

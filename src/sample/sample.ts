@@ -1,0 +1,157 @@
+import { type SegmentBy, segment } from '../core/segment.js';
+import type { Chunk, Problem } from '../core/types.js';
+import { runJsonlJob } from '../jobs/run-job.js';
+import type { Policy } from '../models/policy.js';
+import { itemSeed } from '../models/seeds.js';
+import type { FinishReason } from '../models/types.js';
+import { checkSolution } from '../verify/check.js';
+import { meanPassAtK, reportedKs } from './passk.js';
+
+/** One sampled solution of a problem. */
+export interface SampledSolution {
+  text: string;
+  /** The solution split into steps (paragraphs by default); spans index `text`. */
+  chunks: Chunk[];
+  /** Extracted final answer, null when none. */
+  answer: string | null;
+  correct: boolean;
+  /** Completion tokens of this sample. */
+  tokens: number;
+  finishReason: FinishReason;
+}
+
+/** One output line: a problem and its K samples. */
+export interface SampleRecord {
+  id: string;
+  /** Gold answer the samples were checked against. */
+  gold: string;
+  samples: SampledSolution[];
+  /** Prompt tokens of the request(s) that produced the samples (0 when served from the cache). */
+  promptTokens: number;
+  /** True when every sample came from the cache. */
+  cached: boolean;
+}
+
+export interface SampleJobOptions {
+  problems: readonly Problem[];
+  policy: Policy;
+  /** Samples per problem, sent as ONE request with n = K (shared prefill). */
+  n: number;
+  /** JSONL output; a rerun resumes it. */
+  out: string;
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  /** Run seed: problem `id` gets seed `itemSeed(seed, id)`, so reruns reproduce. */
+  seed?: number;
+  /** Problems in flight. */
+  concurrency?: number;
+  /** Step splitter (default `paragraph`). */
+  segmentBy?: Exclude<SegmentBy, 'chunk-tags'>;
+  /** Start over instead of resuming. */
+  fresh?: boolean;
+  noCache?: boolean;
+  signal?: AbortSignal;
+  onProgress?: (p: { done: number; total: number; resumed: number }) => void;
+  /** Backend warnings (e.g. n fallback), each once. */
+  onWarning?: (message: string) => void;
+}
+
+/** Accuracy, pass@k and tokens of a set of sample records. */
+export interface SampleSummary {
+  problems: number;
+  samplesPerProblem: number;
+  samples: number;
+  /** Fraction of all samples that are correct (= mean pass@1). */
+  accuracy: number;
+  /** `pass@k` for k = 1, 2, 4, …, K (unbiased estimator). */
+  passAtK: Record<string, number>;
+  /** Samples with no extractable final answer. */
+  noAnswer: number;
+  /** Samples cut by max tokens. */
+  truncated: number;
+  tokens: { completion: number; prompt: number; meanPerSample: number };
+  /** Problems served entirely from the cache. */
+  cachedProblems: number;
+}
+
+/** Sample K solutions of one problem with one request and check them. */
+export async function sampleProblem(
+  problem: Problem,
+  options: Omit<SampleJobOptions, 'problems' | 'out' | 'concurrency' | 'fresh' | 'onProgress'>,
+): Promise<SampleRecord> {
+  const result = await options.policy.continue(problem.question, '', {
+    n: options.n,
+    maxTokens: options.maxTokens,
+    temperature: options.temperature,
+    topP: options.topP,
+    seed: itemSeed(options.seed, problem.id),
+    signal: options.signal,
+    noCache: options.noCache,
+  });
+  for (const w of result.warnings) options.onWarning?.(w);
+  const by = options.segmentBy ?? 'paragraph';
+  const samples: SampledSolution[] = [];
+  for (const s of result.samples) {
+    const check = await checkSolution(problem, s.text);
+    samples.push({
+      text: s.text,
+      chunks: segment(s.text, by),
+      answer: check.answer,
+      correct: check.correct,
+      tokens: s.completionTokens,
+      finishReason: s.finishReason,
+    });
+  }
+  return {
+    id: problem.id,
+    gold: problem.answer,
+    samples,
+    promptTokens: result.usage.promptTokens,
+    cached: result.cached === true,
+  };
+}
+
+/**
+ * Sample K solutions per problem into a resumable JSONL file: each problem is appended as
+ * soon as its samples are checked, a rerun skips problems already in the file, and the finished
+ * file is rewritten in input order. Returns the records of all problems, in input order.
+ */
+export async function runSampleJob(options: SampleJobOptions): Promise<SampleRecord[]> {
+  return runJsonlJob<Problem, SampleRecord>({
+    items: options.problems,
+    keyOf: (p) => p.id,
+    keyOfOutput: (r) => r.id,
+    out: options.out,
+    concurrency: options.concurrency ?? 16,
+    fresh: options.fresh,
+    signal: options.signal,
+    onProgress: options.onProgress,
+    process: (problem) => sampleProblem(problem, options),
+  });
+}
+
+/** Accuracy, pass@k (k = 1, 2, 4, …, K) and token totals over sample records. */
+export function summarizeSamples(records: readonly SampleRecord[]): SampleSummary {
+  const k = records.reduce((m, r) => Math.max(m, r.samples.length), 0);
+  const all = records.flatMap((r) => r.samples);
+  const counts = records.map((r) => ({ n: r.samples.length, c: r.samples.filter((s) => s.correct).length }));
+  const passAtK: Record<string, number> = {};
+  if (k > 0) for (const kk of reportedKs(k)) passAtK[`pass@${kk}`] = meanPassAtK(counts, kk);
+  const completion = all.reduce((a, s) => a + s.tokens, 0);
+  return {
+    problems: records.length,
+    samplesPerProblem: k,
+    samples: all.length,
+    accuracy: all.length === 0 ? Number.NaN : all.filter((s) => s.correct).length / all.length,
+    passAtK,
+    noAnswer: all.filter((s) => s.answer === null).length,
+    truncated: all.filter((s) => s.finishReason === 'length').length,
+    tokens: {
+      completion,
+      prompt: records.reduce((a, r) => a + r.promptTokens, 0),
+      meanPerSample: all.length === 0 ? 0 : completion / all.length,
+    },
+    cachedProblems: records.filter((r) => r.cached).length,
+  };
+}
