@@ -18,8 +18,11 @@ export type * from './judge/types.js';
 // models
 export type * from './models/types.js';
 export * from './models/policy.js';
+export * from './models/index.js';
 // prompts
 export * from './prompts/index.js';
+// sample
+export * from './sample/index.js';
 // store and jobs
 export * from './store/index.js';
 // verify

@@ -1,5 +1,5 @@
 /** Math answer checking: extraction of final answers and grader-compatible equivalence. */
-export { checkMathAnswer } from './check.js';
+export { checkMathAnswer, checkSolution, type SolutionCheck } from './check.js';
 export {
   type EquivalenceExplanation,
   type EquivalenceOptions,

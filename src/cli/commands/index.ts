@@ -1,13 +1,14 @@
 import type { Command } from 'commander';
 import { register as data } from './data.js';
 import { register as runs } from './runs.js';
+import { register as sample } from './sample.js';
 import { register as segment } from './segment.js';
 
 /**
  * Every CLI command, one file each. To add one: create `./<name>.ts` exporting
  * `register(program: Command): void`, import it here and add it to the list.
  */
-const commands: Array<(program: Command) => void> = [segment, data, runs];
+const commands: Array<(program: Command) => void> = [segment, data, runs, sample];
 
 export function registerCommands(program: Command): void {
   for (const register of commands) register(program);
