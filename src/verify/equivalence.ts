@@ -1,58 +1,403 @@
-import { normalizeAnswer } from './normalize.js';
+import { MAX_ANSWER_CHARS, normalizeAnswer } from './normalize.js';
+import {
+  type CompiledExpression,
+  compileExpression,
+  type NumericValue,
+  SAMPLE_POINTS,
+  valuesEqual,
+} from './numeric.js';
+import { type AnswerNode, isSimpleName, parseAnswer, type RelOp } from './structure.js';
 
-/** Grader policies on which public graders disagree. */
+/** Grader policies on which public graders disagree. Defaults are documented in docs/verify.md. */
 export interface EquivalenceOptions {
-  /** How `x%` relates to `x` and `x/100`. Default `'flexible'`: `10\%` equals `10` and `0.1`. */
+  /**
+   * How a percent sign on one side is read. `'flexible'` (default): `25\%` equals `25` and `0.25`.
+   * `'strict'`: `25\%` equals `0.25` only (and `25\%`).
+   */
   percent?: 'flexible' | 'strict';
-  /** Whether lists of several answers must match in order. Default `'unordered'` for bare lists. */
+  /**
+   * Whether several answers written as a bare list (`1, 2, 3`) must match in order.
+   * `'unordered'` (default) compares them as a multiset with duplicates ignored; tuples `(1, 2)` and
+   * intervals are always ordered, sets `\{…\}` never.
+   */
   listOrder?: 'unordered' | 'ordered';
-  /** Relative tolerance for comparing numbers. Default 1e-6. */
+  /** Relative tolerance for comparing numbers (default 1e-6). */
   floatTolerance?: number;
-  /** Time cap per comparison in milliseconds. Default 1000. */
+  /** Time cap per comparison in milliseconds (default 1000); over it the verdict is "not equal". */
   timeoutMs?: number;
 }
 
-/** Verdict and how it was reached. */
+/** Method that decided a comparison. */
+export type EquivalenceMethod =
+  | 'string'
+  | 'number'
+  | 'symbolic'
+  | 'structure'
+  | 'text'
+  | 'none'
+  | 'timeout'
+  | 'error';
+
+/** Verdict of {@link explainEquivalence}, with the method used and both normalised forms. */
 export interface EquivalenceExplanation {
   equal: boolean;
-  method: string;
+  /** What decided the verdict. */
+  method: EquivalenceMethod;
+  /** Normalised gold answer. */
   gold: string;
+  /** Normalised predicted answer (null when there was none). */
   pred: string | null;
+  /** Why the verdict was "not equal" when that was not a plain mismatch (timeout, no prediction, …). */
   reason?: string;
 }
 
-/** Compare two answers; see {@link explainEquivalence} for the method used. Never throws. */
+interface Settings {
+  percent: 'flexible' | 'strict';
+  ordered: boolean;
+  tol: number;
+  deadline: number;
+}
+
+class TimeoutError extends Error {}
+
+interface Ctx extends Settings {
+  goldPercent: boolean;
+  predPercent: boolean;
+  methods: Set<EquivalenceMethod>;
+}
+
+/** Compare two answers. Never throws; see {@link explainEquivalence} for why. */
 export function isEquivalent(gold: string, pred: string | null, options?: EquivalenceOptions): boolean {
   return explainEquivalence(gold, pred, options).equal;
 }
 
-/** Compare two answers and report the method and both normalised forms. Never throws. */
+/**
+ * Compare two final answers (already extracted; use `extractAnswer` on full solutions) and say how.
+ * Never throws and never runs past `options.timeoutMs`.
+ */
 export function explainEquivalence(
   gold: string,
   pred: string | null,
   options: EquivalenceOptions = {},
 ): EquivalenceExplanation {
-  try {
-    if (pred === null || pred === undefined)
-      return { equal: false, method: 'none', gold, pred: null, reason: 'no prediction' };
-    const g = normalizeAnswer(String(gold));
-    const p = normalizeAnswer(String(pred));
-    if (g === p) return { equal: true, method: 'string', gold: g, pred: p };
-    const gn = Number(g);
-    const pn = Number(p);
-    const tol = options.floatTolerance ?? 1e-6;
-    if (g !== '' && p !== '' && Number.isFinite(gn) && Number.isFinite(pn)) {
-      const equal = Math.abs(gn - pn) <= tol * Math.max(1, Math.abs(gn));
-      return { equal, method: 'number', gold: g, pred: p };
-    }
-    return { equal: false, method: 'string', gold: g, pred: p };
-  } catch (err) {
-    return {
-      equal: false,
-      method: 'error',
-      gold: String(gold),
-      pred: pred === null ? null : String(pred),
-      reason: (err as Error).message,
-    };
+  const goldText = typeof gold === 'string' ? gold : String(gold ?? '');
+  if (pred === null || pred === undefined) {
+    return { equal: false, method: 'none', gold: goldText.trim(), pred: null, reason: 'no predicted answer' };
   }
+  const predText = typeof pred === 'string' ? pred : String(pred);
+  const settings: Settings = {
+    percent: options.percent ?? 'flexible',
+    ordered: options.listOrder === 'ordered',
+    tol: options.floatTolerance ?? 1e-6,
+    deadline: Date.now() + (options.timeoutMs ?? 1000),
+  };
+  let g = goldText.trim();
+  let p = predText.trim();
+  try {
+    if (g.length > MAX_ANSWER_CHARS || p.length > MAX_ANSWER_CHARS) {
+      const equal = g === p;
+      return { equal, method: 'string', gold: g, pred: p, reason: equal ? undefined : 'answer too long to parse' };
+    }
+    const gn = normalizeAnswer(g);
+    const pn = normalizeAnswer(p);
+    g = gn.text;
+    p = pn.text;
+    if (g === p && gn.percent === pn.percent) return { equal: true, method: 'string', gold: g, pred: p };
+    if (g === '' || p === '') return { equal: false, method: 'string', gold: g, pred: p, reason: 'empty answer' };
+    if (g === p && settings.percent === 'flexible') return { equal: true, method: 'string', gold: g, pred: p };
+    const ctx: Ctx = { ...settings, goldPercent: gn.percent, predPercent: pn.percent, methods: new Set() };
+    const equal = compareNodes(parseAnswer(g), parseAnswer(p), ctx);
+    return { equal, method: pickMethod(ctx.methods), gold: g, pred: p };
+  } catch (err) {
+    if (err instanceof TimeoutError) {
+      return { equal: false, method: 'timeout', gold: g, pred: p, reason: `over the ${options.timeoutMs ?? 1000} ms cap` };
+    }
+    return { equal: false, method: 'error', gold: g, pred: p, reason: (err as Error)?.message ?? String(err) };
+  }
+}
+
+function pickMethod(methods: Set<EquivalenceMethod>): EquivalenceMethod {
+  for (const m of ['symbolic', 'number', 'structure', 'text', 'string'] as const) if (methods.has(m)) return m;
+  return 'structure';
+}
+
+function checkTime(ctx: Ctx): void {
+  if (Date.now() > ctx.deadline) throw new TimeoutError('time cap');
+}
+
+/** Value an equation or approximation stands for: `x = 5` -> 5, `\frac{\sqrt3}{3} \approx 0.577` -> lhs. */
+function relationValue(node: AnswerNode): AnswerNode | null {
+  if (node.kind !== 'rel') return null;
+  const { ops, sides, latex } = node;
+  if (ops.every((o) => o === '=' || o === '≈') && isSimpleName(latex[0])) return sides[sides.length - 1];
+  if (ops.every((o) => o === '∈') && ops.length === 1 && isSimpleName(latex[0])) return sides[1];
+  if (ops.length === 1 && ops[0] === '≈') return sides[0];
+  // "a = b ≈ c": the exact value is the last one before the first ≈.
+  const firstApprox = ops.indexOf('≈');
+  if (firstApprox > 0 && ops.slice(0, firstApprox).every((o) => o === '=') && isSimpleName(latex[0])) {
+    return sides[firstApprox];
+  }
+  return null;
+}
+
+/** An inequality chain `a < x < b` with a simple middle, or `x > a`, as an interval list node. */
+function inequalityAsInterval(node: AnswerNode): AnswerNode | null {
+  if (node.kind !== 'rel') return null;
+  const { ops, sides, latex } = node;
+  const strict = (o: RelOp) => o === '<' || o === '>';
+  const lower = (o: RelOp) => o === '<' || o === '≤';
+  const upper = (o: RelOp) => o === '>' || o === '≥';
+  const inf: AnswerNode = { kind: 'expr', latex: '\\infty' };
+  const negInf: AnswerNode = { kind: 'expr', latex: '-\\infty' };
+  if (ops.length === 2 && isSimpleName(latex[1])) {
+    const absMiddle = /^\|.*\|$/.test(latex[1].replace(/\s+/g, ''));
+    if (lower(ops[0]) && lower(ops[1])) {
+      const iv: AnswerNode = {
+        kind: 'list',
+        open: strict(ops[0]) ? '(' : '[',
+        close: strict(ops[1]) ? ')' : ']',
+        items: [sides[0], sides[2]],
+      };
+      if (!absMiddle) return iv;
+      // a ≤ |z| ≤ b  is  [-b, -a] ∪ [a, b]
+      const neg = (n: AnswerNode): AnswerNode =>
+        n.kind === 'expr' ? { kind: 'expr', latex: `-(${n.latex})` } : n;
+      return {
+        kind: 'union',
+        items: [
+          { kind: 'list', open: iv.close === ')' ? '(' : '[', close: iv.open === '(' ? ')' : ']', items: [neg(sides[2]), neg(sides[0])] },
+          iv,
+        ],
+      };
+    }
+    if (upper(ops[0]) && upper(ops[1])) {
+      return {
+        kind: 'list',
+        open: strict(ops[1]) ? '(' : '[',
+        close: strict(ops[0]) ? ')' : ']',
+        items: [sides[2], sides[0]],
+      };
+    }
+  }
+  if (ops.length === 1 && (lower(ops[0]) || upper(ops[0]))) {
+    const leftName = isSimpleName(latex[0]);
+    const rightName = isSimpleName(latex[1]);
+    if (leftName === rightName) return null;
+    const bound = leftName ? sides[1] : sides[0];
+    // Normalise to "name OP bound".
+    let op: RelOp = ops[0];
+    if (!leftName) op = ({ '<': '>', '≤': '≥', '>': '<', '≥': '≤' } as Record<string, RelOp>)[op] ?? op;
+    if (op === '<' || op === '≤') return { kind: 'list', open: '(', close: op === '<' ? ')' : ']', items: [negInf, bound] };
+    return { kind: 'list', open: op === '>' ? '(' : '[', close: ')', items: [bound, inf] };
+  }
+  return null;
+}
+
+function compareNodes(a: AnswerNode, b: AnswerNode, ctx: Ctx): boolean {
+  checkTime(ctx);
+  // Singleton lists are their element.
+  if (a.kind === 'list' && a.open === '' && a.items.length === 1) return compareNodes(a.items[0], b, ctx);
+  if (b.kind === 'list' && b.open === '' && b.items.length === 1) return compareNodes(a, b.items[0], ctx);
+
+  if (a.kind === 'rel' || b.kind === 'rel') return compareRelations(a, b, ctx);
+
+  if (a.kind === 'choice' || b.kind === 'choice') {
+    ctx.methods.add('text');
+    const la = a.kind === 'choice' ? a.letter : a.kind === 'expr' || a.kind === 'text' ? nodeText(a) : null;
+    const lb = b.kind === 'choice' ? b.letter : b.kind === 'expr' || b.kind === 'text' ? nodeText(b) : null;
+    return la !== null && lb !== null && la === lb;
+  }
+  if (a.kind === 'text' || b.kind === 'text') {
+    ctx.methods.add('text');
+    const ta = nodeText(a);
+    const tb = nodeText(b);
+    return ta !== null && tb !== null && ta.toLowerCase() === tb.toLowerCase();
+  }
+  if (a.kind === 'union' || b.kind === 'union') {
+    ctx.methods.add('structure');
+    if (a.kind !== 'union' || b.kind !== 'union') return false;
+    return compareUnordered(a.items, b.items, ctx, false);
+  }
+  if (a.kind === 'list' || b.kind === 'list') return compareLists(a, b, ctx);
+  return compareExpressions(a.latex, b.latex, ctx);
+}
+
+function nodeText(n: AnswerNode): string | null {
+  if (n.kind === 'text') return n.text.replace(/\s+/g, ' ').trim();
+  if (n.kind === 'expr') return n.latex.replace(/\s+/g, '');
+  if (n.kind === 'choice') return n.letter;
+  return null;
+}
+
+function compareRelations(a: AnswerNode, b: AnswerNode, ctx: Ctx): boolean {
+  ctx.methods.add('structure');
+  const va = relationValue(a);
+  const vb = relationValue(b);
+  if (a.kind === 'rel' && b.kind === 'rel') {
+    if (va && vb && compareNodes(va, vb, ctx)) return true;
+    const ia = inequalityAsInterval(a);
+    const ib = inequalityAsInterval(b);
+    if (ia && ib) return compareNodes(ia, ib, ctx);
+    return sameRelation(a, b, ctx);
+  }
+  // One side is a relation, the other a value.
+  const rel = a.kind === 'rel' ? a : b;
+  const other = a.kind === 'rel' ? b : a;
+  const value = a.kind === 'rel' ? va : vb;
+  if (value) return a.kind === 'rel' ? compareNodes(value, other, ctx) : compareNodes(other, value, ctx);
+  const interval = inequalityAsInterval(rel);
+  if (interval && (other.kind === 'list' || other.kind === 'union')) {
+    return a.kind === 'rel' ? compareNodes(interval, other, ctx) : compareNodes(other, interval, ctx);
+  }
+  return false;
+}
+
+/** Equal relations: same sides, or (for = and inequalities) the same after moving terms across. */
+function sameRelation(a: AnswerNode & { kind: 'rel' }, b: AnswerNode & { kind: 'rel' }, ctx: Ctx): boolean {
+  if (a.ops.length !== b.ops.length) return false;
+  // Chains: compare the outer relation (first lhs, last rhs) for equalities.
+  if (a.ops.length === 1) {
+    const [oa] = a.ops;
+    const [ob] = b.ops;
+    const [la, ra] = a.sides;
+    const [lb, rb] = b.sides;
+    if (oa === ob && compareNodes(la, lb, ctx) && compareNodes(ra, rb, ctx)) return true;
+    const symmetric = oa === '=' || oa === '≠' || oa === '≈';
+    const flipped: Record<string, RelOp> = { '<': '>', '>': '<', '≤': '≥', '≥': '≤' };
+    if ((symmetric && oa === ob) || flipped[oa] === ob) {
+      if (compareNodes(la, rb, ctx) && compareNodes(ra, lb, ctx)) return true;
+    }
+    if (la.kind === 'expr' && ra.kind === 'expr' && lb.kind === 'expr' && rb.kind === 'expr') {
+      // Move everything to one side: f = lhs - rhs; equations match when f_a = c f_b (c ≠ 0),
+      // inequalities when c > 0 after orienting both as "f > 0" / "f ≥ 0".
+      const orient = (op: RelOp, l: string, r: string): { f: string; strict: boolean } | null => {
+        if (op === '=') return { f: `(${l})-(${r})`, strict: false };
+        if (op === '>' || op === '≥') return { f: `(${l})-(${r})`, strict: op === '>' };
+        if (op === '<' || op === '≤') return { f: `(${r})-(${l})`, strict: op === '<' };
+        return null;
+      };
+      const fa = orient(oa, la.latex, ra.latex);
+      const fb = orient(ob, lb.latex, rb.latex);
+      if (!fa || !fb) return false;
+      if ((oa === '=') !== (ob === '=') || fa.strict !== fb.strict) return false;
+      return proportional(fa.f, fb.f, oa === '=' ? 'any' : 'positive', ctx);
+    }
+    return false;
+  }
+  // Longer chains: same operators and pairwise equal sides.
+  if (a.ops.join() !== b.ops.join()) return false;
+  return a.sides.every((s, i) => compareNodes(s, b.sides[i], ctx));
+}
+
+/** Whether f = c·g for a constant c (nonzero; positive when `sign` is 'positive'). */
+function proportional(f: string, g: string, sign: 'any' | 'positive', ctx: Ctx): boolean {
+  const cf = compileExpression(f);
+  const cg = compileExpression(g);
+  if (!cf || !cg) return false;
+  ctx.methods.add('symbolic');
+  let ratio: number | null = null;
+  let used = 0;
+  for (let k = 0; k < SAMPLE_POINTS; k++) {
+    checkTime(ctx);
+    const vf = cf.evaluate(k);
+    const vg = cg.evaluate(k);
+    if (!vf || !vg || vf.shape.length > 0 || vg.shape.length > 0) continue;
+    if (Math.abs(vf.im[0]) > 1e-9 || Math.abs(vg.im[0]) > 1e-9) continue;
+    const x = vf.re[0];
+    const y = vg.re[0];
+    if (!Number.isFinite(x) || !Number.isFinite(y)) continue;
+    if (Math.abs(y) < 1e-12) {
+      if (Math.abs(x) < 1e-12) continue;
+      return false;
+    }
+    const r = x / y;
+    if (ratio === null) ratio = r;
+    else if (Math.abs(r - ratio) > ctx.tol * Math.max(1, Math.abs(ratio))) return false;
+    used++;
+  }
+  if (ratio === null || used === 0 || Math.abs(ratio) < 1e-12) return false;
+  return sign === 'any' || ratio > 0;
+}
+
+function compareLists(a: AnswerNode, b: AnswerNode, ctx: Ctx): boolean {
+  ctx.methods.add('structure');
+  if (a.kind !== 'list' || b.kind !== 'list') return false;
+  const setLike = (n: { open: string }) => n.open === '' || n.open === '{';
+  if (setLike(a) && setLike(b)) {
+    const ordered = ctx.ordered && a.open === '' && b.open === '';
+    if (ordered) return a.items.length === b.items.length && a.items.every((x, i) => compareNodes(x, b.items[i], ctx));
+    return compareUnordered(a.items, b.items, ctx, true);
+  }
+  if (a.open !== b.open || a.close !== b.close) return false;
+  if (a.items.length !== b.items.length) return false;
+  return a.items.every((x, i) => compareNodes(x, b.items[i], ctx));
+}
+
+/** Multiset comparison with duplicates removed (when `dedupe`), by greedy matching. */
+function compareUnordered(as: AnswerNode[], bs: AnswerNode[], ctx: Ctx, dedupe: boolean): boolean {
+  const da = dedupe ? dedupeNodes(as, ctx) : as;
+  const db = dedupe ? dedupeNodes(bs, ctx) : bs;
+  if (da.length !== db.length) return false;
+  const used = new Array<boolean>(db.length).fill(false);
+  for (const x of da) {
+    let found = false;
+    for (let j = 0; j < db.length; j++) {
+      if (!used[j] && compareNodes(x, db[j], ctx)) {
+        used[j] = true;
+        found = true;
+        break;
+      }
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
+function dedupeNodes(items: AnswerNode[], ctx: Ctx): AnswerNode[] {
+  const out: AnswerNode[] = [];
+  for (const x of items) {
+    if (!out.some((y) => compareNodes(x, y, ctx))) out.push(x);
+  }
+  return out;
+}
+
+function compareExpressions(ga: string, pb: string, ctx: Ctx): boolean {
+  if (ga.replace(/\s+/g, '') === pb.replace(/\s+/g, '') && ctx.goldPercent === ctx.predPercent) {
+    ctx.methods.add('string');
+    return true;
+  }
+  const ca = compileExpression(ga);
+  const cb = compileExpression(pb);
+  if (!ca || !cb) {
+    ctx.methods.add('string');
+    return ga.replace(/\s+/g, '') === pb.replace(/\s+/g, '');
+  }
+  ctx.methods.add(ca.engine === 'number' && cb.engine === 'number' ? 'number' : 'symbolic');
+  // Percent policy: scale candidates for the side that carried a percent sign.
+  const scales: Array<[number, number]> = [[1, 1]];
+  if (ctx.goldPercent !== ctx.predPercent) {
+    if (ctx.percent === 'flexible') scales.push(ctx.goldPercent ? [0.01, 1] : [1, 0.01]);
+    else scales.splice(0, 1, ctx.goldPercent ? [0.01, 1] : [1, 0.01]);
+  }
+  return scales.some(([sa, sb]) => sameValues(ca, cb, sa, sb, ctx));
+}
+
+function scale(v: NumericValue, s: number): NumericValue {
+  if (s === 1) return v;
+  return { re: v.re.map((x) => x * s), im: v.im.map((x) => x * s), shape: v.shape };
+}
+
+function sameValues(ca: CompiledExpression, cb: CompiledExpression, sa: number, sb: number, ctx: Ctx): boolean {
+  const points = ca.variables.length === 0 && cb.variables.length === 0 ? 1 : SAMPLE_POINTS;
+  let compared = 0;
+  for (let k = 0; k < points; k++) {
+    checkTime(ctx);
+    const va = ca.evaluate(k);
+    const vb = cb.evaluate(k);
+    if (va === null && vb === null) continue;
+    if (va === null || vb === null) return false;
+    if (!valuesEqual(scale(va, sa), scale(vb, sb), ctx.tol)) return false;
+    compared++;
+  }
+  return compared > 0;
 }

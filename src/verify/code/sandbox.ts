@@ -1,0 +1,476 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pLimit, { type LimitFunction } from 'p-limit';
+import { StepwiseError } from '../../core/errors.js';
+
+/**
+ * A verdict for one test (or for the program itself):
+ * - `passed` — ran to the end without an exception;
+ * - `failed` — an `assert` failed (AssertionError);
+ * - `error` — any other exception, a crash (signal), or the process exiting early;
+ * - `timeout` — the wall-clock limit per test, or the CPU-time limit, was reached;
+ * - `memory` — MemoryError under the address-space cap;
+ * - `fork-limit` — a process could not be created because of the process cap;
+ * - `network-blocked` — the code tried to use the network;
+ * - `output-limit` — the code wrote more than the output cap;
+ * - `not-run` — the test was never reached (only when the whole run was cut off).
+ */
+export type SandboxStatus =
+  | 'passed'
+  | 'failed'
+  | 'error'
+  | 'timeout'
+  | 'memory'
+  | 'fork-limit'
+  | 'network-blocked'
+  | 'output-limit'
+  | 'not-run';
+
+/** One test: Python code executed after the program, in the program's global namespace. */
+export interface SandboxTest {
+  /** Shown in verdicts; default `test <i>`. */
+  name?: string;
+  code: string;
+}
+
+/** Limits of one run. Every field has a default (see {@link DEFAULT_SANDBOX_LIMITS}). */
+export interface SandboxLimits {
+  /** Wall-clock limit per test, ms. */
+  timeoutMs: number;
+  /** Wall-clock limit for executing the program itself (definitions, top-level code), ms. */
+  programTimeoutMs: number;
+  /** Address-space cap (RLIMIT_AS), MiB. */
+  memoryMb: number;
+  /** Processes the candidate may start (its own process not counted). */
+  maxProcesses: number;
+  /** Bytes the candidate may write to stdout, to stderr, or to any one file (RLIMIT_FSIZE). */
+  outputBytes: number;
+  /** Bytes of stdout / stderr kept in the result. */
+  captureBytes: number;
+}
+
+export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = {
+  timeoutMs: 5000,
+  programTimeoutMs: 5000,
+  memoryMb: 1024,
+  maxProcesses: 8,
+  outputBytes: 1 << 20,
+  captureBytes: 16 << 10,
+};
+
+/** A program and its tests. */
+export interface SandboxRequest {
+  /** Code executed first (imports, definitions); the tests see its globals. */
+  program: string;
+  tests: readonly SandboxTest[];
+  limits?: Partial<SandboxLimits>;
+}
+
+/** Verdict of one test or of the program. */
+export interface SandboxVerdict {
+  name: string;
+  status: SandboxStatus;
+  /** Exception or reason, e.g. `AssertionError`, `wall-clock limit (5000 ms) exceeded`. */
+  message: string | null;
+  /** Time inside the test, ms (null when the process died during it). */
+  durationMs: number | null;
+}
+
+/** What enforces each limit on this machine (found by probing once per {@link Sandbox}). */
+export interface SandboxEnforcement {
+  python: string;
+  pythonVersion: string;
+  /** `namespace` = empty network namespace (`unshare -n`), kernel-enforced; `audit-hook` = Python-level refusal only. */
+  network: 'namespace+audit-hook' | 'audit-hook';
+  /** `cgroup-pids` = kernel pids.max; `rlimit-nproc` = RLIMIT_NPROC (not enforced for root); `audit-hook` = Python-level cap only. */
+  processes: 'cgroup-pids+audit-hook' | 'rlimit-nproc+audit-hook' | 'audit-hook';
+  /** `pid-namespace`: every process the candidate left dies with the run; otherwise the worker's process group is killed. */
+  cleanup: 'pid-namespace' | 'process-group';
+  memory: 'rlimit-as';
+  cpu: 'rlimit-cpu';
+  wallClock: 'supervisor-kill';
+  output: 'rlimit-fsize';
+  /** The candidate runs with the job's user id in a fresh temporary working directory; the rest of the filesystem is not hidden. */
+  filesystem: 'temp-cwd';
+}
+
+/** Outcome of one run. */
+export interface SandboxResult {
+  /** True when the program and every test passed. */
+  passed: boolean;
+  /** `passed`, else the status of the program if it failed, else of the first test that did not pass. */
+  status: SandboxStatus;
+  program: SandboxVerdict;
+  tests: SandboxVerdict[];
+  stdout: string;
+  stderr: string;
+  /** True when stdout/stderr were cut to `captureBytes`. */
+  outputTruncated: boolean;
+  /** Wall-clock time of the whole run including process start-up, ms. */
+  wallMs: number;
+  /** Worker processes used (more than 1 when a test crashed or hung and the rest ran in a fresh one). */
+  workers: number;
+}
+
+export interface SandboxOptions {
+  /** Python interpreter (default `$STEPWISE_PYTHON`, else `python3` on PATH). */
+  python?: string;
+  /** Runs at a time (default: the number of cores). */
+  concurrency?: number;
+  /** Default limits for every run (each request may override). */
+  limits?: Partial<SandboxLimits>;
+  /** `auto` (default) uses namespaces and a pids cgroup when this machine allows; `none` never does. */
+  isolation?: 'auto' | 'none';
+  /** Load site-packages (numpy, …) in the candidate's interpreter. Default true; false starts ~20 ms faster. */
+  sitePackages?: boolean;
+}
+
+interface Probe {
+  enforcement: SandboxEnforcement;
+  python: string;
+  unshare: boolean;
+  cgroupBase: string | null;
+}
+
+interface SupervisorOutcome {
+  program: { status: SandboxStatus; message: string | null; durationMs: number | null } | null;
+  tests: Array<{ status: SandboxStatus; message: string | null; durationMs: number | null }>;
+  stdout: string;
+  stderr: string;
+  outputTruncated: boolean;
+  workers: number;
+}
+
+/** Walk up from this module to the package root (the folder with package.json and python/). */
+function findPythonDir(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    if (existsSync(join(dir, 'python', 'stepwise_sandbox.py')) && existsSync(join(dir, 'package.json')))
+      return join(dir, 'python');
+    dir = dirname(dir);
+  }
+  throw new StepwiseError('stepwise: python/stepwise_sandbox.py not found next to the package (broken install?)');
+}
+
+/** Absolute path of a helper script shipped in the package's `python/` folder. */
+export function pythonAsset(name: string): string {
+  return join(findPythonDir(), name);
+}
+
+/** Resolve the interpreter to its real executable (pyenv shims are slow shell scripts). */
+export function resolvePython(python?: string): { executable: string; version: string } {
+  const candidate = python ?? process.env.STEPWISE_PYTHON ?? 'python3';
+  const probe = spawnSync(candidate, ['-c', 'import sys; print(sys.executable); print(sys.version.split()[0])'], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  if (probe.status !== 0 || !probe.stdout) {
+    throw new StepwiseError(
+      `cannot run Python (${candidate}): ${probe.error?.message ?? probe.stderr?.trim() ?? 'no output'}; install python3 or set STEPWISE_PYTHON`,
+    );
+  }
+  const [executable, version] = probe.stdout.trim().split('\n');
+  if (!version?.startsWith('3.') || Number(version.split('.')[1]) < 8)
+    throw new StepwiseError(`Python ${version} at ${executable} is too old: the sandbox needs Python ≥ 3.8`);
+  return { executable, version };
+}
+
+const cgroupBases = new Set<string>();
+let exitHookInstalled = false;
+
+/** Make a per-process parent cgroup under the pids controller (v1 layout), or null where not allowed. */
+function makeCgroupBase(): string | null {
+  const root = '/sys/fs/cgroup/pids';
+  if (!existsSync(join(root, 'cgroup.procs'))) return null;
+  const base = join(root, `stepwise-sandbox-${process.pid}`);
+  try {
+    mkdirSync(base, { recursive: true });
+    if (!existsSync(join(base, 'pids.max'))) return null;
+  } catch {
+    return null;
+  }
+  cgroupBases.add(base);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', () => {
+      for (const b of cgroupBases) {
+        try {
+          rmdirSync(b);
+        } catch {
+          // still busy or already gone: nothing more to do at exit
+        }
+      }
+    });
+  }
+  return base;
+}
+
+function probe(options: SandboxOptions): Probe {
+  const { executable, version } = resolvePython(options.python);
+  let unshare = false;
+  let cgroupBase: string | null = null;
+  if (options.isolation !== 'none' && process.platform === 'linux') {
+    const u = spawnSync('unshare', ['-n', '-p', '-f', '--kill-child', '--', executable, '-c', 'pass'], {
+      timeout: 30_000,
+      stdio: 'ignore',
+    });
+    unshare = u.status === 0;
+    cgroupBase = makeCgroupBase();
+  }
+  const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  return {
+    python: executable,
+    unshare,
+    cgroupBase,
+    enforcement: {
+      python: executable,
+      pythonVersion: version,
+      network: unshare ? 'namespace+audit-hook' : 'audit-hook',
+      processes: cgroupBase ? 'cgroup-pids+audit-hook' : root ? 'audit-hook' : 'rlimit-nproc+audit-hook',
+      cleanup: unshare ? 'pid-namespace' : 'process-group',
+      memory: 'rlimit-as',
+      cpu: 'rlimit-cpu',
+      wallClock: 'supervisor-kill',
+      output: 'rlimit-fsize',
+      filesystem: 'temp-cwd',
+    },
+  };
+}
+
+function firstFailure(program: SandboxVerdict, tests: readonly SandboxVerdict[]): SandboxStatus {
+  if (program.status !== 'passed') return program.status;
+  return tests.find((t) => t.status !== 'passed')?.status ?? 'passed';
+}
+
+/**
+ * Runs Python programs against tests in a separate process per run, in a temporary directory,
+ * with wall-clock, CPU, memory, process-count, network and output limits, a pool of
+ * `concurrency` runs at a time, and one verdict per test. A run never throws for anything the
+ * candidate does: every outcome is a status.
+ */
+export class Sandbox {
+  private readonly options: SandboxOptions;
+  private readonly limit: LimitFunction;
+  private probed: Probe | undefined;
+  private runCounter = 0;
+
+  constructor(options: SandboxOptions = {}) {
+    this.options = options;
+    this.limit = pLimit(Math.max(1, options.concurrency ?? availableParallelism()));
+  }
+
+  /** Runs at a time. */
+  get concurrency(): number {
+    return this.limit.concurrency;
+  }
+
+  /** What enforces each limit here (probes the machine on first use). */
+  enforcement(): SandboxEnforcement {
+    return this.ensureProbe().enforcement;
+  }
+
+  private ensureProbe(): Probe {
+    this.probed ??= probe(this.options);
+    return this.probed;
+  }
+
+  /** Run `program`, then each test in order; resolves with a verdict per test. */
+  run(request: SandboxRequest): Promise<SandboxResult> {
+    const p = this.ensureProbe();
+    return this.limit(() => this.runNow(p, request));
+  }
+
+  private async runNow(p: Probe, request: SandboxRequest): Promise<SandboxResult> {
+    const limits: SandboxLimits = { ...DEFAULT_SANDBOX_LIMITS, ...this.options.limits, ...request.limits };
+    const names = request.tests.map((t, i) => t.name ?? `test ${i}`);
+    const started = performance.now();
+    const workDir = mkdtempSync(join(tmpdir(), 'stepwise-sbx-'));
+    let cgroup: string | null = null;
+    if (p.cgroupBase) {
+      cgroup = join(p.cgroupBase, `run-${this.runCounter++}`);
+      try {
+        mkdirSync(cgroup);
+        // +1: the supervisor itself lives in the cgroup; +2 slack for the worker's own process.
+        writeFileSync(join(cgroup, 'pids.max'), String(limits.maxProcesses + 2));
+      } catch {
+        cgroup = null;
+      }
+    }
+    const testCount = request.tests.length;
+    const budgetMs = limits.programTimeoutMs + testCount * (limits.programTimeoutMs + limits.timeoutMs);
+    const config = {
+      workDir,
+      program: request.program,
+      tests: request.tests.map((t) => ({ code: t.code })),
+      timeoutMs: limits.timeoutMs,
+      programTimeoutMs: limits.programTimeoutMs,
+      memoryBytes: limits.memoryMb * 1024 * 1024,
+      cpuSeconds: Math.ceil((limits.programTimeoutMs + testCount * limits.timeoutMs) / 1000) + 1,
+      maxProcesses: limits.maxProcesses,
+      outputBytes: limits.outputBytes,
+      captureBytes: limits.captureBytes,
+      cgroup,
+      nprocRlimit: true,
+      parentDeathSignal: !p.unshare,
+    };
+    const pythonArgs = ['-B', '-s', ...(this.options.sitePackages === false ? ['-S'] : [])];
+    const script = pythonAsset('stepwise_sandbox.py');
+    const [command, args] = p.unshare
+      ? ['unshare', ['-n', '-p', '-f', '--kill-child', '--', p.python, ...pythonArgs, script]]
+      : [p.python, [...pythonArgs, script]];
+    let outcome: SupervisorOutcome | null = null;
+    let failure: string | null = null;
+    try {
+      const { stdout, stderr, killed, code, signal } = await spawnCollect(command, args as string[], {
+        cwd: workDir,
+        input: JSON.stringify(config),
+        // Backstop only: the supervisor enforces every limit itself; this catches a wedged supervisor.
+        deadlineMs: budgetMs + 10_000,
+        env: {
+          PATH: '/usr/local/bin:/usr/bin:/bin',
+          HOME: workDir,
+          TMPDIR: workDir,
+          LANG: 'C.UTF-8',
+          PYTHONHASHSEED: '0',
+          PYTHONIOENCODING: 'utf-8',
+        },
+      });
+      if (killed) failure = `sandbox run exceeded its total budget (${budgetMs + 10_000} ms) and was killed`;
+      else {
+        try {
+          outcome = JSON.parse(stdout.trim().split('\n').pop() ?? '') as SupervisorOutcome;
+        } catch {
+          failure = `sandbox supervisor failed (exit ${code ?? signal}): ${stderr.trim().slice(0, 500) || 'no output'}`;
+        }
+      }
+    } catch (e) {
+      failure = `sandbox could not start: ${(e as Error).message}`;
+    } finally {
+      rmSync(workDir, { recursive: true, force: true });
+      if (cgroup) removeCgroupLater(cgroup);
+    }
+    const wallMs = performance.now() - started;
+    if (!outcome) {
+      const status: SandboxStatus = failure?.includes('total budget') ? 'timeout' : 'error';
+      const program: SandboxVerdict = { name: 'program', status, message: failure, durationMs: null };
+      const tests = names.map((name) => ({ name, status, message: failure, durationMs: null }));
+      return {
+        passed: false,
+        status,
+        program,
+        tests,
+        stdout: '',
+        stderr: '',
+        outputTruncated: false,
+        wallMs,
+        workers: 0,
+      };
+    }
+    const program: SandboxVerdict = {
+      name: 'program',
+      ...(outcome.program ?? { status: 'error', message: 'program did not run', durationMs: null }),
+    };
+    const tests = outcome.tests.map((t, i) => ({ name: names[i], ...t }));
+    const status = firstFailure(program, tests);
+    return {
+      passed: status === 'passed',
+      status,
+      program,
+      tests,
+      stdout: outcome.stdout,
+      stderr: outcome.stderr,
+      outputTruncated: outcome.outputTruncated,
+      wallMs,
+      workers: outcome.workers,
+    };
+  }
+}
+
+function removeCgroupLater(path: string, attempt = 0): void {
+  try {
+    rmdirSync(path);
+  } catch {
+    // Processes of a killed PID namespace take a moment to leave the cgroup.
+    if (attempt < 20) setTimeout(() => removeCgroupLater(path, attempt + 1), 50 * (attempt + 1)).unref();
+  }
+}
+
+interface CollectOptions {
+  cwd: string;
+  input: string;
+  deadlineMs: number;
+  env: NodeJS.ProcessEnv;
+}
+
+const MAX_COLLECT = 8 << 20;
+
+/** Spawn in its own process group, feed stdin, collect capped output, SIGKILL the group at the deadline. */
+function spawnCollect(
+  command: string,
+  args: string[],
+  o: CollectOptions,
+): Promise<{ stdout: string; stderr: string; killed: boolean; code: number | null; signal: string | null }> {
+  return new Promise((resolve, reject) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(command, args, { cwd: o.cwd, env: o.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    } catch (e) {
+      reject(e);
+      return;
+    }
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let outBytes = 0;
+    let errBytes = 0;
+    let killed = false;
+    const killGroup = () => {
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    };
+    const timer = setTimeout(() => {
+      killed = true;
+      killGroup();
+    }, o.deadlineMs);
+    child.stdout?.on('data', (b: Buffer) => {
+      if (outBytes < MAX_COLLECT) out.push(b);
+      outBytes += b.length;
+    });
+    child.stderr?.on('data', (b: Buffer) => {
+      if (errBytes < 65536) err.push(b);
+      errBytes += b.length;
+    });
+    child.stdin?.on('error', () => {
+      // the process may die before reading its input; the exit status tells the story
+    });
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      killGroup();
+      resolve({
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+        killed,
+        code,
+        signal,
+      });
+    });
+    child.stdin?.end(o.input);
+  });
+}
+
+let shared: Sandbox | undefined;
+
+/** The process-wide sandbox (one pool shared by every caller that does not bring its own). */
+export function defaultSandbox(): Sandbox {
+  shared ??= new Sandbox();
+  return shared;
+}

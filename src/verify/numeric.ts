@@ -1,0 +1,207 @@
+/**
+ * Numeric evaluation of expressions for equivalence checks: exact-number fast path, then mathjs
+ * evaluation of our own LaTeX translation at deterministic sample points, then (for LaTeX our
+ * parser rejects) @cortex-js/compute-engine with the same numeric substitution. Engines are
+ * created lazily, once per process; compiled expressions are cached.
+ */
+import { createRequire } from 'node:module';
+import { LatexParseError, latexToMathjs } from './latex.js';
+
+const require = createRequire(import.meta.url);
+
+/** A flat numeric value: complex entries plus a shape (`[]` for a scalar). */
+export interface NumericValue {
+  re: number[];
+  im: number[];
+  shape: number[];
+}
+
+/** A compiled expression: evaluate at sample point k (0-based). Returns null when undefined there. */
+export interface CompiledExpression {
+  engine: 'number' | 'mathjs' | 'compute-engine';
+  variables: string[];
+  evaluate(point: number): NumericValue | null;
+}
+
+/** Number of sample points at which expressions with variables are compared. */
+export const SAMPLE_POINTS = 4;
+
+// biome-ignore lint/suspicious/noExplicitAny: mathjs instance type is large; used through a narrow surface.
+let mathInstance: any = null;
+
+// biome-ignore lint/suspicious/noExplicitAny: see above.
+function math(): any {
+  if (mathInstance) return mathInstance;
+  const mathjs = require('mathjs');
+  const m = mathjs.create(mathjs.all, { number: 'number', precision: 64 });
+  m.import(
+    {
+      // Real n-th root for negative radicands with odd integer index, principal root otherwise.
+      nroot: (x: unknown, n: unknown) => {
+        if (typeof x === 'number' && typeof n === 'number') {
+          if (x < 0 && Number.isInteger(n) && n % 2 !== 0) return -((-x) ** (1 / n));
+          if (x >= 0) return x ** (1 / n);
+        }
+        return m.pow(x, m.divide(1, n));
+      },
+    },
+    { override: true },
+  );
+  mathInstance = m;
+  return m;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: compute-engine instance.
+let computeEngine: any = null;
+
+// biome-ignore lint/suspicious/noExplicitAny: compute-engine instance.
+function ce(): any {
+  if (computeEngine) return computeEngine;
+  const { ComputeEngine } = require('@cortex-js/compute-engine');
+  computeEngine = new ComputeEngine();
+  return computeEngine;
+}
+
+/** Deterministic sample value for a variable at a point: in [1.3, 3.3], distinct across names. */
+export function sampleValue(name: string, point: number): number {
+  let h = 2166136261 >>> 0;
+  const key = `${name}#${point}`;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 16777619) >>> 0;
+  }
+  return 1.3 + (h % 100000) / 50000;
+}
+
+/** Parse a plain number written as an integer, decimal, `a/b`, `\frac{a}{b}` or mixed `3\frac{1}{2}`. */
+export function parsePlainNumber(s: string): number | null {
+  const t = s.replace(/\s+/g, '');
+  let m = /^([-+]?)(\d+\.?\d*|\.\d+)(?:[eE]([-+]?\d+))?$/.exec(t);
+  if (m) return Number(`${m[1]}${m[2]}${m[3] !== undefined ? `e${m[3]}` : ''}`);
+  m = /^([-+]?)(\d+(?:\.\d+)?)\/(\d+(?:\.\d+)?)$/.exec(t);
+  if (m) return (m[1] === '-' ? -1 : 1) * (Number(m[2]) / Number(m[3]));
+  m = /^([-+]?)\\frac\{(-?\d+(?:\.\d+)?)\}\{(-?\d+(?:\.\d+)?)\}$/.exec(t);
+  if (m) return (m[1] === '-' ? -1 : 1) * (Number(m[2]) / Number(m[3]));
+  m = /^([-+]?)\\frac(\d)(\d)$/.exec(t);
+  if (m) return (m[1] === '-' ? -1 : 1) * (Number(m[2]) / Number(m[3]));
+  m = /^([-+]?)(\d+)\\frac\{(\d+)\}\{(\d+)\}$/.exec(t);
+  if (m) return (m[1] === '-' ? -1 : 1) * (Number(m[2]) + Number(m[3]) / Number(m[4]));
+  return null;
+}
+
+const CACHE_LIMIT = 5000;
+const cache = new Map<string, CompiledExpression | null>();
+
+/** Compile an expression (cached). Returns null when no engine can read it. */
+export function compileExpression(latex: string): CompiledExpression | null {
+  const hit = cache.get(latex);
+  if (hit !== undefined) return hit;
+  const compiled = compileUncached(latex);
+  if (cache.size >= CACHE_LIMIT) cache.clear();
+  cache.set(latex, compiled);
+  return compiled;
+}
+
+function compileUncached(latex: string): CompiledExpression | null {
+  const plain = parsePlainNumber(latex);
+  if (plain !== null) {
+    const value: NumericValue = { re: [plain], im: [0], shape: [] };
+    return { engine: 'number', variables: [], evaluate: () => value };
+  }
+  try {
+    const { source, variables } = latexToMathjs(latex);
+    const code = math().compile(source);
+    return {
+      engine: 'mathjs',
+      variables,
+      evaluate(point: number): NumericValue | null {
+        const scope: Record<string, number> = {};
+        for (const v of variables) scope[v] = sampleValue(v, point);
+        try {
+          return toNumeric(code.evaluate(scope));
+        } catch {
+          return null;
+        }
+      },
+    };
+  } catch (err) {
+    if (!(err instanceof LatexParseError) && !(err instanceof SyntaxError) && !(err instanceof Error)) throw err;
+    return compileWithComputeEngine(latex);
+  }
+}
+
+/** Fallback for LaTeX our parser rejects: compute-engine parse, then numeric substitution. */
+function compileWithComputeEngine(latex: string): CompiledExpression | null {
+  if (latex.length > 500 || /\\\\(?!\s*\\end)|\\begin/.test(latex)) return null;
+  try {
+    const engine = ce();
+    const expr = engine.parse(latex);
+    if (!expr.isValid) return null;
+    const unknowns: string[] = [...(expr.unknowns ?? [])];
+    return {
+      engine: 'compute-engine',
+      variables: unknowns.map((u) => `v_${u}`),
+      evaluate(point: number): NumericValue | null {
+        try {
+          const subs: Record<string, unknown> = {};
+          for (const u of unknowns) subs[u] = engine.number(sampleValue(`v_${u}`, point));
+          const value = expr.subs(subs).N();
+          const re = Number(value.re);
+          const im = Number(value.im ?? 0);
+          if (Number.isNaN(re)) return null;
+          return { re: [re], im: [Number.isNaN(im) ? 0 : im], shape: [] };
+        } catch {
+          return null;
+        }
+      },
+    };
+  } catch {
+    return null;
+  }
+}
+
+function toNumeric(v: unknown): NumericValue | null {
+  if (typeof v === 'number') return Number.isNaN(v) ? null : { re: [v], im: [0], shape: [] };
+  if (typeof v === 'boolean') return { re: [v ? 1 : 0], im: [0], shape: [] };
+  if (v && typeof v === 'object') {
+    const o = v as { re?: unknown; im?: unknown; toArray?: () => unknown; size?: () => number[] };
+    if (typeof o.re === 'number' && typeof o.im === 'number') {
+      if (Number.isNaN(o.re) || Number.isNaN(o.im)) return null;
+      return { re: [o.re], im: [o.im], shape: [] };
+    }
+    if (typeof o.toArray === 'function' && typeof o.size === 'function') {
+      const flat = (o.toArray() as unknown[]).flat(Number.POSITIVE_INFINITY) as unknown[];
+      const re: number[] = [];
+      const im: number[] = [];
+      for (const x of flat) {
+        const n = toNumeric(x);
+        if (!n || n.shape.length > 0) return null;
+        re.push(n.re[0]);
+        im.push(n.im[0]);
+      }
+      return { re, im, shape: o.size() };
+    }
+  }
+  return null;
+}
+
+/** Whether two scalars agree within relative tolerance `tol` (infinities must match exactly). */
+export function closeEnough(a: number, b: number, tol: number): boolean {
+  if (a === b) return true;
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return false;
+  return Math.abs(a - b) <= tol * Math.max(Math.abs(a), Math.abs(b)) + 1e-12;
+}
+
+/** Whether two numeric values are equal entry by entry (same shape). */
+export function valuesEqual(a: NumericValue, b: NumericValue, tol: number): boolean {
+  if (a.shape.join('x') !== b.shape.join('x') || a.re.length !== b.re.length) return false;
+  for (let i = 0; i < a.re.length; i++) {
+    if (!closeEnough(a.re[i], b.re[i], tol) || !closeEnough(a.im[i], b.im[i], tol)) {
+      // Compare the imaginary parts relative to the whole magnitude (rounding noise in i-parts).
+      const mag = Math.max(Math.hypot(a.re[i], a.im[i]), Math.hypot(b.re[i], b.im[i]));
+      const d = Math.hypot(a.re[i] - b.re[i], a.im[i] - b.im[i]);
+      if (!(Number.isFinite(d) && d <= tol * mag + 1e-12)) return false;
+    }
+  }
+  return true;
+}
