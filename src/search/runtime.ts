@@ -9,7 +9,7 @@ import type { ChatMessage, GenerateResult, Sample } from '../models/types.js';
 import { checkMathAnswer } from '../verify/index.js';
 import { aggregateScores, classifyStep } from './aggregate.js';
 import type { SearchConfig } from './config.js';
-import type { AnswerChecker, Backtrack, SearchChunk, SearchDeps, SearchResult, TraceNode } from './types.js';
+import type { SearchChecker, Backtrack, SearchChunk, SearchDeps, SearchResult, TraceNode } from './types.js';
 
 /** A sampled step: its trimmed text and whether it ends the solution. */
 export interface StepSample {
@@ -24,7 +24,7 @@ export interface StepRuling {
 }
 
 /** The default checker: final answer extracted and compared with the gold answer. */
-export const defaultChecker: AnswerChecker = (problem, text) => checkMathAnswer(problem.answer, text);
+export const defaultChecker: SearchChecker = (problem, text) => checkMathAnswer(problem.answer, text);
 
 /** Split a whole solution into chunk texts on the step separator (blank lines by default). */
 export function splitSolution(text: string, separator: string): string[] {

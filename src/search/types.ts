@@ -6,7 +6,7 @@ import type { Policy } from '../models/policy.js';
 export type Aggregation = 'last' | 'min' | 'product' | 'mean';
 
 /** Decides whether a solution text answers a problem correctly (default: math answer check against `problem.answer`). */
-export type AnswerChecker = (problem: Problem, text: string) => { answer: string | null; correct: boolean };
+export type SearchChecker = (problem: Problem, text: string) => { answer: string | null; correct: boolean };
 
 /** What every strategy is given besides the problem and the config. */
 export interface SearchDeps {
@@ -20,7 +20,7 @@ export interface SearchDeps {
    */
   outcome?: StepJudge;
   /** Answer checker; default extracts the final answer and compares it with `problem.answer`. */
-  checker?: AnswerChecker;
+  checker?: SearchChecker;
   signal?: AbortSignal;
 }
 

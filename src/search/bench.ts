@@ -1,0 +1,146 @@
+import pLimit from 'p-limit';
+import { UsageError } from '../core/errors.js';
+import type { Problem } from '../core/types.js';
+import { renderLineChart } from './chart.js';
+import type { SearchConfig } from './config.js';
+import { type CostPerProblem, type SearchSummary, summarizeSearch, toSearchRecord } from './dataset.js';
+import { getStrategy, runStrategy } from './registry.js';
+import type { SearchDeps } from './types.js';
+
+/** One strategy and the values of its budget knob to sweep (see `STRATEGIES[name].budget`). */
+export interface BenchSpec {
+  strategy: string;
+  budgets: number[];
+}
+
+/** One (strategy, budget) point: accuracy and cost per problem. */
+export interface BenchPoint {
+  strategy: string;
+  /** The config field the budget sets (`n`, `maxAttempts`, `childrenPerNode`), absent for fixed-cost strategies. */
+  knob?: keyof SearchConfig;
+  budget?: number;
+  accuracy: number;
+  correct: number;
+  checked: number;
+  costPerProblem: CostPerProblem;
+}
+
+/** What `stepwise bench search` writes as JSON. */
+export interface BenchReport {
+  /** True when the problems are simulated: the numbers describe the simulated world, not a real model. */
+  simulated: boolean;
+  note: string;
+  problems: number;
+  policy?: string;
+  judge?: string;
+  config: Partial<SearchConfig>;
+  points: BenchPoint[];
+  seconds: number;
+}
+
+/** The default sweep: baselines and every judged strategy at a few budgets. */
+export const DEFAULT_BENCH_SPECS: readonly BenchSpec[] = [
+  { strategy: 'sample', budgets: [1] },
+  { strategy: 'majority', budgets: [1, 4, 16] },
+  { strategy: 'best-of-n', budgets: [1, 4, 16] },
+  { strategy: 'weighted-vote', budgets: [4, 16] },
+  { strategy: 'beam', budgets: [4, 16] },
+  { strategy: 'greedy-prm', budgets: [1, 3, 5] },
+  { strategy: 'chunk-reset', budgets: [1, 2, 5] },
+];
+
+/** Parse `best-of-n:1,4,16` (or a bare strategy name, one point at the default budget). */
+export function parseBenchSpec(text: string): BenchSpec {
+  const [name, list] = text.split(':');
+  getStrategy(name.trim());
+  if (list === undefined || list.trim() === '') return { strategy: name.trim(), budgets: [] };
+  const budgets = list.split(',').map((s) => Number(s.trim()));
+  if (budgets.some((b) => !Number.isInteger(b) || b < 1))
+    throw new UsageError(`bench spec "${text}": budgets must be positive integers, e.g. best-of-n:1,4,16`);
+  return { strategy: name.trim(), budgets };
+}
+
+export interface BenchOptions {
+  problems: readonly Problem[];
+  specs?: readonly BenchSpec[];
+  config?: Partial<SearchConfig>;
+  deps: SearchDeps;
+  /** Problems searched at once. Default 4. */
+  concurrency?: number;
+  policy?: string;
+  judge?: string;
+  onPoint?: (point: BenchPoint, index: number, total: number) => void;
+}
+
+/**
+ * Sweep budgets for several strategies over the same problems (same seed): accuracy against
+ * mean policy + judge tokens per problem, so strategies are compared at matched compute.
+ */
+export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
+  const t0 = Date.now();
+  const specs = options.specs ?? DEFAULT_BENCH_SPECS;
+  const runs: Array<{ strategy: string; knob?: keyof SearchConfig; budget?: number }> = [];
+  for (const s of specs) {
+    const knob = getStrategy(s.strategy).budget;
+    if (!knob || s.budgets.length === 0) runs.push({ strategy: s.strategy });
+    else for (const b of s.budgets) runs.push({ strategy: s.strategy, knob, budget: b });
+  }
+  const points: BenchPoint[] = [];
+  const limit = pLimit(Math.max(1, options.concurrency ?? 4));
+  for (const [i, run] of runs.entries()) {
+    const config: Partial<SearchConfig> = { ...options.config };
+    if (run.knob && run.budget !== undefined) (config as Record<string, unknown>)[run.knob] = run.budget;
+    const records = await Promise.all(
+      options.problems.map((p) =>
+        limit(async () =>
+          toSearchRecord(p, await runStrategy(run.strategy, p, config, options.deps), { trace: false }),
+        ),
+      ),
+    );
+    const s: SearchSummary = summarizeSearch(run.strategy, records);
+    const point: BenchPoint = {
+      strategy: run.strategy,
+      ...(run.knob ? { knob: run.knob, budget: run.budget } : {}),
+      accuracy: s.accuracy,
+      correct: s.correct,
+      checked: s.checked,
+      costPerProblem: s.costPerProblem,
+    };
+    points.push(point);
+    options.onPoint?.(point, i, runs.length);
+  }
+  const simulated = options.problems.some((p) => p.source === 'sim');
+  return {
+    simulated,
+    note: simulated
+      ? 'SIMULATED world (src/sim): these numbers describe the simulator, not a real model.'
+      : 'Measured on the given models and problems.',
+    problems: options.problems.length,
+    policy: options.policy,
+    judge: options.judge,
+    config: options.config ?? {},
+    points,
+    seconds: (Date.now() - t0) / 1000,
+  };
+}
+
+/** Accuracy vs mean tokens per problem (policy + judge), one line per strategy, as SVG. */
+export function benchChart(report: BenchReport): string {
+  const byStrategy = new Map<string, BenchPoint[]>();
+  for (const p of report.points) byStrategy.set(p.strategy, [...(byStrategy.get(p.strategy) ?? []), p]);
+  return renderLineChart({
+    title: `Accuracy vs compute (${report.problems} problems)`,
+    subtitle: report.simulated ? 'SIMULATED world — not real model results' : undefined,
+    xLabel: 'policy + judge tokens per problem',
+    yLabel: 'accuracy',
+    logX: true,
+    series: [...byStrategy].map(([name, pts]) => ({
+      name,
+      points: pts.map((p) => ({
+        x: Math.max(1, p.costPerProblem.totalTokens),
+        y: p.accuracy,
+        label: p.knob ? `${p.knob} = ${p.budget}` : undefined,
+      })),
+    })),
+  });
+}

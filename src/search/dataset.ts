@@ -1,0 +1,186 @@
+import { addCosts, emptyCost } from '../core/cost.js';
+import type { Cost, Problem } from '../core/types.js';
+import { runJsonlJob } from '../jobs/run-job.js';
+import type { Db } from '../store/db.js';
+import { finishRun, startRun, updateRunCounts } from '../store/runs.js';
+import type { SearchConfig } from './config.js';
+import { runStrategy } from './registry.js';
+import type { SearchChunk, SearchDeps, SearchResult } from './types.js';
+
+/** One output line of a search over a data set. */
+export interface SearchRecord {
+  id: string;
+  strategy: string;
+  /** Gold answer the final answer was checked against. */
+  gold: string;
+  answer: string | null;
+  correct?: boolean;
+  finalText: string;
+  chunks: SearchChunk[];
+  cost: Cost;
+  stats: SearchResult['stats'];
+  /** The full trace and backtracks (omitted with `trace: false` to keep files small). */
+  trace?: SearchResult['trace'];
+  backtracks?: SearchResult['backtracks'];
+  /** Present and true when the problem comes from the simulated world. */
+  simulated?: true;
+}
+
+/** Mean cost of one problem, by role, and the totals. */
+export interface CostPerProblem {
+  policyTokens: number;
+  judgeTokens: number;
+  totalTokens: number;
+  policyCalls: number;
+  judgeCalls: number;
+}
+
+/** Accuracy and cost of a set of search records. */
+export interface SearchSummary {
+  strategy: string;
+  problems: number;
+  /** Problems with a gold answer (the denominator of accuracy). */
+  checked: number;
+  correct: number;
+  accuracy: number;
+  /** Problems with no extracted final answer. */
+  noAnswer: number;
+  /** Summed cost over all problems. */
+  cost: Cost;
+  costPerProblem: CostPerProblem;
+  /** True when any problem came from the simulated world: these are not real model results. */
+  simulated: boolean;
+}
+
+/** A search result as an output line. */
+export function toSearchRecord(
+  problem: Problem,
+  r: SearchResult,
+  options: { trace?: boolean } = {},
+): SearchRecord {
+  return {
+    id: problem.id,
+    strategy: r.strategy,
+    gold: problem.answer,
+    answer: r.answer,
+    ...(r.correct !== undefined ? { correct: r.correct } : {}),
+    finalText: r.finalText,
+    chunks: r.chunks,
+    cost: r.cost,
+    stats: r.stats,
+    ...(options.trace === false ? {} : { trace: r.trace, backtracks: r.backtracks }),
+    ...(problem.source === 'sim' ? { simulated: true as const } : {}),
+  };
+}
+
+const tokensOf = (c: Cost['policy']): number => c.promptTokens + c.completionTokens;
+
+/** Accuracy over problems with a gold answer, and mean cost per problem. */
+export function summarizeSearch(
+  strategy: string,
+  records: ReadonlyArray<Pick<SearchRecord, 'correct' | 'answer' | 'cost' | 'simulated'>>,
+): SearchSummary {
+  const cost = addCosts(emptyCost(), ...records.map((r) => r.cost));
+  const checked = records.filter((r) => r.correct !== undefined).length;
+  const correct = records.filter((r) => r.correct === true).length;
+  const n = Math.max(1, records.length);
+  return {
+    strategy,
+    problems: records.length,
+    checked,
+    correct,
+    accuracy: checked === 0 ? 0 : correct / checked,
+    noAnswer: records.filter((r) => r.answer === null).length,
+    cost,
+    costPerProblem: {
+      policyTokens: tokensOf(cost.policy) / n,
+      judgeTokens: tokensOf(cost.judge) / n,
+      totalTokens: (tokensOf(cost.policy) + tokensOf(cost.judge)) / n,
+      policyCalls: cost.policy.calls / n,
+      judgeCalls: cost.judge.calls / n,
+    },
+    simulated: records.some((r) => r.simulated === true),
+  };
+}
+
+/** Options of {@link searchDataset}. */
+export interface SearchJobOptions {
+  problems: readonly Problem[];
+  strategy: string;
+  config?: Partial<SearchConfig>;
+  deps: SearchDeps;
+  /** JSONL output, one {@link SearchRecord} per problem; a rerun resumes it. */
+  out: string;
+  /** Problems searched at once. Default 4. */
+  concurrency?: number;
+  fresh?: boolean;
+  /** Keep the trace of attempts in each record (default true: the web view draws it). */
+  trace?: boolean;
+  onProgress?: (p: { done: number; total: number; resumed: number; correct: number }) => void;
+  /** Record the run in this store (command `search`), so `stepwise runs` and the web view see it. */
+  store?: Db;
+  /** Extra fields for the run's recorded config (the CLI flags). */
+  runConfig?: Record<string, unknown>;
+}
+
+/**
+ * Run one strategy over problems: each result is appended to `out` as soon as it is done, a
+ * rerun skips problems already there, and the file ends in input order. Returns the records and
+ * their summary (accuracy, cost per problem).
+ */
+export async function searchDataset(
+  options: SearchJobOptions,
+): Promise<{ records: SearchRecord[]; summary: SearchSummary; runId?: string }> {
+  const { store } = options;
+  const runId = store
+    ? startRun(
+        store,
+        'search',
+        {
+          strategy: options.strategy,
+          config: options.config ?? {},
+          problems: options.problems.length,
+          ...options.runConfig,
+        },
+        options.out,
+      )
+    : undefined;
+  let correct = 0;
+  let lastCounted = 0;
+  try {
+    const records = await runJsonlJob<Problem, SearchRecord>({
+      items: options.problems,
+      keyOf: (p) => p.id,
+      keyOfOutput: (r) => r.id,
+      out: options.out,
+      concurrency: options.concurrency ?? 4,
+      fresh: options.fresh,
+      signal: options.deps.signal,
+      process: async (problem) => {
+        const r = await runStrategy(options.strategy, problem, options.config ?? {}, options.deps);
+        if (r.correct) correct++;
+        return toSearchRecord(problem, r, { trace: options.trace });
+      },
+      onProgress: (p) => {
+        options.onProgress?.({ ...p, correct });
+        if (store && runId && (p.done - lastCounted >= 25 || p.done === p.total)) {
+          lastCounted = p.done;
+          updateRunCounts(store, runId, { done: p.done, total: p.total, resumed: p.resumed });
+        }
+      },
+    });
+    const summary = summarizeSearch(options.strategy, records);
+    if (store && runId)
+      finishRun(store, runId, 'done', {
+        problems: summary.problems,
+        correct: summary.correct,
+        accuracy: summary.accuracy,
+        policyTokens: summary.cost.policy.promptTokens + summary.cost.policy.completionTokens,
+        judgeTokens: summary.cost.judge.promptTokens + summary.cost.judge.completionTokens,
+      });
+    return { records, summary, runId };
+  } catch (err) {
+    if (store && runId) finishRun(store, runId, 'failed');
+    throw err;
+  }
+}
