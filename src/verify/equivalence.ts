@@ -4,6 +4,7 @@ import {
   compileExpression,
   type NumericValue,
   SAMPLE_POINTS,
+  engineLoadTime,
   valuesEqual,
 } from './numeric.js';
 import { type AnswerNode, isSimpleName, parseAnswer, type RelOp } from './structure.js';
@@ -56,6 +57,8 @@ interface Settings {
   ordered: boolean;
   tol: number;
   deadline: number;
+  /** Engine load time when the comparison started (loading is not counted against the cap). */
+  loadAtStart: number;
 }
 
 class TimeoutError extends Error {}
@@ -90,6 +93,7 @@ export function explainEquivalence(
     ordered: options.listOrder === 'ordered',
     tol: options.floatTolerance ?? 1e-6,
     deadline: Date.now() + (options.timeoutMs ?? 1000),
+    loadAtStart: engineLoadTime(),
   };
   let g = goldText.trim();
   let p = predText.trim();
@@ -122,7 +126,7 @@ function pickMethod(methods: Set<EquivalenceMethod>): EquivalenceMethod {
 }
 
 function checkTime(ctx: Ctx): void {
-  if (Date.now() > ctx.deadline) throw new TimeoutError('time cap');
+  if (Date.now() - (engineLoadTime() - ctx.loadAtStart) > ctx.deadline) throw new TimeoutError('time cap');
 }
 
 /** Value an equation or approximation stands for: `x = 5` -> 5, `\frac{\sqrt3}{3} \approx 0.577` -> lhs. */

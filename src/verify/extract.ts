@@ -120,7 +120,7 @@ function lastMathSpanEnd(text: string): number {
 function hasProse(s: string): boolean {
   const outside = s
     .replace(MATH_SPAN_RE, ' ')
-    .replace(/\\(?:begin|end)\{[a-zA-Z*]*\}|\\[a-zA-Z]+/g, ' ')
+    .replace(/\\begin\{array\}\{[^{}]*\}|\\(?:begin|end)\{[a-zA-Z*]*\}|\\[a-zA-Z]+/g, ' ')
     .replace(/\b(?:and|or)\b/g, ' ');
   return /[a-zA-Z]{2,}/.test(outside);
 }
@@ -152,6 +152,14 @@ function answerFromPhrase(raw: string): string | null {
   return lastNumber(c);
 }
 
+/** End index of the last match of a global regex (-1 when none). */
+function lastPhraseEnd(text: string, re: RegExp): number {
+  let lastEnd = -1;
+  re.lastIndex = 0;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) lastEnd = m.index + m[0].length;
+  return lastEnd;
+}
+
 /** In a fallback math span, a chain `a = b = c` answers with its last member. */
 function lastOfChain(span: string): string {
   const parts = span.split(/(?<![<>!\\])=(?!=)/);
@@ -176,6 +184,15 @@ function extractAnswerUnsafe(raw: string): string | null {
   text = text.replace(/<<[^<>\n]{0,300}>>/g, '');
 
   const boxes = findBoxedSpans(text);
+  // A "final answer is …" statement after the last box is the model's last word.
+  if (boxes.length > 0) {
+    const lastBoxEnd = boxes[boxes.length - 1].end;
+    const statement = lastPhraseEnd(text, /final answer is[:\s]*/gi);
+    if (statement > lastBoxEnd) {
+      const a = answerFromPhrase(text.slice(statement, statement + 600));
+      if (a) return a;
+    }
+  }
   if (boxes.length > 0) {
     // The last box, plus the boxes just before it when only separators sit in between
     // ("\boxed{-2} \quad\text{and}\quad \boxed{1}").
@@ -206,8 +223,7 @@ function extractAnswerUnsafe(raw: string): string | null {
     /\banswer\s*:\s*/gi,
   ];
   for (const re of phrases) {
-    let lastEnd = -1;
-    for (let m = re.exec(text); m !== null; m = re.exec(text)) lastEnd = m.index + m[0].length;
+    const lastEnd = lastPhraseEnd(text, re);
     if (lastEnd >= 0) {
       const a = answerFromPhrase(text.slice(lastEnd, lastEnd + 600));
       if (a) return a;

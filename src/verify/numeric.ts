@@ -29,9 +29,20 @@ export const SAMPLE_POINTS = 4;
 // biome-ignore lint/suspicious/noExplicitAny: mathjs instance type is large; used through a narrow surface.
 let mathInstance: any = null;
 
+let engineLoadMs = 0;
+
+/**
+ * Milliseconds spent so far loading the math engines (once per process). Comparisons do not count
+ * this one-off cost against their time cap.
+ */
+export function engineLoadTime(): number {
+  return engineLoadMs;
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: see above.
 function math(): any {
   if (mathInstance) return mathInstance;
+  const started = Date.now();
   const mathjs = require('mathjs');
   const m = mathjs.create(mathjs.all, { number: 'number', precision: 64 });
   m.import(
@@ -48,6 +59,7 @@ function math(): any {
     { override: true },
   );
   mathInstance = m;
+  engineLoadMs += Date.now() - started;
   return m;
 }
 
@@ -57,8 +69,10 @@ let computeEngine: any = null;
 // biome-ignore lint/suspicious/noExplicitAny: compute-engine instance.
 function ce(): any {
   if (computeEngine) return computeEngine;
+  const started = Date.now();
   const { ComputeEngine } = require('@cortex-js/compute-engine');
   computeEngine = new ComputeEngine();
+  engineLoadMs += Date.now() - started;
   return computeEngine;
 }
 

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -178,6 +178,9 @@ export function resolvePython(python?: string): { executable: string; version: s
   return { executable, version };
 }
 
+/** Empty network namespace, own PID namespace (and a /proc that shows it), killed with its parent. */
+const UNSHARE_FLAGS = ['-n', '-p', '-f', '-m', '--mount-proc', '--kill-child'];
+
 const cgroupBases = new Set<string>();
 let exitHookInstalled = false;
 
@@ -213,7 +216,7 @@ function probe(options: SandboxOptions): Probe {
   let unshare = false;
   let cgroupBase: string | null = null;
   if (options.isolation !== 'none' && process.platform === 'linux') {
-    const u = spawnSync('unshare', ['-n', '-p', '-f', '--kill-child', '--', executable, '-c', 'pass'], {
+    const u = spawnSync('unshare', [...UNSHARE_FLAGS, '--', executable, '-c', 'pass'], {
       timeout: 30_000,
       stdio: 'ignore',
     });
@@ -272,6 +275,30 @@ export class Sandbox {
     return this.ensureProbe().enforcement;
   }
 
+  private server: SandboxServer | undefined;
+
+  private ensureServer(p: Probe): SandboxServer {
+    if (this.server && !this.server.dead) return this.server;
+    const pythonArgs = ['-B', '-s', ...(this.options.sitePackages === false ? ['-S'] : [])];
+    const script = pythonAsset('stepwise_sandbox.py');
+    const [command, args] = p.unshare
+      ? ['unshare', [...UNSHARE_FLAGS, '--', p.python, ...pythonArgs, script, '--serve']]
+      : [p.python, [...pythonArgs, script, '--serve']];
+    this.server = new SandboxServer(command, args, {
+      PATH: '/usr/local/bin:/usr/bin:/bin',
+      LANG: 'C.UTF-8',
+      PYTHONHASHSEED: '0',
+      PYTHONIOENCODING: 'utf-8',
+    });
+    return this.server;
+  }
+
+  /** Stop the Python server (runs in flight end as errors). Idle sandboxes do not keep a process alive anyway. */
+  close(): void {
+    this.server?.close();
+    this.server = undefined;
+  }
+
   private ensureProbe(): Probe {
     this.probed ??= probe(this.options);
     return this.probed;
@@ -314,40 +341,23 @@ export class Sandbox {
       captureBytes: limits.captureBytes,
       cgroup,
       nprocRlimit: true,
-      parentDeathSignal: !p.unshare,
+      parentDeathSignal: true,
     };
-    const pythonArgs = ['-B', '-s', ...(this.options.sitePackages === false ? ['-S'] : [])];
-    const script = pythonAsset('stepwise_sandbox.py');
-    const [command, args] = p.unshare
-      ? ['unshare', ['-n', '-p', '-f', '--kill-child', '--', p.python, ...pythonArgs, script]]
-      : [p.python, [...pythonArgs, script]];
     let outcome: SupervisorOutcome | null = null;
     let failure: string | null = null;
     try {
-      const { stdout, stderr, killed, code, signal } = await spawnCollect(command, args as string[], {
-        cwd: workDir,
-        input: JSON.stringify(config),
-        // Backstop only: the supervisor enforces every limit itself; this catches a wedged supervisor.
-        deadlineMs: budgetMs + 10_000,
-        env: {
-          PATH: '/usr/local/bin:/usr/bin:/bin',
-          HOME: workDir,
-          TMPDIR: workDir,
-          LANG: 'C.UTF-8',
-          PYTHONHASHSEED: '0',
-          PYTHONIOENCODING: 'utf-8',
-        },
-      });
-      if (killed) failure = `sandbox run exceeded its total budget (${budgetMs + 10_000} ms) and was killed`;
+      const server = this.ensureServer(p);
+      const exit = await server.submit(config, budgetMs + 10_000);
+      if (exit === 'killed') failure = `sandbox run exceeded its total budget (${budgetMs + 10_000} ms) and was killed`;
       else {
         try {
-          outcome = JSON.parse(stdout.trim().split('\n').pop() ?? '') as SupervisorOutcome;
+          outcome = JSON.parse(readFileSync(join(workDir, '.result.json'), 'utf8')) as SupervisorOutcome;
         } catch {
-          failure = `sandbox supervisor failed (exit ${code ?? signal}): ${stderr.trim().slice(0, 500) || 'no output'}`;
+          failure = `sandbox supervisor failed (exit ${exit})${exit === 'lost' ? `: ${server.startupError || 'server died'}` : ''}`;
         }
       }
     } catch (e) {
-      failure = `sandbox could not start: ${(e as Error).message}`;
+      failure = `sandbox failed: ${(e as Error).message}`;
     } finally {
       rmSync(workDir, { recursive: true, force: true });
       if (cgroup) removeCgroupLater(cgroup);
@@ -398,73 +408,101 @@ function removeCgroupLater(path: string, attempt = 0): void {
   }
 }
 
-interface CollectOptions {
-  cwd: string;
-  input: string;
-  deadlineMs: number;
-  env: NodeJS.ProcessEnv;
-}
+/**
+ * The long-lived Python side: `stepwise_sandbox.py --serve`, started once per {@link Sandbox}
+ * inside fresh network, PID and mount namespaces where available. It forks a supervisor per run
+ * (milliseconds, where a fresh interpreter in fresh namespaces costs ~100 ms).
+ */
+class SandboxServer {
+  private readonly child: ChildProcess;
+  private readonly waiting = new Map<number, (exit: number | 'killed' | 'lost') => void>();
+  private nextId = 0;
+  private buffer = '';
+  private stderr = '';
+  dead = false;
 
-const MAX_COLLECT = 8 << 20;
-
-/** Spawn in its own process group, feed stdin, collect capped output, SIGKILL the group at the deadline. */
-function spawnCollect(
-  command: string,
-  args: string[],
-  o: CollectOptions,
-): Promise<{ stdout: string; stderr: string; killed: boolean; code: number | null; signal: string | null }> {
-  return new Promise((resolve, reject) => {
-    let child: ChildProcess;
-    try {
-      child = spawn(command, args, { cwd: o.cwd, env: o.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-    } catch (e) {
-      reject(e);
-      return;
-    }
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let outBytes = 0;
-    let errBytes = 0;
-    let killed = false;
-    const killGroup = () => {
-      try {
-        if (child.pid) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
+  constructor(command: string, args: string[], env: NodeJS.ProcessEnv) {
+    this.child = spawn(command, args, { env, cwd: tmpdir(), detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stdout?.setEncoding('utf8');
+    this.child.stdout?.on('data', (text: string) => {
+      this.buffer += text;
+      let nl = this.buffer.indexOf('\n');
+      while (nl >= 0) {
+        const line = this.buffer.slice(0, nl);
+        this.buffer = this.buffer.slice(nl + 1);
+        try {
+          const message = JSON.parse(line) as { id: number; exit: number };
+          this.waiting.get(message.id)?.(message.exit);
+          this.waiting.delete(message.id);
+        } catch {
+          // not a protocol line: ignore
+        }
+        nl = this.buffer.indexOf('\n');
       }
+    });
+    this.child.stderr?.setEncoding('utf8');
+    this.child.stderr?.on('data', (t: string) => {
+      if (this.stderr.length < 4096) this.stderr += t;
+    });
+    this.child.stdin?.on('error', () => {
+      // the server died; 'exit' settles every waiting run
+    });
+    const lose = () => {
+      this.dead = true;
+      for (const settle of this.waiting.values()) settle('lost');
+      this.waiting.clear();
     };
-    const timer = setTimeout(() => {
-      killed = true;
-      killGroup();
-    }, o.deadlineMs);
-    child.stdout?.on('data', (b: Buffer) => {
-      if (outBytes < MAX_COLLECT) out.push(b);
-      outBytes += b.length;
+    this.child.on('exit', lose);
+    this.child.on('error', lose);
+    this.idle();
+  }
+
+  /** Run one config; resolves with the supervisor's exit code, `killed` at the deadline, `lost` if the server died. */
+  submit(config: object, deadlineMs: number): Promise<number | 'killed' | 'lost'> {
+    if (this.dead) return Promise.resolve('lost');
+    const id = this.nextId++;
+    this.busy();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.child.stdin?.write(`${JSON.stringify({ kill: id })}\n`);
+        finish('killed');
+      }, deadlineMs);
+      const finish = (exit: number | 'killed' | 'lost') => {
+        clearTimeout(timer);
+        this.waiting.delete(id);
+        if (this.waiting.size === 0) this.idle();
+        resolve(exit);
+      };
+      this.waiting.set(id, finish);
+      this.child.stdin?.write(`${JSON.stringify({ id, config })}\n`);
     });
-    child.stderr?.on('data', (b: Buffer) => {
-      if (errBytes < 65536) err.push(b);
-      errBytes += b.length;
-    });
-    child.stdin?.on('error', () => {
-      // the process may die before reading its input; the exit status tells the story
-    });
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      killGroup();
-      resolve({
-        stdout: Buffer.concat(out).toString('utf8'),
-        stderr: Buffer.concat(err).toString('utf8'),
-        killed,
-        code,
-        signal,
-      });
-    });
-    child.stdin?.end(o.input);
-  });
+  }
+
+  get startupError(): string {
+    return this.stderr.trim();
+  }
+
+  /** Keep the event loop alive only while runs are in flight, so an idle sandbox never holds a CLI open. */
+  private busy(): void {
+    this.child.ref();
+    for (const s of [this.child.stdout, this.child.stderr, this.child.stdin])
+      (s as unknown as { ref?: () => void } | null)?.ref?.();
+  }
+
+  private idle(): void {
+    this.child.unref();
+    for (const s of [this.child.stdout, this.child.stderr, this.child.stdin])
+      (s as unknown as { unref?: () => void } | null)?.unref?.();
+  }
+
+  close(): void {
+    this.child.stdin?.end();
+    try {
+      if (this.child.pid) process.kill(-this.child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
 }
 
 let shared: Sandbox | undefined;
