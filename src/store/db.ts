@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
+import { StepwiseError } from '../core/errors.js';
 
 /**
  * The SQLite store (better-sqlite3, WAL): runs, the model-call cache and job state. One file,
@@ -41,22 +42,48 @@ export function openStore(path: string = defaultStorePath()): Db {
   if (existing?.open) return existing;
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('busy_timeout = 10000');
-  migrate(db);
+  try {
+    db.pragma('busy_timeout = 10000');
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    migrateStore(db);
+  } catch (err) {
+    db.close();
+    if (err instanceof StepwiseError) throw new StepwiseError(`${path}: ${err.message}`, { exitCode: 2 });
+    throw new StepwiseError(`${path}: not a usable stepwise store (${(err as Error).message})`, {
+      exitCode: 2,
+      cause: err,
+    });
+  }
   if (path !== ':memory:') opened.set(path, db);
   return db;
 }
 
-function migrate(db: Db): void {
-  const version = db.pragma('user_version', { simple: true }) as number;
-  for (let v = version; v < MIGRATIONS.length; v++) {
+/**
+ * Bring the schema up to date: apply `migrations[v]` for every version v from the store's
+ * `user_version` on, each in its own IMMEDIATE transaction. The version is re-read inside the
+ * transaction, so two processes opening a new store at once apply each migration exactly once.
+ * A store newer than `migrations` (written by a newer stepwise) is refused.
+ */
+export function migrateStore(db: Db, migrations: readonly string[] = MIGRATIONS): void {
+  const version = () => db.pragma('user_version', { simple: true }) as number;
+  if (version() > migrations.length)
+    throw new StepwiseError(
+      `store schema version ${version()} is newer than this stepwise knows (${migrations.length}); upgrade stepwise`,
+    );
+  while (version() < migrations.length) {
     db.transaction(() => {
-      db.exec(MIGRATIONS[v]);
+      const v = version();
+      if (v >= migrations.length) return;
+      db.exec(migrations[v]);
       db.pragma(`user_version = ${v + 1}`);
     }).immediate();
   }
+}
+
+/** The schema version this stepwise migrates stores to (the number of migrations). */
+export function latestSchemaVersion(): number {
+  return MIGRATIONS.length;
 }
 
 /** Schema version after migrations. */

@@ -73,10 +73,26 @@ export function finishRun(
   );
 }
 
-export function listRuns(db: Db, limit = 50): RunRecord[] {
-  return (db.prepare('SELECT * FROM runs ORDER BY started_at DESC LIMIT ?').all(limit) as RunRow[]).map(
-    fromRow,
-  );
+/** Which runs {@link listRuns} returns. */
+export interface RunFilter {
+  command?: string;
+  status?: RunStatus;
+}
+
+/** Recorded runs, newest first, at most `limit`, optionally only one command or status. */
+export function listRuns(db: Db, limit = 50, filter: RunFilter = {}): RunRecord[] {
+  const where: string[] = [];
+  const params: Array<string | number> = [];
+  if (filter.command !== undefined) {
+    where.push('command = ?');
+    params.push(filter.command);
+  }
+  if (filter.status !== undefined) {
+    where.push('status = ?');
+    params.push(filter.status);
+  }
+  const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY started_at DESC, rowid DESC LIMIT ?`;
+  return (db.prepare(sql).all(...params, limit) as RunRow[]).map(fromRow);
 }
 
 export function getRun(db: Db, id: string): RunRecord | null {

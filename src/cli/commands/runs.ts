@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { UsageError } from '../../core/errors.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
-import { listRuns } from '../../store/runs.js';
+import { listRuns, type RunStatus } from '../../store/runs.js';
 
 /** `stepwise runs`: list recorded runs, newest first. */
 export function register(program: Command): void {
@@ -11,43 +11,51 @@ export function register(program: Command): void {
     .description('List recorded runs (command, status, start/end, counts), newest first')
     .option('--json', 'print one JSON object per run per line')
     .option('--limit <n>', 'show at most n runs', '20')
+    .option('--command <name>', 'only runs of this command (e.g. label, search)')
+    .addOption(
+      new Option('--status <status>', 'only runs with this status').choices(['running', 'done', 'failed']),
+    )
     .option(
       '--store <file>',
       'SQLite store to read (default $STEPWISE_HOME/store.sqlite, ./.stepwise/store.sqlite)',
     )
-    .action((opts: { json?: boolean; limit: string; store?: string }) => {
-      const limit = Number(opts.limit);
-      if (!Number.isInteger(limit) || limit < 1)
-        throw new UsageError(`--limit must be a positive integer, not "${opts.limit}"`);
-      const storePath = opts.store ?? defaultStorePath();
-      // Listing must not create a store where none exists.
-      const runs = existsSync(storePath) ? listRuns(openStore(storePath), limit) : [];
-      if (opts.json) {
-        for (const r of runs) process.stdout.write(`${JSON.stringify(r)}\n`);
-        return;
-      }
-      if (runs.length === 0) {
-        process.stdout.write('no runs recorded yet\n');
-        return;
-      }
-      const rows = runs.map((r) => [
-        r.id,
-        r.command,
-        r.status,
-        r.startedAt.replace('T', ' ').slice(0, 19),
-        r.endedAt ? r.endedAt.replace('T', ' ').slice(0, 19) : '-',
-        Object.entries(r.counts)
-          .map(([k, v]) => `${k}=${v}`)
-          .join(' '),
-      ]);
-      const header = ['id', 'command', 'status', 'started', 'ended', 'counts'];
-      const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
-      for (const row of [header, ...rows])
-        process.stdout.write(
-          `${row
-            .map((cell, i) => cell.padEnd(widths[i]))
-            .join('  ')
-            .trimEnd()}\n`,
-        );
-    });
+    .action(
+      (opts: { json?: boolean; limit: string; store?: string; command?: string; status?: RunStatus }) => {
+        const limit = Number(opts.limit);
+        if (!Number.isInteger(limit) || limit < 1)
+          throw new UsageError(`--limit must be a positive integer, not "${opts.limit}"`);
+        const storePath = opts.store ?? defaultStorePath();
+        // Listing must not create a store where none exists.
+        const runs = existsSync(storePath)
+          ? listRuns(openStore(storePath), limit, { command: opts.command, status: opts.status })
+          : [];
+        if (opts.json) {
+          for (const r of runs) process.stdout.write(`${JSON.stringify(r)}\n`);
+          return;
+        }
+        if (runs.length === 0) {
+          process.stdout.write('no runs recorded yet\n');
+          return;
+        }
+        const rows = runs.map((r) => [
+          r.id,
+          r.command,
+          r.status,
+          r.startedAt.replace('T', ' ').slice(0, 19),
+          r.endedAt ? r.endedAt.replace('T', ' ').slice(0, 19) : '-',
+          Object.entries(r.counts)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' '),
+        ]);
+        const header = ['id', 'command', 'status', 'started', 'ended', 'counts'];
+        const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
+        for (const row of [header, ...rows])
+          process.stdout.write(
+            `${row
+              .map((cell, i) => cell.padEnd(widths[i]))
+              .join('  ')
+              .trimEnd()}\n`,
+          );
+      },
+    );
 }
