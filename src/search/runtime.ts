@@ -9,7 +9,7 @@ import type { ChatMessage, GenerateResult, Sample } from '../models/types.js';
 import { checkMathAnswer } from '../verify/index.js';
 import { aggregateScores, classifyStep } from './aggregate.js';
 import type { SearchConfig } from './config.js';
-import type { SearchChecker, Backtrack, SearchChunk, SearchDeps, SearchResult, TraceNode } from './types.js';
+import type { Backtrack, SearchChecker, SearchChunk, SearchDeps, SearchResult, TraceNode } from './types.js';
 
 /** A sampled step: its trimmed text and whether it ends the solution. */
 export interface StepSample {
