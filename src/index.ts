@@ -23,6 +23,8 @@ export * from './models/index.js';
 export * from './prompts/index.js';
 // sample
 export * from './sample/index.js';
+// sim (the simulated world)
+export * from './sim/index.js';
 // store and jobs
 export * from './store/index.js';
 // verify

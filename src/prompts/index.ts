@@ -1,5 +1,6 @@
 export * from './critic.js';
 export * from './judge.js';
+export * from './orm.js';
 export * from './policy.js';
 export * from './prm.js';
 export * from './refine.js';

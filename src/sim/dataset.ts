@@ -1,0 +1,143 @@
+import { createRng } from '../core/rng.js';
+import type { Problem } from '../core/types.js';
+import { resolveSimOptions, type SimOptions } from './options.js';
+import { firstWrongStep, isSimSolutionCorrect, sampleSimSolution, simSuccessRate } from './policy.js';
+import { generateSimProblems, type SimProblem, solveSimProblem, toProblem } from './world.js';
+
+/**
+ * Data sets of the simulated world: problem files for `stepwise sample`, and ProcessBench-format
+ * solution sets whose labels are the true first errors.
+ */
+
+/** One problem row of a sim problem file (JSONL). `question` and `problem` carry the same text. */
+export interface SimProblemRow {
+  id: string;
+  question: string;
+  problem: string;
+  answer: string;
+  source: 'sim';
+  steps: number;
+  /** Exact success rate of the sim policy (with the options the file was written with). */
+  success_rate: number;
+  simulated: true;
+}
+
+/** A ProcessBench-format row (INTERFACES.md) from the simulated world. */
+export interface SimProcessBenchRow {
+  id: string;
+  generator: string;
+  problem: string;
+  steps: string[];
+  final_answer_correct: boolean;
+  /** Index of the first chunk that introduces an error, −1 if none. */
+  label: number;
+}
+
+/** The `generator` field of sim ProcessBench rows: says the solutions are simulated. */
+export const SIM_GENERATOR = 'stepwise-sim-policy (simulated)';
+
+function problemsFor(count: number, options: SimOptions): SimProblem[] {
+  return generateSimProblems({
+    count,
+    seed: options.seed,
+    minSteps: options.minSteps,
+    maxSteps: options.maxSteps,
+  });
+}
+
+/** `count` problem rows, ids `sim/<seed>/<i>`. */
+export function simProblemRows(count: number, partial: Partial<SimOptions> = {}): SimProblemRow[] {
+  const options = resolveSimOptions(partial);
+  return problemsFor(count, options).map((p, i) => ({
+    id: `sim/${options.seed}/${i}`,
+    question: p.question,
+    problem: p.question,
+    answer: String(solveSimProblem(p)),
+    source: 'sim',
+    steps: p.ops.length,
+    success_rate: simSuccessRate(p, options),
+    simulated: true,
+  }));
+}
+
+/** `count` problems as data-set `Problem`s (what a `sim` data set name loads). */
+export function simDatasetProblems(count: number, partial: Partial<SimOptions> = {}): Problem[] {
+  const options = resolveSimOptions(partial);
+  return problemsFor(count, options).map((p, i) => {
+    const out = toProblem(p, `sim/${options.seed}/${i}`);
+    out.meta = { ...out.meta, successRate: simSuccessRate(p, options) };
+    return out;
+  });
+}
+
+/** Options of a ProcessBench-format set. */
+export interface SimProcessBenchOptions {
+  count: number;
+  /**
+   * Share of rows with an error (label ≠ −1) to aim for, by drawing solutions until each row's
+   * class is met; unset = the policy's natural share.
+   */
+  errorShare?: number;
+}
+
+/**
+ * ProcessBench-format rows: one policy solution per problem (problem i of the seed), with the
+ * true first wrong chunk as `label`. Row ids `sim-pb/<seed>/<i>`.
+ */
+export function simProcessBenchRows(
+  set: SimProcessBenchOptions,
+  partial: Partial<SimOptions> = {},
+): SimProcessBenchRow[] {
+  const options = resolveSimOptions(partial);
+  const problems = problemsFor(set.count, options);
+  const rng = createRng(`sim-processbench:${options.seed}`);
+  const share = set.errorShare;
+  return problems.map((p, i) => {
+    const wantError = share === undefined ? undefined : (i + 0.5) / set.count < share;
+    let steps = sampleSimSolution(p, options, rng.fork(`${i}:0`));
+    let label = firstWrongStep(p, steps);
+    // Redraw until the row has the wanted class (bounded: a problem whose policy never errs, or
+    // always errs, keeps its last draw).
+    for (let attempt = 1; wantError !== undefined && wantError !== label >= 0 && attempt < 200; attempt++) {
+      steps = sampleSimSolution(p, options, rng.fork(`${i}:${attempt}`));
+      label = firstWrongStep(p, steps);
+    }
+    return {
+      id: `sim-pb/${options.seed}/${i}`,
+      generator: SIM_GENERATOR,
+      problem: p.question,
+      steps,
+      final_answer_correct: isSimSolutionCorrect(p, steps.join('\n\n')),
+      label,
+    };
+  });
+}
+
+/**
+ * The exact expected ProcessBench accuracies of a verdict judge with early exit (one vote, no
+ * format failures) on labeled rows: a row with first error e is predicted right with probability
+ * spec^e·sens (e right chunks judged Positive, then the wrong one Negative); a row without error
+ * of n chunks with probability spec^n. error_acc and correct_acc are the means over the two
+ * groups (percent); F1 = 2·a·c/(a + c) of those means.
+ */
+export function expectedProcessBenchScores(
+  rows: ReadonlyArray<{ steps: readonly string[]; label: number }>,
+  rates: { sensitivity: number; specificity: number },
+): { error_acc: number; correct_acc: number; f1: number } {
+  let errSum = 0;
+  let errN = 0;
+  let corSum = 0;
+  let corN = 0;
+  for (const r of rows) {
+    if (r.label >= 0) {
+      errSum += rates.specificity ** r.label * rates.sensitivity;
+      errN++;
+    } else {
+      corSum += rates.specificity ** r.steps.length;
+      corN++;
+    }
+  }
+  const a = errN ? (100 * errSum) / errN : 0;
+  const c = corN ? (100 * corSum) / corN : 0;
+  return { error_acc: a, correct_acc: c, f1: a + c === 0 ? 0 : (2 * a * c) / (a + c) };
+}

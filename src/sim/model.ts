@@ -1,0 +1,323 @@
+import { StepwiseError, UsageError } from '../core/errors.js';
+import { createRng, hashString, type Rng } from '../core/rng.js';
+import type {
+  Capabilities,
+  ChatMessage,
+  FinishReason,
+  GenerateRequest,
+  GenerateResult,
+  LanguageModel,
+  Sample,
+  Usage,
+} from '../models/types.js';
+import { parseCriticPrompt } from '../prompts/critic.js';
+import { parseJudgePrompt } from '../prompts/judge.js';
+import { parseOrmPrompt } from '../prompts/orm.js';
+import { parsePolicyPrompt } from '../prompts/policy.js';
+import { parseQwenPrmInput } from '../prompts/prm.js';
+import { BAD_MARKER, parseRefinePrompt } from '../prompts/refine.js';
+import { simCriticReply, simJudgeReply, simOrmReply, simPrmScores } from './judges.js';
+import {
+  DEFAULT_SIM_OPTIONS,
+  formatSimSpec,
+  parseSimSpec,
+  resolveSimOptions,
+  type SimOptions,
+} from './options.js';
+import { continueSimPrefix, initialSimState, sampleSimChunks, simChunksOf } from './policy.js';
+import { countSimMessageTokens, countSimTokens, truncateSimTokens } from './tokens.js';
+import { lookupSimQuestion } from './world.js';
+
+/** Which simulated model answered a request (the metrics of the server count by it). */
+export type SimRole = 'policy' | 'refine' | 'judge' | 'critic' | 'orm' | 'prm';
+
+/** A generate result with the role that answered it. */
+export interface SimGenerateResult extends GenerateResult {
+  role: SimRole;
+}
+
+/** Source of seeds for requests that carry none (a counter, so a run in one order reproduces). */
+export type SeedStream = () => string;
+
+/** A counter-based seed stream. */
+export function createSeedStream(label: string | number = 0): SeedStream {
+  let i = 0;
+  return () => `auto:${label}:${i++}`;
+}
+
+const NOT_SIM_POLICY =
+  'Simulated policy: this question is not from the simulated world, so the answer below is a seeded guess.';
+
+/** The request's text as one string, for hashing. */
+function requestKey(request: GenerateRequest): string {
+  if (request.prompt !== undefined) return `p:${request.prompt}`;
+  return `m:${(request.messages ?? []).map((m) => `${m.role}\u0000${m.content}`).join('\u0001')}`;
+}
+
+/** The chunks before the `[BAD]`-marked chunk of a local-refinement draft. */
+function goodPrefixOfDraft(draft: string): string[] {
+  const chunks = simChunksOf(draft);
+  const bad = chunks.findIndex((c) => c.startsWith(BAD_MARKER));
+  return bad < 0 ? chunks : chunks.slice(0, bad);
+}
+
+/** One sample's text before stop strings and max_tokens, and where stop matching may begin. */
+type Draw = (rng: Rng) => { text: string; searchFrom: number };
+
+function routeRequest(
+  options: SimOptions,
+  input: string | ChatMessage[],
+): { role: SimRole; draw: Draw } | null {
+  const policy = parsePolicyPrompt(input);
+  if (policy) {
+    const problem = lookupSimQuestion(policy.question);
+    if (!problem) {
+      return {
+        role: 'policy',
+        draw: (rng) => ({
+          text: `${NOT_SIM_POLICY}\n\nThe answer is \\boxed{${rng.int(0, 100)}}.`,
+          searchFrom: 0,
+        }),
+      };
+    }
+    return {
+      role: 'policy',
+      draw: (rng) => {
+        const { lead, chunks } = continueSimPrefix(problem, options, policy.prefix, rng);
+        return { text: lead + chunks.join('\n\n'), searchFrom: lead.length };
+      },
+    };
+  }
+  const refine = parseRefinePrompt(input);
+  if (refine) {
+    const problem = lookupSimQuestion(refine.question);
+    if (!problem) {
+      return {
+        role: 'refine',
+        draw: (rng) => ({
+          text: `${NOT_SIM_POLICY}\n\nThe answer is \\boxed{${rng.int(0, 100)}}.`,
+          searchFrom: 0,
+        }),
+      };
+    }
+    if (refine.kind === 'global') {
+      return {
+        role: 'refine',
+        draw: (rng) => ({
+          text: sampleSimChunks(problem, options, initialSimState(problem), rng).join('\n\n'),
+          searchFrom: 0,
+        }),
+      };
+    }
+    // Local: continue the assistant prefix when there is one; otherwise write the good prefix
+    // of the draft and continue from it (a raw-text request has no assistant turn).
+    const hasPrefix = refine.prefix !== '';
+    const good = hasPrefix ? [] : goodPrefixOfDraft(refine.draft);
+    return {
+      role: 'refine',
+      draw: (rng) => {
+        if (hasPrefix) {
+          const { lead, chunks } = continueSimPrefix(problem, options, refine.prefix, rng);
+          return { text: lead + chunks.join('\n\n'), searchFrom: lead.length };
+        }
+        const { chunks } = continueSimPrefix(
+          problem,
+          options,
+          good.length ? `${good.join('\n\n')}\n\n` : '',
+          rng,
+        );
+        return { text: [...good, ...chunks].join('\n\n'), searchFrom: 0 };
+      },
+    };
+  }
+  const critic = parseCriticPrompt(input);
+  if (critic) {
+    return {
+      role: 'critic',
+      draw: (rng) => ({ text: simCriticReply(critic.problem, critic.steps, options, rng), searchFrom: 0 }),
+    };
+  }
+  const orm = parseOrmPrompt(input);
+  if (orm)
+    return {
+      role: 'orm',
+      draw: (rng) => ({ text: simOrmReply(orm.problem, orm.solution, options, rng), searchFrom: 0 }),
+    };
+  const judge = parseJudgePrompt(input);
+  if (judge) {
+    return {
+      role: 'judge',
+      draw: (rng) => ({
+        text: simJudgeReply(judge.problem, judge.history, judge.chunk, options, rng),
+        searchFrom: 0,
+      }),
+    };
+  }
+  return null;
+}
+
+/** Apply stop strings (searched from `searchFrom`) and then max_tokens to one sample's text. */
+export function finishSimSample(
+  full: string,
+  searchFrom: number,
+  stop: readonly string[] | undefined,
+  maxTokens: number | undefined,
+  includeStop = false,
+): Sample {
+  let text = full;
+  let stopReason: string | null = null;
+  if (stop && stop.length > 0) {
+    let at = -1;
+    for (const s of stop) {
+      if (s === '') continue;
+      const i = full.indexOf(s, searchFrom);
+      if (i >= 0 && (at < 0 || i < at || (i === at && stopReason !== null && s.length > stopReason.length))) {
+        at = i;
+        stopReason = s;
+      }
+    }
+    if (at >= 0 && stopReason !== null) text = full.slice(0, includeStop ? at + stopReason.length : at);
+  }
+  let finishReason: FinishReason = 'stop';
+  if (maxTokens !== undefined) {
+    const cut = truncateSimTokens(text, maxTokens);
+    if (cut.truncated) {
+      text = cut.text;
+      finishReason = 'length';
+      stopReason = null;
+    }
+  }
+  return { text, finishReason, stopReason, completionTokens: countSimTokens(text) };
+}
+
+/**
+ * Answer one generate request with the simulated world (what both the in-process model and the
+ * server do). Sample i draws from an Rng seeded by (world seed, request seed, i, request text);
+ * a request without a seed takes one from `stream`; temperature 0 makes every sample the one
+ * drawn from the request text alone. Throws UsageError for a malformed request and
+ * StepwiseError when the prompt is none the world answers.
+ */
+export function simGenerate(
+  options: SimOptions,
+  request: GenerateRequest,
+  stream: SeedStream,
+): SimGenerateResult {
+  const hasPrompt = request.prompt !== undefined;
+  const hasMessages = request.messages !== undefined;
+  if (hasPrompt === hasMessages)
+    throw new UsageError('sim: a request needs exactly one of prompt or messages');
+  const input = hasPrompt ? (request.prompt as string) : (request.messages as ChatMessage[]);
+  const route = routeRequest(options, input);
+  if (!route) {
+    throw new StepwiseError(
+      'sim: the request is not a prompt the simulated world answers (policy, judge, critic, outcome-model or refine prompt of src/prompts)',
+    );
+  }
+  const n = request.n ?? 1;
+  if (!Number.isInteger(n) || n < 1)
+    throw new UsageError(`sim: n must be a positive integer, got ${request.n}`);
+  const maxTokens = request.maxTokens;
+  if (maxTokens !== undefined && (!Number.isInteger(maxTokens) || maxTokens < 0))
+    throw new UsageError(`sim: max_tokens must be a non-negative integer, got ${maxTokens}`);
+  const greedy = request.temperature === 0;
+  const seedPart = greedy ? 'greedy' : request.seed !== undefined ? `seed:${request.seed}` : stream();
+  const base = hashString(`${options.seed}|${seedPart}|${requestKey(request)}`);
+  const includeStop = request.extra?.include_stop_str_in_output === true;
+  const samples: Sample[] = [];
+  let completionTokens = 0;
+  let greedySample: Sample | undefined;
+  for (let i = 0; i < n; i++) {
+    let sample: Sample;
+    if (greedy && greedySample) sample = { ...greedySample };
+    else {
+      const { text, searchFrom } = route.draw(createRng(`${base}:${greedy ? 0 : i}`));
+      sample = finishSimSample(text, searchFrom, request.stop, maxTokens, includeStop);
+      greedySample = sample;
+    }
+    completionTokens += sample.completionTokens;
+    samples.push(sample);
+  }
+  const promptTokens = hasPrompt
+    ? countSimTokens(request.prompt as string)
+    : countSimMessageTokens(request.messages ?? []);
+  const warnings: string[] = [];
+  if (request.logprobs !== undefined) warnings.push('sim: logprobs are not supported; none returned');
+  const usage: Usage = { calls: 1, promptTokens, completionTokens };
+  return { samples, usage, warnings, role: route.role };
+}
+
+/**
+ * Answer a vLLM `/pooling` request in the Qwen2.5-Math-PRM input format: one `[p_neg, p_pos]`
+ * row per step. Deterministic per (world seed, input). Throws StepwiseError for other input.
+ */
+export function simPool(options: SimOptions, input: string): { data: number[][]; usage: Usage } {
+  const parsed = parseQwenPrmInput(input);
+  if (!parsed)
+    throw new StepwiseError(
+      'sim: /pooling input is not in the Qwen2.5-Math-PRM format (steps joined by <extra_0>)',
+    );
+  const rng = createRng(`${options.seed}|pool|${input}`);
+  const scores = simPrmScores(parsed.problem, parsed.steps, options, rng);
+  return {
+    data: scores.map((s) => [1 - s, s]),
+    usage: { calls: 1, promptTokens: countSimTokens(input), completionTokens: 0 },
+  };
+}
+
+/** What `createSimModel` accepts: a spec string (`sim?step_error=0.2`) or options. */
+export type SimModelInput = string | (Partial<SimOptions> & { name?: string });
+
+/** Capabilities of the simulated model. */
+export const SIM_CAPABILITIES: Readonly<Capabilities> = Object.freeze({
+  n: true,
+  logprobs: false,
+  echo: false,
+  continueAssistant: true,
+  score: false,
+  pooling: true,
+});
+
+/** The in-process simulated model, with its resolved options. */
+export interface SimModel extends LanguageModel {
+  readonly options: Readonly<SimOptions>;
+}
+
+/**
+ * The simulated world as a `LanguageModel` (provider `sim`): it routes each request by content —
+ * policy prompt, GLoRe refine prompt, critic prompt, outcome-model prompt, StepWiser judge
+ * prompt — and answers `/pooling`-style PRM input through `pool()`. Spec syntax:
+ * `sim[:name][?key=value&…]` (docs/sim.md).
+ */
+export function createSimModel(spec: SimModelInput = 'sim'): SimModel {
+  let options: SimOptions;
+  let modelId: string;
+  if (typeof spec === 'string') {
+    const parsed = parseSimSpec(spec);
+    options = parsed.options;
+    modelId = spec.trim() || 'sim';
+  } else {
+    const { name, ...rest } = spec;
+    options = resolveSimOptions(rest);
+    modelId = name ?? formatSimSpec(options);
+  }
+  const stream = createSeedStream(options.seed);
+  return {
+    specificationVersion: 'v1',
+    provider: 'sim',
+    modelId,
+    capabilities: SIM_CAPABILITIES,
+    options,
+    async generate(request, callOptions) {
+      callOptions?.signal?.throwIfAborted();
+      const { role: _role, ...result } = simGenerate(options, request, stream);
+      return result;
+    },
+    async pool(input, callOptions) {
+      callOptions?.signal?.throwIfAborted();
+      return simPool(options, input);
+    },
+    async close() {},
+  };
+}
+
+export { DEFAULT_SIM_OPTIONS };

@@ -1,0 +1,386 @@
+import { StepwiseError } from '../core/errors.js';
+import { createRng, type Rng } from '../core/rng.js';
+import { splitParagraphs } from '../core/segment.js';
+import { DEFAULT_SIM_OPTIONS, type SimOptions } from './options.js';
+import {
+  applyOp,
+  describeOp,
+  lookupSimQuestion,
+  opSymbol,
+  type SimProblem,
+  solveSimProblem,
+  stepErrorProbabilities,
+  truthValues,
+} from './world.js';
+
+/**
+ * The simulated policy: a Markov chain over (operations done k, number so far, phase) that
+ * writes one chunk per transition, and its exact value function.
+ *
+ * Chunk grammar (one chunk per paragraph, chunks joined by a blank line):
+ * - restatement: `We start with 7.` (before the first operation) / `So far, the number is 12.`
+ * - operation k: `Step k: multiply by 3. 12 × 3 = 36.` — wrong with probability p_k
+ * - check: `Check: redoing the calculation from 7 gives 36, so the number is 36.` (confirm),
+ *   `Check: the steps so far look right, so the number is 37.` (an error missed),
+ *   `Check: redoing the calculation from 7 gives 36, not 37, so the number is 36.` (caught)
+ * - final: `The final number is \boxed{36}.` (ends the solution)
+ *
+ * Transitions: from `ready` (k < H) a restatement with probability restate_rate, else
+ * operation k; from `restated` operation k; after an operation a check with probability
+ * check_rate, else as from `ready`; once k = H (and no check) the final chunk. A check on a
+ * wrong number catches it with probability catch_rate; on a right number it raises a false
+ * alarm (a new error) with probability false_alarm. A wrong number stays wrong through later
+ * operations (they are computed correctly from it), so an error propagates until a check
+ * catches it.
+ */
+
+/** Where the chain is between chunks. `ready` and `restated` differ only in that a restatement cannot follow a restatement. */
+export type SimPhase = 'ready' | 'restated' | 'afterOp' | 'done';
+
+export interface SimState {
+  /** Operations done. */
+  k: number;
+  /** The number the solution currently holds (possibly wrong). */
+  value: number;
+  phase: SimPhase;
+  /** The boxed answer, once the final chunk is written (NaN when it is not a number). */
+  answer?: number;
+}
+
+export type SimChunkKind = 'restate' | 'op' | 'check' | 'final' | 'unknown';
+
+/** One chunk replayed against the problem. */
+export interface ReplayedChunk {
+  kind: SimChunkKind;
+  /**
+   * True when the chunk introduces an error given the state before it (the definition every
+   * simulated judge and label uses): an operation whose result is not the operation applied to
+   * the previous number; a restatement or final answer that changes the number; a check that
+   * changes the number to anything but the right one. Restatements, correct operations on a
+   * (possibly wrong) previous number, checks that confirm, miss or catch, and unrecognised text
+   * are right.
+   */
+  wrong: boolean;
+  /** The state after the chunk. */
+  state: SimState;
+}
+
+const BOXED_RE = /\\boxed\{([^{}]*)\}/g;
+const CHECK_RE = /^Check:[\s\S]*the number is (-?\d+)\.?\s*$/;
+const OP_RE = /(-?\d+) ([+×*-]) (-?\d+) = (-?\d+)/;
+const RESTATE_RE = /(?:the number is|start with) (-?\d+)/i;
+
+function lastBoxed(text: string): string | null {
+  let last: string | null = null;
+  for (const m of text.matchAll(BOXED_RE)) last = m[1];
+  return last;
+}
+
+/** A problem, or its question text. */
+export type SimProblemLike = SimProblem | string;
+
+/** The problem of a question text (or the problem itself); throws StepwiseError when the text is not a sim question. */
+export function asSimProblem(problem: SimProblemLike): SimProblem {
+  if (typeof problem !== 'string') return problem;
+  const p = lookupSimQuestion(problem);
+  if (!p)
+    throw new StepwiseError(`sim: not a simulated-world question: ${JSON.stringify(problem.slice(0, 80))}`);
+  return p;
+}
+
+/** The initial state of a problem. */
+export function initialSimState(problem: SimProblem): SimState {
+  return { k: 0, value: problem.start, phase: 'ready' };
+}
+
+/** Advance the state by one chunk of text (any text: unrecognised chunks change nothing). */
+export function replayChunk(problem: SimProblem, before: SimState, text: string): ReplayedChunk {
+  const H = problem.ops.length;
+  if (before.phase === 'done') return { kind: 'unknown', wrong: false, state: before };
+  const boxed = lastBoxed(text);
+  if (boxed !== null) {
+    const t = boxed.trim();
+    const answer = /^-?\d+$/.test(t) ? Number.parseInt(t, 10) : Number.NaN;
+    return { kind: 'final', wrong: answer !== before.value, state: { ...before, phase: 'done', answer } };
+  }
+  const check = CHECK_RE.exec(text);
+  if (check) {
+    const v = Number.parseInt(check[1], 10);
+    const truth = truthValues(problem)[before.k];
+    const wrong = v !== before.value && v !== truth;
+    return { kind: 'check', wrong, state: { k: before.k, value: v, phase: 'restated' } };
+  }
+  const op = OP_RE.exec(text);
+  if (op) {
+    const result = Number.parseInt(op[4], 10);
+    if (before.k >= H) {
+      // An operation beyond the problem: wrong iff it changes the number.
+      return {
+        kind: 'op',
+        wrong: result !== before.value,
+        state: { ...before, value: result, phase: 'afterOp' },
+      };
+    }
+    const expected = applyOp(before.value, problem.ops[before.k]);
+    return {
+      kind: 'op',
+      wrong: result !== expected,
+      state: { k: before.k + 1, value: result, phase: 'afterOp' },
+    };
+  }
+  const restate = RESTATE_RE.exec(text);
+  if (restate) {
+    const v = Number.parseInt(restate[1], 10);
+    return {
+      kind: 'restate',
+      wrong: v !== before.value,
+      state: { k: before.k, value: v, phase: 'restated' },
+    };
+  }
+  return { kind: 'unknown', wrong: false, state: before };
+}
+
+/** Replay whole chunks from the start: one entry per chunk, and the final state. */
+export function replaySimChunks(
+  problem: SimProblem,
+  chunks: readonly string[],
+): { chunks: ReplayedChunk[]; state: SimState } {
+  let state = initialSimState(problem);
+  const out: ReplayedChunk[] = [];
+  for (const c of chunks) {
+    const r = replayChunk(problem, state, c);
+    out.push(r);
+    state = r.state;
+  }
+  return { chunks: out, state };
+}
+
+/** Index of the first chunk that introduces an error (see {@link ReplayedChunk.wrong}), −1 if none. */
+export function firstWrongStep(problem: SimProblemLike, chunks: readonly string[]): number {
+  return replaySimChunks(asSimProblem(problem), chunks).chunks.findIndex((c) => c.wrong);
+}
+
+/** Per chunk: does it introduce an error? */
+export function wrongChunks(problem: SimProblemLike, chunks: readonly string[]): boolean[] {
+  return replaySimChunks(asSimProblem(problem), chunks).chunks.map((c) => c.wrong);
+}
+
+/** Chunks of a prefix or solution text (blank-line separated, trimmed). */
+export function simChunksOf(text: string): string[] {
+  return splitParagraphs(text).map((c) => c.text);
+}
+
+/** Whether a full solution text ends with the right boxed answer. */
+export function isSimSolutionCorrect(problem: SimProblem, text: string): boolean {
+  const b = lastBoxed(text);
+  return b !== null && b.trim() === String(solveSimProblem(problem));
+}
+
+type PolicyOptions = Pick<
+  SimOptions,
+  'stepError' | 'difficultySpread' | 'checkRate' | 'catchRate' | 'falseAlarm' | 'restateRate'
+>;
+
+/**
+ * The exact value table: `ready[k][w]` and `afterOp[k][w]` = probability of finishing with the
+ * right answer from k operations done, w = 1 when the number is wrong.
+ *
+ *   R(H, w) = 1 − w
+ *   R(k, 0) = (1 − p_k)·C(k+1, 0) + p_k·C(k+1, 1),   R(k, 1) = C(k+1, 1)      (k < H)
+ *   C(k, 0) = c·[(1 − f)·R(k, 0) + f·R(k, 1)] + (1 − c)·R(k, 0)
+ *   C(k, 1) = c·[q·R(k, 0) + (1 − q)·R(k, 1)] + (1 − c)·R(k, 1)
+ *
+ * with c = check_rate, q = catch_rate, f = false_alarm. A restatement does not change the
+ * value (R is the same in `ready` and `restated`).
+ */
+export function simValueTable(
+  problem: SimProblem,
+  options: PolicyOptions,
+): { ready: number[][]; afterOp: number[][] } {
+  const H = problem.ops.length;
+  const p = stepErrorProbabilities(problem, options);
+  const c = options.checkRate;
+  const q = options.catchRate;
+  const f = options.falseAlarm;
+  const ready: number[][] = new Array(H + 1);
+  const afterOp: number[][] = new Array(H + 1);
+  const fill = (k: number): void => {
+    const r0 = ready[k][0];
+    const r1 = ready[k][1];
+    afterOp[k] = [c * ((1 - f) * r0 + f * r1) + (1 - c) * r0, c * (q * r0 + (1 - q) * r1) + (1 - c) * r1];
+  };
+  ready[H] = [1, 0];
+  fill(H);
+  for (let k = H - 1; k >= 0; k--) {
+    ready[k] = [(1 - p[k]) * afterOp[k + 1][0] + p[k] * afterOp[k + 1][1], afterOp[k + 1][1]];
+    fill(k);
+  }
+  return { ready, afterOp };
+}
+
+/** Exact success probability of the policy from a state. */
+export function simStateValue(problem: SimProblem, options: PolicyOptions, state: SimState): number {
+  if (state.phase === 'done') return state.answer === solveSimProblem(problem) ? 1 : 0;
+  const truth = truthValues(problem)[state.k];
+  const w = state.value === truth ? 0 : 1;
+  const table = simValueTable(problem, options);
+  return state.phase === 'afterOp' ? table.afterOp[state.k][w] : table.ready[state.k][w];
+}
+
+/**
+ * Exact probability that the policy finishes correctly when it continues after these chunks
+ * (computed from the Markov chain, not sampled). `exactValue(p, [])` is the problem's success rate.
+ */
+export function exactValue(
+  problem: SimProblemLike,
+  prefixChunks: readonly string[],
+  options: PolicyOptions = DEFAULT_SIM_OPTIONS,
+): number {
+  const p = asSimProblem(problem);
+  return simStateValue(p, options, replaySimChunks(p, prefixChunks).state);
+}
+
+/** Exact values of every prefix of a solution: index 0 = empty prefix, i = after chunk i−1 (length chunks + 1). */
+export function exactStepValues(
+  problemLike: SimProblemLike,
+  chunks: readonly string[],
+  options: PolicyOptions = DEFAULT_SIM_OPTIONS,
+): number[] {
+  const problem = asSimProblem(problemLike);
+  const table = simValueTable(problem, options);
+  const truth = truthValues(problem);
+  const gold = truth[truth.length - 1];
+  const stateValue = (s: SimState): number => {
+    if (s.phase === 'done') return s.answer === gold ? 1 : 0;
+    const w = s.value === truth[s.k] ? 0 : 1;
+    return s.phase === 'afterOp' ? table.afterOp[s.k][w] : table.ready[s.k][w];
+  };
+  let state = initialSimState(problem);
+  const out = [stateValue(state)];
+  for (const c of chunks) {
+    state = replayChunk(problem, state, c).state;
+    out.push(stateValue(state));
+  }
+  return out;
+}
+
+/** The policy's success rate on a problem (exact value of the empty prefix). */
+export function simSuccessRate(
+  problem: SimProblemLike,
+  options: PolicyOptions = DEFAULT_SIM_OPTIONS,
+): number {
+  return exactValue(problem, [], options);
+}
+
+const DELTAS = [-10, -2, -1, 1, 2, 10];
+
+function opChunk(problem: SimProblem, k: number, a: number, result: number): string {
+  const op = problem.ops[k];
+  return `Step ${k + 1}: ${describeOp(op)}. ${a} ${opSymbol(op.kind)} ${op.operand} = ${result}.`;
+}
+
+/**
+ * Write the next chunk from a state; null once the solution is finished. Uses the same
+ * transition probabilities as {@link simValueTable}.
+ */
+export function sampleNextChunk(
+  problem: SimProblem,
+  options: PolicyOptions,
+  state: SimState,
+  rng: Rng,
+  errorProbs: readonly number[] = stepErrorProbabilities(problem, options),
+): { text: string; state: SimState } | null {
+  const H = problem.ops.length;
+  if (state.phase === 'done') return null;
+  const { k, value } = state;
+  if (state.phase === 'afterOp' && rng.chance(options.checkRate)) {
+    const truth = truthValues(problem)[k];
+    const start = problem.start;
+    if (value !== truth) {
+      if (rng.chance(options.catchRate)) {
+        const text = `Check: redoing the calculation from ${start} gives ${truth}, not ${value}, so the number is ${truth}.`;
+        return { text, state: { k, value: truth, phase: 'restated' } };
+      }
+      return {
+        text: `Check: the steps so far look right, so the number is ${value}.`,
+        state: { k, value, phase: 'restated' },
+      };
+    }
+    if (options.falseAlarm > 0 && rng.chance(options.falseAlarm)) {
+      const x = value + rng.pick(DELTAS);
+      const text = `Check: redoing the calculation from ${start} gives ${x}, not ${value}, so the number is ${x}.`;
+      return { text, state: { k, value: x, phase: 'restated' } };
+    }
+    const text = `Check: redoing the calculation from ${start} gives ${value}, so the number is ${value}.`;
+    return { text, state: { k, value, phase: 'restated' } };
+  }
+  if (k >= H)
+    return {
+      text: `The final number is \\boxed{${value}}.`,
+      state: { k, value, phase: 'done', answer: value },
+    };
+  if (state.phase !== 'restated' && rng.chance(options.restateRate)) {
+    const text = k === 0 ? `We start with ${value}.` : `So far, the number is ${value}.`;
+    return { text, state: { k, value, phase: 'restated' } };
+  }
+  let result = applyOp(value, problem.ops[k]);
+  if (rng.chance(errorProbs[k])) result += rng.pick(DELTAS);
+  return { text: opChunk(problem, k, value, result), state: { k: k + 1, value: result, phase: 'afterOp' } };
+}
+
+/** Sample chunks from a state until the solution ends. */
+export function sampleSimChunks(
+  problem: SimProblem,
+  options: PolicyOptions,
+  state: SimState,
+  rng: Rng,
+): string[] {
+  const errorProbs = stepErrorProbabilities(problem, options);
+  const out: string[] = [];
+  let s = state;
+  // The chain always ends: every path reaches k = H within 3 chunks per operation.
+  for (;;) {
+    const next = sampleNextChunk(problem, options, s, rng, errorProbs);
+    if (!next) return out;
+    out.push(next.text);
+    s = next.state;
+  }
+}
+
+/** One full solution (chunks) sampled from scratch. */
+export function sampleSimSolution(
+  problemLike: SimProblemLike,
+  options: PolicyOptions,
+  rng: Rng | number,
+): string[] {
+  const problem = asSimProblem(problemLike);
+  const r = typeof rng === 'number' ? createRng(rng) : rng;
+  return sampleSimChunks(problem, options, initialSimState(problem), r);
+}
+
+/**
+ * The policy's continuation of a prefix text: the prefix is split into chunks (blank lines),
+ * replayed to recover the state, then the rest is sampled. A non-empty prefix that does not end
+ * in a blank line is treated as ending a chunk, and the continuation starts with the missing
+ * separator.
+ */
+export function continueSimPrefix(
+  problem: SimProblem,
+  options: PolicyOptions,
+  prefix: string,
+  rng: Rng,
+): {
+  /** Separator written before the first new chunk ('' when the prefix ends in a blank line). */
+  lead: string;
+  chunks: string[];
+} {
+  const state = replaySimChunks(problem, simChunksOf(prefix)).state;
+  const chunks = sampleSimChunks(problem, options, state, rng);
+  return { lead: chunks.length === 0 ? '' : separatorAfter(prefix), chunks };
+}
+
+/** What must follow `prefix` before a new chunk starts. */
+export function separatorAfter(prefix: string): string {
+  if (prefix.trim() === '' || /\n[ \t\r]*\n[ \t\r]*$/.test(prefix)) return '';
+  return /\n[ \t\r]*$/.test(prefix) ? '\n' : '\n\n';
+}

@@ -1,0 +1,414 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { StepwiseError } from '../core/errors.js';
+import { createRng } from '../core/rng.js';
+import type { ChatMessage, GenerateRequest, Sample } from '../models/types.js';
+import { createSeedStream, type SimRole, simGenerate, simPool } from './model.js';
+import { parseSimSpec, resolveSimOptions, type SimOptions } from './options.js';
+
+/**
+ * The simulated world behind an OpenAI-compatible HTTP server (raw node:http, so the server is
+ * never the bottleneck of a client benchmark): `/v1/completions`, `/v1/chat/completions`
+ * (continue_final_message), `/pooling`, `/v1/models`, `/metrics`, with latency and fault
+ * injection. Usage in every response is exactly what `/metrics` counts.
+ */
+
+export interface SimServerOptions extends Partial<SimOptions> {
+  /** Port (0 = a free one). Default 0. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Delay before every answer (ms). Default 0. */
+  latencyMs?: number;
+  /** Share of model requests answered with HTTP 500 (drawn from the seed). Default 0. */
+  failRate?: number;
+  /** A spec (`sim?sensitivity=0.8`) applied on top of the other options. */
+  spec?: string;
+}
+
+/** Requests and tokens of one endpoint or role. */
+export interface SimCounter {
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+  samples: number;
+}
+
+/** What `/metrics` returns. Only answered (HTTP 200) model requests are counted in `requests` and tokens. */
+export interface SimServerMetrics {
+  simulated: true;
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+  samples: number;
+  /** By path: `/v1/completions`, `/v1/chat/completions`, `/pooling`. */
+  byEndpoint: Record<string, SimCounter>;
+  /** By the simulated model that answered: policy, refine, judge, critic, orm, prm (one count per prompt). */
+  byRole: Partial<Record<SimRole, SimCounter>>;
+  /** Requests answered with an injected HTTP 500 (not counted above). */
+  injectedFailures: number;
+  /** Requests rejected as malformed (HTTP 4xx; not counted above). */
+  badRequests: number;
+}
+
+export interface SimServer {
+  /** Root URL, e.g. `http://127.0.0.1:41234`. */
+  url: string;
+  /** OpenAI base URL: `${url}/v1`. */
+  baseURL: string;
+  port: number;
+  options: Readonly<SimOptions>;
+  metrics(): SimServerMetrics;
+  resetMetrics(): void;
+  close(): Promise<void>;
+}
+
+function emptyCounter(): SimCounter {
+  return { requests: 0, promptTokens: 0, completionTokens: 0, samples: 0 };
+}
+
+function emptyMetrics(): SimServerMetrics {
+  return {
+    simulated: true,
+    requests: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+    samples: 0,
+    byEndpoint: {},
+    byRole: {},
+    injectedFailures: 0,
+    badRequests: 0,
+  };
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function errorBody(status: number, message: string): unknown {
+  const type = status === 500 ? 'InternalServerError' : status === 404 ? 'NotFoundError' : 'BadRequestError';
+  return { object: 'error', error: { message, type, code: status }, message, type, code: status };
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    req.on('data', (c: Buffer) => parts.push(c));
+    req.on('end', () =>
+      resolve(parts.length === 1 ? parts[0].toString('utf8') : Buffer.concat(parts).toString('utf8')),
+    );
+    req.on('error', reject);
+  });
+}
+
+function optionalInt(body: Record<string, unknown>, key: string): number | undefined {
+  const v = body[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw new HttpError(400, `${key} must be an integer`);
+  return v;
+}
+
+function optionalNumber(body: Record<string, unknown>, key: string): number | undefined {
+  const v = body[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new HttpError(400, `${key} must be a number`);
+  return v;
+}
+
+function stopList(v: unknown): string[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'string') return [v];
+  if (Array.isArray(v) && v.every((s) => typeof s === 'string')) return v as string[];
+  throw new HttpError(400, 'stop must be a string or a list of strings');
+}
+
+/** The sampling fields shared by both generation endpoints. */
+function samplingOf(body: Record<string, unknown>): Omit<GenerateRequest, 'prompt' | 'messages'> {
+  if (body.echo === true) throw new HttpError(400, 'echo is not supported by the sim server');
+  const logprobs = body.logprobs;
+  const wantsLogprobs = logprobs !== undefined && logprobs !== null && logprobs !== false;
+  return {
+    n: optionalInt(body, 'n'),
+    temperature: optionalNumber(body, 'temperature'),
+    topP: optionalNumber(body, 'top_p'),
+    maxTokens: optionalInt(body, 'max_tokens') ?? optionalInt(body, 'max_completion_tokens'),
+    stop: stopList(body.stop),
+    seed: optionalInt(body, 'seed'),
+    logprobs: wantsLogprobs ? 0 : undefined,
+    extra: body.include_stop_str_in_output === true ? { include_stop_str_in_output: true } : undefined,
+  };
+}
+
+function choiceFinish(s: Sample): { finish_reason: string; stop_reason: string | null } {
+  return {
+    finish_reason: s.finishReason === 'length' ? 'length' : 'stop',
+    stop_reason: s.stopReason ?? null,
+  };
+}
+
+/**
+ * Start the simulated world's server. Resolves once it listens. Per-request world options ride in
+ * the `model` field (`sim?sensitivity=0.8`), applied on top of the server's options.
+ */
+export async function startSimServer(options: SimServerOptions = {}): Promise<SimServer> {
+  const { port = 0, host = '127.0.0.1', latencyMs = 0, failRate = 0, spec, ...world } = options;
+  if (!(failRate >= 0 && failRate <= 1)) throw new StepwiseError('sim serve: fail rate must be in [0, 1]');
+  if (!(latencyMs >= 0)) throw new StepwiseError('sim serve: latency must be ≥ 0 ms');
+  let base = resolveSimOptions(world);
+  if (spec) base = parseSimSpec(spec, base).options;
+  const serverOptions = base;
+  const optionsByModel = new Map<string, SimOptions>();
+  const modelOptions = (model: unknown): SimOptions => {
+    if (model === undefined || model === null || model === '' || model === 'sim') return serverOptions;
+    if (typeof model !== 'string') throw new HttpError(400, 'model must be a string');
+    let o = optionsByModel.get(model);
+    if (!o) {
+      try {
+        o = parseSimSpec(model, serverOptions).options;
+      } catch (err) {
+        throw new HttpError(400, (err as Error).message);
+      }
+      if (optionsByModel.size > 1000) optionsByModel.clear();
+      optionsByModel.set(model, o);
+    }
+    return o;
+  };
+  const stream = createSeedStream(`server:${serverOptions.seed}`);
+  const faults = createRng(`sim-faults:${serverOptions.seed}`);
+  let metrics = emptyMetrics();
+  let ids = 0;
+
+  const count = (endpoint: string, prompt: number, completion: number, samples: number): void => {
+    metrics.requests++;
+    metrics.promptTokens += prompt;
+    metrics.completionTokens += completion;
+    metrics.samples += samples;
+    let c = metrics.byEndpoint[endpoint];
+    if (!c) {
+      c = emptyCounter();
+      metrics.byEndpoint[endpoint] = c;
+    }
+    c.requests++;
+    c.promptTokens += prompt;
+    c.completionTokens += completion;
+    c.samples += samples;
+  };
+  const countRole = (role: SimRole, prompt: number, completion: number, samples: number): void => {
+    let c = metrics.byRole[role];
+    if (!c) {
+      c = emptyCounter();
+      metrics.byRole[role] = c;
+    }
+    c.requests++;
+    c.promptTokens += prompt;
+    c.completionTokens += completion;
+    c.samples += samples;
+  };
+
+  const run = (req: GenerateRequest, o: SimOptions) => {
+    try {
+      return simGenerate(o, req, stream);
+    } catch (err) {
+      throw new HttpError(400, (err as Error).message);
+    }
+  };
+
+  const completions = (body: Record<string, unknown>): unknown => {
+    const o = modelOptions(body.model);
+    const sampling = samplingOf(body);
+    const prompts = typeof body.prompt === 'string' ? [body.prompt] : body.prompt;
+    if (!Array.isArray(prompts) || prompts.length === 0 || !prompts.every((p) => typeof p === 'string'))
+      throw new HttpError(400, 'prompt must be a string or a non-empty list of strings');
+    const results = prompts.map((prompt) => run({ ...sampling, prompt }, o));
+    const choices: unknown[] = [];
+    let promptTokens = 0;
+    let completionTokens = 0;
+    let samples = 0;
+    for (const r of results) {
+      for (const s of r.samples)
+        choices.push({ index: choices.length, text: s.text, logprobs: null, ...choiceFinish(s) });
+      promptTokens += r.usage.promptTokens;
+      completionTokens += r.usage.completionTokens;
+      samples += r.samples.length;
+      countRole(r.role, r.usage.promptTokens, r.usage.completionTokens, r.samples.length);
+    }
+    count('/v1/completions', promptTokens, completionTokens, samples);
+    return {
+      id: `cmpl-sim-${++ids}`,
+      object: 'text_completion',
+      created: Math.floor(Date.now() / 1000),
+      model: typeof body.model === 'string' ? body.model : 'sim',
+      choices,
+      usage: {
+        prompt_tokens: promptTokens,
+        completion_tokens: completionTokens,
+        total_tokens: promptTokens + completionTokens,
+      },
+    };
+  };
+
+  const chat = (body: Record<string, unknown>): unknown => {
+    const o = modelOptions(body.model);
+    const sampling = samplingOf(body);
+    const raw = body.messages;
+    if (!Array.isArray(raw) || raw.length === 0)
+      throw new HttpError(400, 'messages must be a non-empty list');
+    const messages: ChatMessage[] = raw.map((m, i) => {
+      const role = (m as { role?: unknown })?.role;
+      let content = (m as { content?: unknown })?.content;
+      if (Array.isArray(content))
+        content = content.map((p) => (typeof p?.text === 'string' ? p.text : '')).join('');
+      if ((role !== 'system' && role !== 'user' && role !== 'assistant') || typeof content !== 'string')
+        throw new HttpError(
+          400,
+          `messages[${i}] must have a role (system, user, assistant) and string content`,
+        );
+      return { role, content };
+    });
+    if (body.continue_final_message === true && body.add_generation_prompt === true)
+      throw new HttpError(400, 'continue_final_message and add_generation_prompt cannot both be true');
+    const r = run({ ...sampling, messages }, o);
+    countRole(r.role, r.usage.promptTokens, r.usage.completionTokens, r.samples.length);
+    count('/v1/chat/completions', r.usage.promptTokens, r.usage.completionTokens, r.samples.length);
+    return {
+      id: `chatcmpl-sim-${++ids}`,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model: typeof body.model === 'string' ? body.model : 'sim',
+      choices: r.samples.map((s, index) => ({
+        index,
+        message: { role: 'assistant', content: s.text },
+        logprobs: null,
+        ...choiceFinish(s),
+      })),
+      usage: {
+        prompt_tokens: r.usage.promptTokens,
+        completion_tokens: r.usage.completionTokens,
+        total_tokens: r.usage.promptTokens + r.usage.completionTokens,
+      },
+    };
+  };
+
+  const pooling = (body: Record<string, unknown>): unknown => {
+    const o = modelOptions(body.model);
+    const inputs = typeof body.input === 'string' ? [body.input] : body.input;
+    if (!Array.isArray(inputs) || inputs.length === 0 || !inputs.every((p) => typeof p === 'string'))
+      throw new HttpError(400, 'input must be a string or a non-empty list of strings');
+    let promptTokens = 0;
+    const data = inputs.map((input, index) => {
+      let r: ReturnType<typeof simPool>;
+      try {
+        r = simPool(o, input);
+      } catch (err) {
+        throw new HttpError(400, (err as Error).message);
+      }
+      promptTokens += r.usage.promptTokens;
+      countRole('prm', r.usage.promptTokens, 0, 1);
+      return { index, object: 'pooling', data: r.data };
+    });
+    count('/pooling', promptTokens, 0, inputs.length);
+    return {
+      id: `pool-sim-${++ids}`,
+      object: 'list',
+      created: Math.floor(Date.now() / 1000),
+      model: typeof body.model === 'string' ? body.model : 'sim',
+      data,
+      usage: { prompt_tokens: promptTokens, completion_tokens: 0, total_tokens: promptTokens },
+    };
+  };
+
+  const handlers: Record<string, (body: Record<string, unknown>) => unknown> = {
+    '/v1/completions': completions,
+    '/v1/chat/completions': chat,
+    '/pooling': pooling,
+    '/v1/pooling': pooling,
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    if (req.method === 'GET') {
+      if (path === '/metrics') return send(res, 200, metrics);
+      if (path === '/v1/models' || path === '/models')
+        return send(res, 200, {
+          object: 'list',
+          data: [{ id: 'sim', object: 'model', created: 0, owned_by: 'stepwise-sim (simulated)' }],
+        });
+      if (path === '/health') return send(res, 200, { ok: true, simulated: true });
+      return send(res, 404, errorBody(404, `no route GET ${path}`));
+    }
+    if (req.method === 'POST' && path === '/metrics/reset') {
+      await readBody(req);
+      metrics = emptyMetrics();
+      return send(res, 200, { ok: true });
+    }
+    const handler = req.method === 'POST' ? handlers[path] : undefined;
+    if (!handler) {
+      await readBody(req).catch(() => '');
+      return send(res, 404, errorBody(404, `no route ${req.method} ${path}`));
+    }
+    const text = await readBody(req);
+    if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs));
+    if (failRate > 0 && faults.chance(failRate)) {
+      metrics.injectedFailures++;
+      return send(res, 500, errorBody(500, 'sim: injected failure'));
+    }
+    try {
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw new HttpError(400, 'the request body is not valid JSON');
+      }
+      if (typeof body !== 'object' || body === null || Array.isArray(body))
+        throw new HttpError(400, 'the request body must be a JSON object');
+      send(res, 200, handler(body as Record<string, unknown>));
+    } catch (err) {
+      const status = err instanceof HttpError ? err.status : 500;
+      if (status < 500) metrics.badRequests++;
+      send(res, status, errorBody(status, (err as Error).message));
+    }
+  };
+
+  const server = createServer({ keepAlive: true, noDelay: true }, (req, res) => {
+    handle(req, res).catch((err) => {
+      if (!res.headersSent) send(res, 500, errorBody(500, (err as Error).message));
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err) =>
+      reject(new StepwiseError(`sim serve: cannot listen on ${host}:${port}: ${err.message}`)),
+    );
+    server.listen(port, host, () => resolve());
+  });
+  const actual = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${actual}`;
+  return {
+    url,
+    baseURL: `${url}/v1`,
+    port: actual,
+    options: serverOptions,
+    metrics: () => structuredClone(metrics),
+    resetMetrics: () => {
+      metrics = emptyMetrics();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

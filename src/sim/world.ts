@@ -1,0 +1,190 @@
+import { createRng, hashString, type Rng } from '../core/rng.js';
+import type { Problem } from '../core/types.js';
+import type { SimOptions } from './options.js';
+
+/**
+ * The problems of the simulated world: a start number and a chain of operations, written as a
+ * self-contained question ("Start with 7. Add 5, then multiply by 3. What is the final
+ * number?"). Everything about a problem — including its difficulty — is a function of the
+ * question text alone, so a stateless server recovers it from any request.
+ */
+
+export type SimOpKind = 'add' | 'subtract' | 'multiply';
+
+export interface SimOp {
+  kind: SimOpKind;
+  operand: number;
+}
+
+export interface SimProblem {
+  start: number;
+  ops: SimOp[];
+  /** The question text (the only thing a request carries). */
+  question: string;
+}
+
+const QUESTION_RE = /^Start with (-?\d+)\. (.+)\. What is the final number\?$/;
+const OP_RE = /^(add|subtract|multiply by) (\d+)$/i;
+
+function opPhrase(op: SimOp): string {
+  return op.kind === 'multiply' ? `multiply by ${op.operand}` : `${op.kind} ${op.operand}`;
+}
+
+/** Short description of an operation, e.g. `multiply by 3`. */
+export function describeOp(op: SimOp): string {
+  return opPhrase(op);
+}
+
+/** The question text of a problem. */
+export function renderSimQuestion(start: number, ops: readonly SimOp[]): string {
+  const phrases = ops.map(opPhrase);
+  phrases[0] = phrases[0][0].toUpperCase() + phrases[0].slice(1);
+  return `Start with ${start}. ${phrases.join(', then ')}. What is the final number?`;
+}
+
+/** Recover a problem from its question text; null when the text is not a sim question. */
+export function parseSimQuestion(question: string): SimProblem | null {
+  const m = QUESTION_RE.exec(question.trim());
+  if (!m) return null;
+  const ops: SimOp[] = [];
+  for (const phrase of m[2].split(', then ')) {
+    const o = OP_RE.exec(phrase);
+    if (!o) return null;
+    const word = o[1].toLowerCase();
+    const kind: SimOpKind = word === 'add' ? 'add' : word === 'subtract' ? 'subtract' : 'multiply';
+    ops.push({ kind, operand: Number.parseInt(o[2], 10) });
+  }
+  return { start: Number.parseInt(m[1], 10), ops, question: question.trim() };
+}
+
+const cache = new Map<string, SimProblem | null>();
+
+/** {@link parseSimQuestion} with a small memo (servers see the same question many times). */
+export function lookupSimQuestion(question: string): SimProblem | null {
+  let p = cache.get(question);
+  if (p === undefined) {
+    p = parseSimQuestion(question);
+    if (cache.size > 50_000) cache.clear();
+    cache.set(question, p);
+  }
+  return p;
+}
+
+/** Apply one operation. */
+export function applyOp(value: number, op: SimOp): number {
+  switch (op.kind) {
+    case 'add':
+      return value + op.operand;
+    case 'subtract':
+      return value - op.operand;
+    case 'multiply':
+      return value * op.operand;
+  }
+}
+
+/** The symbol an operation is written with in a solution. */
+export function opSymbol(kind: SimOpKind): string {
+  return kind === 'add' ? '+' : kind === 'subtract' ? '-' : '×';
+}
+
+/** The right number after each number of operations: `truth[k]` after k operations (truth[0] = start). */
+export function truthValues(problem: SimProblem): number[] {
+  const out = [problem.start];
+  for (const op of problem.ops) out.push(applyOp(out[out.length - 1], op));
+  return out;
+}
+
+/** The gold answer: the number after all operations. */
+export function solveSimProblem(problem: SimProblem): number {
+  const t = truthValues(problem);
+  return t[t.length - 1];
+}
+
+/** Relative difficulty weight of an operation kind (multiplications are the hardest). */
+export const OP_WEIGHT: Readonly<Record<SimOpKind, number>> = { add: 0.75, subtract: 1, multiply: 1.25 };
+
+/**
+ * The problem's difficulty factor: exp(s·(2u−1)) / E, with u ∈ [0, 1) from a hash of the
+ * question and E = sinh(s)/s the mean over u, so the mean factor over problems is 1.
+ */
+export function simDifficulty(problem: SimProblem, options: Pick<SimOptions, 'difficultySpread'>): number {
+  const s = options.difficultySpread;
+  if (s === 0) return 1;
+  const u = hashString(`difficulty:${problem.question}`) / 4294967296;
+  return Math.exp(s * (2 * u - 1)) / (Math.sinh(s) / s);
+}
+
+/**
+ * Per-operation error probabilities: p_k = min(0.95, step_error × difficulty × weight(op_k)).
+ * They are the policy's only source of new errors in operation chunks.
+ */
+export function stepErrorProbabilities(
+  problem: SimProblem,
+  options: Pick<SimOptions, 'stepError' | 'difficultySpread'>,
+): number[] {
+  const d = simDifficulty(problem, options);
+  return problem.ops.map((op) => Math.min(0.95, options.stepError * d * OP_WEIGHT[op.kind]));
+}
+
+/** Draw one problem. */
+export function generateSimProblem(rng: Rng, options: Pick<SimOptions, 'minSteps' | 'maxSteps'>): SimProblem {
+  const steps = rng.int(options.minSteps, options.maxSteps);
+  const start = rng.int(2, 20);
+  let value = start;
+  const ops: SimOp[] = [];
+  for (let i = 0; i < steps; i++) {
+    const r = rng.next();
+    let op: SimOp;
+    if (r < 0.3 && Math.abs(value) < 5000) op = { kind: 'multiply', operand: rng.int(2, 5) };
+    else if (r < 0.6 && value > 4) op = { kind: 'subtract', operand: rng.int(2, Math.min(20, value - 1)) };
+    else op = { kind: 'add', operand: rng.int(2, 20) };
+    ops.push(op);
+    value = applyOp(value, op);
+  }
+  return { start, ops, question: renderSimQuestion(start, ops) };
+}
+
+/** Options for generating a problem set. */
+export interface SimProblemSetOptions {
+  count: number;
+  seed?: number;
+  minSteps?: number;
+  maxSteps?: number;
+}
+
+/** `count` problems from a seed (the same seed always gives the same problems). */
+export function generateSimProblems(options: SimProblemSetOptions): SimProblem[] {
+  const rng = createRng(`sim-problems:${options.seed ?? 0}`);
+  const range = { minSteps: options.minSteps ?? 3, maxSteps: options.maxSteps ?? 12 };
+  const out: SimProblem[] = [];
+  for (let i = 0; i < options.count; i++) out.push(generateSimProblem(rng, range));
+  return out;
+}
+
+/** A sim problem as a data-set `Problem` (source `sim`, answer the gold number as text). */
+export function toProblem(problem: SimProblem, id: string): Problem {
+  return {
+    id,
+    question: problem.question,
+    answer: String(solveSimProblem(problem)),
+    domain: 'math',
+    source: 'sim',
+    meta: { steps: problem.ops.length, simulated: true },
+  };
+}
+
+/**
+ * Sim problems as data-set problems, ids `sim/<seed>/<i>`: what a `sim` data set loader
+ * returns. `meta.successRate` (the policy's exact success rate under `options`) is added when
+ * options are given.
+ */
+export function loadSimProblems(
+  options: SimProblemSetOptions & { successRate?: (p: SimProblem) => number },
+): Problem[] {
+  const seed = options.seed ?? 0;
+  return generateSimProblems(options).map((p, i) => {
+    const out = toProblem(p, `sim/${seed}/${i}`);
+    if (options.successRate) out.meta = { ...out.meta, successRate: options.successRate(p) };
+    return out;
+  });
+}
