@@ -131,8 +131,11 @@ describe('integrations/verl/stepwise_reward.py', () => {
         "print(json.dumps([r.compute_score('stepwise/judge-rl', 'ok \\\\boxed{Positive}', 'Positive'), r.compute_score('stepwise/judge-rl', '\\\\boxed{Positive}', 'Negative')]))",
       ].join('\n');
       const out = await new Promise<string>((resolve, reject) =>
-        execFile('python3', ['-c', script], { env: { ...process.env, STEPWISE_REWARD_URL: s.url } }, (err, stdout, stderr) =>
-          err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+        execFile(
+          'python3',
+          ['-c', script],
+          { env: { ...process.env, STEPWISE_REWARD_URL: s.url } },
+          (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
         ),
       );
       expect(JSON.parse(out)).toEqual([

@@ -1,14 +1,18 @@
 import type { Command } from 'commander';
 import { register as data } from './data.js';
+import { register as exportData } from './export.js';
+import { register as label } from './label.js';
 import { register as runs } from './runs.js';
 import { register as sample } from './sample.js';
 import { register as segment } from './segment.js';
+import { register as select } from './select.js';
+import { register as serve } from './serve.js';
 
 /**
  * Every CLI command, one file each. To add one: create `./<name>.ts` exporting
  * `register(program: Command): void`, import it here and add it to the list.
  */
-const commands: Array<(program: Command) => void> = [segment, data, runs, sample];
+const commands: Array<(program: Command) => void> = [segment, data, runs, sample, label, exportData, select, serve];
 
 export function registerCommands(program: Command): void {
   for (const register of commands) register(program);

@@ -1,0 +1,117 @@
+import type { Command } from 'commander';
+import { createModel } from '../../models/index.js';
+import { createPolicy, prefixFromChunks } from '../../models/policy.js';
+import {
+  EXPORT_FORMATS,
+  EXPORT_TASKS,
+  type ExportFormat,
+  type ExportTask,
+  exportTrainingData,
+} from '../../train/export.js';
+import { checkMathAnswer } from '../../verify/check.js';
+import { choiceOption, intOption } from '../options.js';
+
+export function register(program: Command): void {
+  program
+    .command('export')
+    .description('Write training data for verl, OpenRLHF or TRL from label or sample files')
+    .requiredOption(
+      '--from <file>',
+      'input: `stepwise label` output (judge-rl, prm, sorm, refine-local), `stepwise sample` output (refine-global), or {id, problem, text, tagged} rows (selfseg)',
+    )
+    .requiredOption(
+      '--task <task>',
+      `what to build: ${EXPORT_TASKS.join(' | ')}`,
+      choiceOption('--task', EXPORT_TASKS),
+    )
+    .requiredOption(
+      '--format <format>',
+      `output format: ${EXPORT_FORMATS.join(' | ')} (verl writes Parquet, the others JSONL)`,
+      choiceOption('--format', EXPORT_FORMATS),
+    )
+    .requiredOption('--out <path>', 'output file')
+    .option(
+      '--signal <signal>',
+      'label signal to train on (e.g. rel-effective, rel-ratio, abs-q, sorm); default: sorm for sorm, else the first in the file',
+    )
+    .option('--seed <n>', 'seed for down-sampling and pairing', intOption('--seed'), 0)
+    .option(
+      '--max-prompt-tokens <n>',
+      'judge-rl: drop prompts longer than this (estimated tokens)',
+      intOption('--max-prompt-tokens', 1),
+      2048,
+    )
+    .option('--no-balance', 'judge-rl: keep the natural class balance instead of down-sampling to 50/50')
+    .option('--prompt-key <key>', 'openrlhf: key of the prompt field (its --input_key)')
+    .option('--label-key <key>', 'openrlhf: key of the label / target field (its --label_key)')
+    .option('--data-source <name>', 'verl: data_source value (default stepwise/<task>)')
+    .option('--split <name>', 'verl: extra_info.split value', 'train')
+    .option(
+      '--policy <spec>',
+      'refine-local: policy that samples a correct continuation (sim, gguf:PATH, openai:MODEL)',
+    )
+    .option('--base-url <url>', 'for openai: policies (or OPENAI_BASE_URL)')
+    .option(
+      '--attempts <n>',
+      'refine-local: continuations sampled per bad solution (one request with n)',
+      intOption('--attempts', 1),
+      16,
+    )
+    .option(
+      '--max-tokens <n>',
+      'refine-local: max tokens per continuation',
+      intOption('--max-tokens', 1),
+      1024,
+    )
+    .option('--json', 'print the summary as JSON')
+    .action(async (o) => {
+      let findContinuation: Parameters<typeof exportTrainingData>[0]['findContinuation'];
+      let close: (() => Promise<void>) | undefined;
+      if (o.policy) {
+        const model = await createModel(o.policy, { baseUrl: o.baseUrl });
+        close = () => model.close?.() ?? Promise.resolve();
+        const policy = createPolicy(model);
+        findContinuation = async (question, gold, prefixChunks) => {
+          const prefix = prefixFromChunks(prefixChunks);
+          const result = await policy.continue(question, prefix, {
+            n: o.attempts,
+            temperature: 1,
+            maxTokens: o.maxTokens,
+            seed: o.seed,
+          });
+          const good = result.samples.find((s) => checkMathAnswer(gold, prefix + s.text).correct);
+          return good ? good.text : null;
+        };
+      }
+      try {
+        const summary = await exportTrainingData({
+          from: o.from,
+          task: o.task as ExportTask,
+          format: o.format as ExportFormat,
+          out: o.out,
+          signal: o.signal,
+          seed: o.seed,
+          maxPromptTokens: o.maxPromptTokens,
+          noBalance: o.balance === false,
+          promptKey: o.promptKey,
+          labelKey: o.labelKey,
+          dataSource: o.dataSource,
+          split: o.split,
+          findContinuation,
+        });
+        if (o.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+        else {
+          const stats = summary.stats
+            ? ` (${Object.entries(summary.stats)
+                .map(([k, v]) => `${k} ${v}`)
+                .join(', ')})`
+            : '';
+          process.stdout.write(
+            `wrote ${summary.rows} ${summary.task} rows as ${summary.format} to ${summary.out}${summary.signal ? ` [signal ${summary.signal}]` : ''}${stats}\n`,
+          );
+        }
+      } finally {
+        await close?.();
+      }
+    });
+}

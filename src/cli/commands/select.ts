@@ -1,0 +1,86 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { UsageError } from '../../core/errors.js';
+import { loadProblems } from '../../data/index.js';
+import { readJsonl } from '../../jobs/jsonl.js';
+import { runJsonlJob } from '../../jobs/run-job.js';
+import { createJudge } from '../../judge/index.js';
+import { finishRun, openStore, startRun } from '../../store/index.js';
+import { validateRows } from '../../train/label-file.js';
+import { type SelectionInput, type SelectionRow, selectByJudge } from '../../train/select.js';
+import { intOption } from '../options.js';
+import { createProgressBar } from '../progress.js';
+
+const SampleRow = z.looseObject({
+  id: z.string(),
+  question: z.string().optional(),
+  problem: z.string().optional(),
+  samples: z.array(
+    z.looseObject({ text: z.string(), correct: z.boolean(), chunks: z.array(z.any()).optional() }),
+  ),
+});
+
+export function register(program: Command): void {
+  program
+    .command('select')
+    .description("Pick each problem's best correct response by mean judge score (StepWiser data selection)")
+    .requiredOption('--from <file>', '`stepwise sample` output (one line per problem with samples)')
+    .requiredOption('--judge <spec>', 'judge spec (see docs/judges.md), e.g. generative:openai:MODEL or sim')
+    .requiredOption(
+      '--out <file>',
+      'output JSONL: one line per problem with the judge pick and the outcome-only pick',
+    )
+    .option('--dataset <name>', 'where to find question texts when the sample rows lack them')
+    .option('--path <path>', 'data path for --dataset')
+    .option('--base-url <url>', 'for openai: judges (or OPENAI_BASE_URL)')
+    .option('--concurrency <n>', 'problems judged at once', intOption('--concurrency', 1), 8)
+    .option('--seed <n>', 'seed of the outcome-only pick', intOption('--seed'), 0)
+    .option('--quiet', 'no progress bar')
+    .action(async (o) => {
+      const rows = validateRows(o.from, readJsonl(o.from).lines, SampleRow);
+      let questions = new Map<string, string>();
+      if (rows.some((r) => r.question === undefined && r.problem === undefined)) {
+        if (!o.dataset)
+          throw new UsageError(
+            `${o.from} rows have no question text: pass --dataset and --path to look them up`,
+          );
+        const { problems } = await loadProblems(o.dataset, { path: o.path });
+        questions = new Map(problems.map((p) => [p.id, p.question]));
+      }
+      const inputs: SelectionInput[] = rows.map((r) => {
+        const question = r.question ?? r.problem ?? questions.get(r.id);
+        if (question === undefined) throw new UsageError(`no question found for problem ${r.id}`);
+        return { id: r.id, question, samples: r.samples };
+      });
+      const judge = await createJudge(o.judge, { baseUrl: o.baseUrl });
+      const store = openStore();
+      const runId = startRun(store, 'select', { from: o.from, judge: o.judge }, o.out);
+      const bar = createProgressBar('select', { quiet: o.quiet });
+      try {
+        const out = await runJsonlJob<SelectionInput, SelectionRow>({
+          items: inputs,
+          keyOf: (p) => p.id,
+          keyOfOutput: (r) => r.id,
+          out: o.out,
+          concurrency: o.concurrency,
+          process: async (p) => (await selectByJudge([p], judge, { seed: o.seed }))[0],
+          onProgress: (p) => bar.update(p.done, p.total),
+        });
+        bar.stop();
+        const picked = out.filter((r) => r.chosen).length;
+        const differ = out.filter(
+          (r) => r.chosen && r.outcomeOnly && r.chosen.index !== r.outcomeOnly.index,
+        ).length;
+        finishRun(store, runId, 'done', { problems: out.length, picked });
+        process.stderr.write(
+          `selected a response for ${picked} of ${out.length} problems; the judge's pick differs from the outcome-only pick on ${differ}\n`,
+        );
+      } catch (e) {
+        bar.stop();
+        finishRun(store, runId, 'failed');
+        throw e;
+      } finally {
+        await judge.close?.();
+      }
+    });
+}

@@ -1,0 +1,71 @@
+import type { Command } from 'commander';
+import { createJudge } from '../../judge/index.js';
+import {
+  REWARD_KINDS,
+  type RewardKind,
+  type StepAggregation,
+  startRewardServer,
+} from '../../train/reward-server.js';
+import { choiceOption, floatOption, intOption } from '../options.js';
+
+/**
+ * `stepwise serve …`: long-running services. `serve rewards` is the OpenRLHF/verl reward service;
+ * the web view (`stepwise serve` itself) registers its action on the same command.
+ */
+export function serveCommand(program: Command): Command {
+  const existing = program.commands.find((c) => c.name() === 'serve');
+  return (
+    existing ??
+    program
+      .command('serve')
+      .description('Run a stepwise server: the web view and JSON API, or `serve rewards` for RL trainers')
+  );
+}
+
+export function register(program: Command): void {
+  serveCommand(program)
+    .command('rewards')
+    .description("Serve rewards over OpenRLHF's protocol (POST /get_reward) for OpenRLHF and verl")
+    .requiredOption(
+      '--kind <kind>',
+      `reward: ${REWARD_KINDS.join(' | ')}`,
+      choiceOption('--kind', REWARD_KINDS),
+    )
+    .option('--port <n>', 'port (0 = any free port)', intOption('--port', 0), 8765)
+    .option('--host <host>', 'address to bind; anything but loopback requires --token', '127.0.0.1')
+    .option('--token <token>', 'require `Authorization: Bearer <token>` on every request (or STEPWISE_TOKEN)')
+    .option(
+      '--format-penalty <r>',
+      'judge-agreement: reward for a response without a boxed verdict',
+      floatOption('--format-penalty'),
+      0,
+    )
+    .option('--judge <spec>', 'judge: the stepwise judge whose aggregated chunk score is the reward')
+    .option(
+      '--aggregate <how>',
+      'judge: min | mean | last | product of chunk scores',
+      choiceOption('--aggregate', ['min', 'mean', 'last', 'product'] as const),
+      'min',
+    )
+    .option('--base-url <url>', 'for openai: judges (or OPENAI_BASE_URL)')
+    .action(async (o) => {
+      const judge = o.judge ? await createJudge(o.judge, { baseUrl: o.baseUrl }) : undefined;
+      const server = await startRewardServer({
+        kind: o.kind as RewardKind,
+        port: o.port,
+        host: o.host,
+        token: o.token ?? process.env.STEPWISE_TOKEN,
+        formatPenalty: o.formatPenalty,
+        judge,
+        aggregate: o.aggregate as StepAggregation,
+      });
+      process.stderr.write(`stepwise reward server (${o.kind}) listening on ${server.url}/get_reward\n`);
+      const stop = async () => {
+        await server.close();
+        await judge?.close?.();
+        process.exit(0);
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+}
