@@ -28,7 +28,11 @@ export function fencedBlocks(text: string): FencedBlock[] {
       blocks.push({ lang: m[2].toLowerCase(), code: rest.replace(/\s+$/, ''), unclosed: true });
       break;
     }
-    blocks.push({ lang: m[2].toLowerCase(), code: rest.slice(0, c.index).replace(/\s+$/, ''), unclosed: false });
+    blocks.push({
+      lang: m[2].toLowerCase(),
+      code: rest.slice(0, c.index).replace(/\s+$/, ''),
+      unclosed: false,
+    });
     open.lastIndex = bodyStart + c.index + c[0].length;
     m = open.exec(text);
   }
@@ -89,7 +93,19 @@ export function promptImports(prompt: string): string {
 
 /** The function name the first MBPP assert calls (`assert foo(…) == …`, also inside `set(…)`, `math.isclose(…)`). */
 export function mbppEntryPoint(tests: readonly string[]): string | undefined {
-  const skip = new Set(['set', 'sorted', 'list', 'tuple', 'str', 'int', 'float', 'round', 'abs', 'len', 'isclose']);
+  const skip = new Set([
+    'set',
+    'sorted',
+    'list',
+    'tuple',
+    'str',
+    'int',
+    'float',
+    'round',
+    'abs',
+    'len',
+    'isclose',
+  ]);
   for (const t of tests) {
     const calls = t.matchAll(/([A-Za-z_][\w.]*)\s*\(/g);
     for (const c of calls) {

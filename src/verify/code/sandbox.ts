@@ -152,7 +152,9 @@ function findPythonDir(): string {
       return join(dir, 'python');
     dir = dirname(dir);
   }
-  throw new StepwiseError('stepwise: python/stepwise_sandbox.py not found next to the package (broken install?)');
+  throw new StepwiseError(
+    'stepwise: python/stepwise_sandbox.py not found next to the package (broken install?)',
+  );
 }
 
 /** Absolute path of a helper script shipped in the package's `python/` folder. */
@@ -163,10 +165,14 @@ export function pythonAsset(name: string): string {
 /** Resolve the interpreter to its real executable (pyenv shims are slow shell scripts). */
 export function resolvePython(python?: string): { executable: string; version: string } {
   const candidate = python ?? process.env.STEPWISE_PYTHON ?? 'python3';
-  const probe = spawnSync(candidate, ['-c', 'import sys; print(sys.executable); print(sys.version.split()[0])'], {
-    encoding: 'utf8',
-    timeout: 30_000,
-  });
+  const probe = spawnSync(
+    candidate,
+    ['-c', 'import sys; print(sys.executable); print(sys.version.split()[0])'],
+    {
+      encoding: 'utf8',
+      timeout: 30_000,
+    },
+  );
   if (probe.status !== 0 || !probe.stdout) {
     throw new StepwiseError(
       `cannot run Python (${candidate}): ${probe.error?.message ?? probe.stderr?.trim() ?? 'no output'}; install python3 or set STEPWISE_PYTHON`,
@@ -348,7 +354,8 @@ export class Sandbox {
     try {
       const server = this.ensureServer(p);
       const exit = await server.submit(config, budgetMs + 10_000);
-      if (exit === 'killed') failure = `sandbox run exceeded its total budget (${budgetMs + 10_000} ms) and was killed`;
+      if (exit === 'killed')
+        failure = `sandbox run exceeded its total budget (${budgetMs + 10_000} ms) and was killed`;
       else {
         try {
           outcome = JSON.parse(readFileSync(join(workDir, '.result.json'), 'utf8')) as SupervisorOutcome;
@@ -422,7 +429,12 @@ class SandboxServer {
   dead = false;
 
   constructor(command: string, args: string[], env: NodeJS.ProcessEnv) {
-    this.child = spawn(command, args, { env, cwd: tmpdir(), detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn(command, args, {
+      env,
+      cwd: tmpdir(),
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     this.child.stdout?.setEncoding('utf8');
     this.child.stdout?.on('data', (text: string) => {
       this.buffer += text;

@@ -1,6 +1,12 @@
 import { InputError } from '../../core/errors.js';
 import type { Problem } from '../../core/types.js';
-import { definesFunction, extractCode, mbppEntryPoint, promptImports, truncateBodyCompletion } from './extract.js';
+import {
+  definesFunction,
+  extractCode,
+  mbppEntryPoint,
+  promptImports,
+  truncateBodyCompletion,
+} from './extract.js';
 import {
   defaultSandbox,
   type Sandbox,
@@ -59,7 +65,11 @@ export function codeTaskOf(problem: Problem, options: { challenge?: boolean } = 
     const entryPoint = metaString(problem, 'entry_point', 'entryPoint');
     const prompt = metaString(problem, 'prompt') ?? problem.question;
     const test = metaString(problem, 'test') ?? problem.answer;
-    if (!entryPoint) throw new InputError({ file: problem.id, field: 'meta.entry_point' }, 'HumanEval problem without an entry point');
+    if (!entryPoint)
+      throw new InputError(
+        { file: problem.id, field: 'meta.entry_point' },
+        'HumanEval problem without an entry point',
+      );
     const canonical = metaString(problem, 'canonical_solution', 'canonicalSolution');
     return {
       kind: 'humaneval',
@@ -171,7 +181,12 @@ export async function checkCodeSolution(
   const task = codeTaskOf(problem, options);
   const { code, program } = assembleProgram(task, completionText);
   if (code === null) {
-    const verdict: SandboxVerdict = { name: 'program', status: 'error', message: 'no code in the answer', durationMs: null };
+    const verdict: SandboxVerdict = {
+      name: 'program',
+      status: 'error',
+      message: 'no code in the answer',
+      durationMs: null,
+    };
     return {
       answer: null,
       correct: false,
@@ -185,7 +200,10 @@ export async function checkCodeSolution(
 }
 
 /** Run a problem's reference solution (HumanEval prompt + canonical solution, MBPP code) against its tests. */
-export async function checkReferenceSolution(problem: Problem, options: CodeCheckOptions = {}): Promise<CodeCheck> {
+export async function checkReferenceSolution(
+  problem: Problem,
+  options: CodeCheckOptions = {},
+): Promise<CodeCheck> {
   const task = codeTaskOf(problem, options);
   if (task.reference === undefined)
     throw new InputError({ file: problem.id, field: 'meta' }, 'this code problem has no reference solution');
