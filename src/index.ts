@@ -15,6 +15,8 @@ export * from './jobs/jsonl.js';
 export * from './jobs/run-job.js';
 // judge
 export type * from './judge/types.js';
+// label
+export * from './label/index.js';
 // models
 export type * from './models/types.js';
 export * from './models/policy.js';
@@ -23,10 +25,14 @@ export * from './models/index.js';
 export * from './prompts/index.js';
 // sample
 export * from './sample/index.js';
+// search
+export * from './search/index.js';
 // sim (the simulated world)
 export * from './sim/index.js';
 // store and jobs
 export * from './store/index.js';
+// train
+export * from './train/index.js';
 // verify
 export * from './verify/index.js';
 export { VERSION } from './version.js';
