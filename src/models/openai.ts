@@ -264,6 +264,9 @@ export class OpenAIModel implements LanguageModel {
     for (let retry = 0; ; ) {
       const endpoint = await this.endpoints.acquire(signal);
       let failure: Failure;
+      // Whether this attempt may send n > 1: a concurrent request can switch the endpoint to
+      // single-sample requests while this one is in flight, and its rejection must fall back too.
+      const mayHaveSentN = endpoint.nativeN !== false;
       try {
         const result = await attempt(endpoint);
         this.totals.requests++;
@@ -284,7 +287,7 @@ export class OpenAIModel implements LanguageModel {
       this.totals.failures[failure.kind] = (this.totals.failures[failure.kind] ?? 0) + 1;
       last = failure;
       lastUrl = endpoint.url;
-      if (failure.kind === 'unsupported-n' && endpoint.nativeN !== false) {
+      if (failure.kind === 'unsupported-n' && mayHaveSentN) {
         // Not a retry: the same request goes again as single-sample requests.
         endpoint.nativeN = false;
         this.warn(
