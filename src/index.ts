@@ -13,8 +13,10 @@ export * from './core/types.js';
 export * from './data/index.js';
 export * from './jobs/jsonl.js';
 export * from './jobs/run-job.js';
+// evaluate
+export * from './evaluate/index.js';
 // judge
-export type * from './judge/types.js';
+export * from './judge/index.js';
 // label
 export * from './label/index.js';
 // models

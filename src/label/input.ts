@@ -35,8 +35,16 @@ function chunkTexts(v: unknown, where: () => InputError): string[] {
   });
 }
 
+export interface LabelInputOptions {
+  /**
+   * Problems by id, for records that carry only an id (the `stepwise sample` output holds id,
+   * gold and samples, not the question): the question, domain and gold answer come from here.
+   */
+  problems?: ReadonlyMap<string, Problem>;
+}
+
 /** Read the solutions to label from `file`; throws an InputError naming the line and field. */
-export function readLabelInput(file: string): SolutionToLabel[] {
+export function readLabelInput(file: string, options: LabelInputOptions = {}): SolutionToLabel[] {
   const { lines } = readJsonl(file);
   const out: SolutionToLabel[] = [];
   const seen = new Set<string>();
@@ -45,11 +53,17 @@ export function readLabelInput(file: string): SolutionToLabel[] {
     if (!isObj(value)) throw new InputError({ file, line }, 'expected a JSON object');
     const id = str(value.id);
     if (id === undefined || id === '') throw err('id', 'missing id (a string)');
-    const p = isObj(value.problem) ? value.problem : undefined;
+    const known = options.problems?.get(id);
+    const p: Obj | undefined = isObj(value.problem) ? value.problem : (known as Obj | undefined);
     const question = str(p ? p.question : (value.problem ?? value.question));
-    if (question === undefined) throw err('problem', 'missing problem text (field "problem" or "question")');
+    if (question === undefined)
+      throw err(
+        'problem',
+        'missing problem text (field "problem" or "question"); for `stepwise sample` output, name the data set ' +
+          'the samples came from (--dataset, --path, --split) so questions are looked up by id',
+      );
     const answer = str(value.answer ?? value.gold ?? p?.answer);
-    if (answer === undefined)
+    if (answer === undefined || answer.trim() === '')
       throw err('answer', 'missing gold answer (field "answer"): rollouts are checked against it');
     const domain: Domain = (p?.domain ?? value.domain) === 'code' ? 'code' : 'math';
     const meta = isObj(p?.meta) ? p.meta : isObj(value.meta) ? value.meta : undefined;

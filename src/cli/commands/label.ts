@@ -1,0 +1,276 @@
+import { type Command, Option } from 'commander';
+import { UsageError } from '../../core/errors.js';
+import type { Problem } from '../../core/types.js';
+import { assertDatasetName, loadProblems } from '../../data/load.js';
+import { readLabelInput } from '../../label/input.js';
+import { type LabelOutputFormat, type LabelSummary, runLabelJob } from '../../label/job.js';
+import type { SearchMode } from '../../label/label.js';
+import { LABEL_SIGNALS, type LabelSignal, parseSignals, type ZeroOverZero } from '../../label/signals.js';
+import { createPolicy, type PromptForm } from '../../models/policy.js';
+import { createModel } from '../../models/spec.js';
+import { defaultStorePath, openStore } from '../../store/db.js';
+import { finishRun, startRun } from '../../store/runs.js';
+import { checkSolution } from '../../verify/check.js';
+import { floatOption, intOption } from '../options.js';
+import { createProgressBar } from '../progress.js';
+
+interface LabelFlags {
+  input: string;
+  policy: string;
+  rollouts: number;
+  signals: string;
+  out: string;
+  gamma: number;
+  alpha: number;
+  bestOf: number;
+  softThreshold: number;
+  zeroOverZero: ZeroOverZero;
+  search: SearchMode;
+  earlyStop?: number | true;
+  seed: number;
+  temperature: number;
+  maxTokens: number;
+  concurrency: number;
+  baseUrl?: string;
+  cache: boolean;
+  store?: string;
+  promptForm: PromptForm;
+  format: LabelOutputFormat;
+  processbenchSignal?: string;
+  fresh?: boolean;
+  quiet?: boolean;
+  dataset?: string;
+  path?: string;
+  split?: string;
+}
+
+function signalsOption(value: string): string {
+  try {
+    parseSignals(value);
+  } catch (e) {
+    throw new UsageError(`--signals: ${(e as Error).message}`);
+  }
+  return value;
+}
+
+/** Human summary on stderr: rollouts, tokens, and each signal's share of positive chunks. */
+function printSummary(s: LabelSummary, simulated: boolean): void {
+  const lines = [
+    `labeled ${s.solutions} solutions, ${s.chunks} chunks (${s.resumed} resumed)${simulated ? ' — simulated policy' : ''}`,
+    `rollouts ${s.rollouts} (${s.rolloutTokens} completion tokens); this run: ${s.spent.policy.calls} calls, ` +
+      `${s.spent.policy.promptTokens + s.spent.policy.completionTokens} tokens`,
+    ...Object.entries(s.signals).map(
+      ([k, v]) =>
+        `  ${k.padEnd(14)} positives ${(100 * v.share).toFixed(1)}% of ${v.labeled} chunks; ${v.withError} solutions with a first error`,
+    ),
+    `wrote ${s.out}${s.labelsFile ? ` (full labels: ${s.labelsFile})` : ''}`,
+  ];
+  process.stderr.write(`${lines.join('\n')}\n`);
+}
+
+/** `stepwise label`: Monte Carlo rollout labels for every chunk of every solution. */
+export function register(program: Command): void {
+  program
+    .command('label')
+    .description(
+      'Label each chunk of each solution from policy rollouts (Monte Carlo step values, METHODS §2)',
+    )
+    .requiredOption(
+      '--input <file>',
+      'JSONL: rows {id, problem, answer, steps[]} or `stepwise sample` output',
+    )
+    .option(
+      '--dataset <name>',
+      'data set the `stepwise sample` input came from (its records carry ids, not questions)',
+    )
+    .option('--path <file>', 'with --dataset: file or folder to read')
+    .option('--split <split>', 'with --dataset: part of the set (e.g. GSM8K test)')
+    .requiredOption(
+      '--policy <spec>',
+      'policy that continues prefixes: openai:<model>, gguf:<path>, sim[?k=v]',
+    )
+    .requiredOption('--out <file>', 'output JSONL (resumed when it exists)')
+    .option('--rollouts <M>', 'rollouts per prefix (StepWiser: 16)', intOption('--rollouts', 1), 16)
+    .option(
+      '--signals <list>',
+      `comma-separated signals: ${LABEL_SIGNALS.join(', ')}`,
+      signalsOption,
+      'abs-q,rel-ratio,rel-effective',
+    )
+    .option('--gamma <g>', 'rel-ratio: positive iff Q̂(i)/Q̂(i−1) > γ', floatOption('--gamma', 0), 0.8)
+    .option('--alpha <a>', 'rel-effective: weight α of the best-of-n advantage', floatOption('--alpha'), 0.4)
+    .option('--best-of <n>', 'rel-effective: best-of-n prover size n', intOption('--best-of', 1), 4)
+    .option(
+      '--soft-threshold <t>',
+      'ms-soft: Q̂ at or above which a chunk counts as positive for its first error',
+      floatOption('--soft-threshold', 0, 1),
+      0.5,
+    )
+    .addOption(
+      new Option(
+        '--zero-over-zero <rule>',
+        'rel-ratio when Q̂(i) = Q̂(i−1) = 0: negative, or ratio 1 (no-change)',
+      )
+        .choices(['negative', 'no-change'])
+        .default('negative'),
+    )
+    .addOption(
+      new Option(
+        '--search <mode>',
+        'linear: every prefix; binary: bisect for the first error (abs-q, ms-hard, sorm)',
+      )
+        .choices(['linear', 'binary'])
+        .default('linear'),
+    )
+    .option(
+      '--early-stop [batch]',
+      'stop a prefix at its first correct rollout, sampling batches of this size (default 4; abs-q, ms-hard, sorm only)',
+      intOption('--early-stop', 1),
+    )
+    .option(
+      '--seed <s>',
+      'run seed (rollouts of a prefix depend only on it and the prefix)',
+      intOption('--seed', 0),
+      0,
+    )
+    .option('--temperature <t>', 'rollout temperature', floatOption('--temperature', 0), 1)
+    .option('--max-tokens <n>', 'token budget of one rollout', intOption('--max-tokens', 1), 1024)
+    .option(
+      '--concurrency <n>',
+      'solutions labeled at once (4× as many requests in flight)',
+      intOption('--concurrency', 1),
+      8,
+    )
+    .option('--base-url <url>', 'OpenAI-compatible server(s), comma-separated (default OPENAI_BASE_URL)')
+    .option('--no-cache', 'do not read or write the model-call cache')
+    .option(
+      '--store <file>',
+      'SQLite store for the cache and the run record (default $STEPWISE_HOME/store.sqlite)',
+    )
+    .addOption(
+      new Option(
+        '--prompt-form <form>',
+        'raw completion prompt, or chat messages continuing an assistant turn',
+      )
+        .choices(['raw', 'chat'])
+        .default('raw'),
+    )
+    .addOption(
+      new Option(
+        '--format <format>',
+        'jsonl: labeled solutions; processbench: {id, generator, problem, steps, label, final_answer_correct}',
+      )
+        .choices(['jsonl', 'processbench'])
+        .default('jsonl'),
+    )
+    .option(
+      '--processbench-signal <signal>',
+      'signal whose first error is the ProcessBench label (default: first of --signals)',
+    )
+    .option('--fresh', 'start over instead of resuming from --out')
+    .option('--quiet', 'no progress bar')
+    .addHelpText(
+      'after',
+      '\nOutput: one line per solution with id, problem, answer, q0 (empty prefix), chunks[{text, q, rollouts,\n' +
+        'labels{signal: value}}], firstError{signal: index or -1}, finalAnswerCorrect, cost{rollouts, tokens}.\n' +
+        'A summary (JSON) goes to stdout, progress and a readable summary to stderr. See docs/label.md.',
+    )
+    .action(async (flags: LabelFlags) => {
+      const signals = parseSignals(flags.signals);
+      let pbSignal: LabelSignal | undefined;
+      if (flags.processbenchSignal !== undefined) {
+        try {
+          [pbSignal] = parseSignals(flags.processbenchSignal);
+        } catch (e) {
+          throw new UsageError(`--processbench-signal: ${(e as Error).message}`);
+        }
+      }
+      let problems: Map<string, Problem> | undefined;
+      if (flags.dataset !== undefined) {
+        const loaded = await loadProblems(assertDatasetName(flags.dataset), {
+          path: flags.path,
+          split: flags.split,
+        });
+        problems = new Map(loaded.problems.map((p) => [p.id, p]));
+      }
+      const solutions = readLabelInput(flags.input, { problems });
+      if (solutions.length === 0) throw new UsageError(`${flags.input}: no solutions to label`);
+      const storePath = flags.store ?? defaultStorePath();
+      const model = await createModel(flags.policy, {
+        baseUrl: flags.baseUrl,
+        noCache: !flags.cache,
+        storePath,
+        onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
+      });
+      const db = openStore(storePath);
+      const config = {
+        input: flags.input,
+        policy: flags.policy,
+        rollouts: flags.rollouts,
+        signals,
+        gamma: flags.gamma,
+        alpha: flags.alpha,
+        bestOf: flags.bestOf,
+        softThreshold: flags.softThreshold,
+        zeroOverZero: flags.zeroOverZero,
+        search: flags.search,
+        earlyStop: flags.earlyStop ?? false,
+        seed: flags.seed,
+        temperature: flags.temperature,
+        maxTokens: flags.maxTokens,
+        format: flags.format,
+      };
+      const runId = startRun(db, 'label', config, flags.out);
+      const bar = createProgressBar('label', { quiet: flags.quiet });
+      try {
+        const summary = await runLabelJob({
+          solutions,
+          policy: createPolicy(model, { form: flags.promptForm }),
+          checker: checkSolution,
+          out: flags.out,
+          signals,
+          params: {
+            gamma: flags.gamma,
+            alpha: flags.alpha,
+            bestOfN: flags.bestOf,
+            softThreshold: flags.softThreshold,
+            zeroOverZero: flags.zeroOverZero,
+          },
+          search: flags.search,
+          rollouts: flags.rollouts,
+          earlyStop:
+            flags.earlyStop === undefined
+              ? false
+              : { batchSize: flags.earlyStop === true ? 4 : flags.earlyStop },
+          seed: flags.seed,
+          temperature: flags.temperature,
+          maxTokens: flags.maxTokens,
+          concurrency: flags.concurrency,
+          noCache: !flags.cache,
+          format: flags.format,
+          processbenchSignal: pbSignal,
+          fresh: flags.fresh,
+          onProgress: (p) => bar.update(p.done, p.total),
+        });
+        bar.stop();
+        finishRun(db, runId, 'done', {
+          solutions: summary.solutions,
+          chunks: summary.chunks,
+          rollouts: summary.rollouts,
+          calls: summary.spent.policy.calls,
+          tokens: summary.spent.policy.promptTokens + summary.spent.policy.completionTokens,
+        });
+        const simulated = model.provider === 'sim';
+        printSummary(summary, simulated);
+        process.stdout.write(
+          `${JSON.stringify({ run: runId, ...(simulated ? { simulated: true } : {}), ...summary })}\n`,
+        );
+      } catch (e) {
+        bar.stop();
+        finishRun(db, runId, 'failed');
+        throw e;
+      } finally {
+        await model.close?.();
+      }
+    });
+}
