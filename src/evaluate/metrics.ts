@@ -95,12 +95,6 @@ export function averageF1(subsets: Record<string, SubsetMetrics>): number | null
   return (f1s as number[]).reduce((a, b) => a + b, 0) / f1s.length;
 }
 
-/** The subset a ProcessBench id belongs to (`gsm8k-17` → `gsm8k`); null when the id has no `name-n` form. */
-export function subsetOfId(id: string): string | null {
-  const m = /^(.*)-\d+$/.exec(id);
-  return m ? m[1] : null;
-}
-
 /**
  * Scores → first-error prediction (METHODS §3): the first chunk whose score is below the
  * threshold, −1 when none is.

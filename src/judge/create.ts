@@ -91,6 +91,44 @@ export async function createJudge(spec: string, options: CreateJudgeOptions = {}
       concurrency: modelOptions.concurrency ?? modelConcurrency,
     }));
 
+  const judge = buildJudge(parsed, model, {
+    common,
+    v,
+    t,
+    seed,
+    rollouts,
+    signal,
+    checker,
+    maxTokens,
+    modelConcurrency,
+  });
+  return { ...judge, simulated: isSimulatedModel(model) };
+}
+
+/**
+ * A model is the simulated world when its backend is `sim`, or when the served model's name is a
+ * sim spec (`stepwise sim serve` takes per-request options in the model field).
+ */
+export function isSimulatedModel(model: LanguageModel): boolean {
+  return model.provider === 'sim' || /^sim(?:$|[:?[])/.test(model.modelId);
+}
+
+function buildJudge(
+  parsed: JudgeSpec,
+  model: LanguageModel,
+  o: {
+    common: { name: string; temperature?: number; topP?: number; maxTokens?: number; seed?: number };
+    v?: number;
+    t?: number;
+    seed?: number;
+    rollouts?: number;
+    signal?: LabelSignal;
+    checker?: AnswerChecker;
+    maxTokens?: number;
+    modelConcurrency?: number;
+  },
+): StepJudge {
+  const { common, v, t, seed, rollouts, signal, checker, maxTokens, modelConcurrency } = o;
   switch (parsed.kind) {
     case 'generative':
       return createGenerativeJudge(model, {

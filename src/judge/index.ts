@@ -3,7 +3,7 @@
  * them with {@link createJudge} from a spec; see docs/judges.md.
  */
 export { DEFAULT_THRESHOLD, JudgeCost } from './common.js';
-export { type CreateJudgeOptions, createJudge } from './create.js';
+export { type CreateJudgeOptions, createJudge, isSimulatedModel } from './create.js';
 export { type CriticJudgeSettings, type CriticVote, createCriticJudge, voteCritic } from './critic.js';
 export {
   createGenerativeJudge,
@@ -13,7 +13,7 @@ export {
 } from './generative.js';
 export { createOrmJudge, type OrmJudgeSettings } from './orm.js';
 export { createPoolingPrmJudge, type PoolingPrmSettings, rewardsFromPoolingRows } from './prm.js';
-export { createRolloutJudge, mathAnswerChecker, type RolloutJudgeSettings } from './rollout.js';
+export { createRolloutJudge, type RolloutJudgeSettings } from './rollout.js';
 export { createShepherdJudge, type ShepherdPrmSettings, shepherdScoreFromTop } from './shepherd.js';
 export {
   JUDGE_KIND_HELP,

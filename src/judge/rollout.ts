@@ -16,7 +16,7 @@ import {
 } from '../label/signals.js';
 import { createPolicy, type PromptForm } from '../models/policy.js';
 import type { LanguageModel } from '../models/types.js';
-import { checkMathAnswer } from '../verify/index.js';
+import { checkSolution } from '../verify/check.js';
 import { chunksToJudge, JudgeCost, resultFrom, throwIfAborted } from './common.js';
 import type { JudgeOptions, JudgeResult, StepJudge } from './types.js';
 
@@ -35,22 +35,15 @@ export interface RolloutJudgeSettings {
   seed?: number;
   /** How the policy is prompted: raw completion (default) or chat. */
   form?: PromptForm;
-  /** Checks a full solution text against the problem's gold answer. Default: math answer equivalence. */
+  /** Checks a full solution text against the problem's gold answer. Default: src/verify `checkSolution`. */
   checker?: AnswerChecker;
 }
 
 /** Signals whose label of chunk i also needs Q̂(i − 1) (so Q̂ of the bare problem for chunk 0). */
 const NEEDS_PREVIOUS: readonly LabelSignal[] = ['rel-ratio', 'rel-effective'];
 
-/** The default checker: the final answer of the full text against `problem.answer` (math only). */
-export const mathAnswerChecker: AnswerChecker = (problem, text) => {
-  if (problem.domain !== 'math') {
-    throw new StepwiseError(
-      `rollout judge: problem ${problem.id} is ${problem.domain}; pass a checker for it`,
-    );
-  }
-  return checkMathAnswer(problem.answer, text);
-};
+/** The default checker: `checkSolution` of src/verify (math answer equivalence; code where supported). */
+const defaultChecker: AnswerChecker = (problem, text) => checkSolution(problem, text);
 
 /**
  * The rollout judge (METHODS §3): the Monte Carlo value Q̂(i) of the prefix ending after chunk i —
@@ -69,7 +62,7 @@ export function createRolloutJudge(
   const signal = settings.signal ?? 'abs-q';
   const params = { ...DEFAULT_SIGNAL_PARAMS, ...settings.params };
   const policy = createPolicy(policyModel, { form: settings.form });
-  const checker = settings.checker ?? mathAnswerChecker;
+  const checker = settings.checker ?? defaultChecker;
   const memo: PrefixMemo = createPrefixMemo();
   // Abs-Q's threshold in score terms: Q̂ is a multiple of 1/M, so any value in (0, 1/M] separates 0 from > 0.
   const rollouts = settings.rollouts ?? 16;

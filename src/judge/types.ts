@@ -47,6 +47,11 @@ export interface StepJudge {
    * Scalar judges can be re-thresholded after the fact (ProcessBench `--threshold auto`).
    */
   readonly threshold?: number;
+  /**
+   * True when the judge is the simulated world (a `sim` model, in process or behind `stepwise sim
+   * serve`): its numbers describe the simulator, never a real model, and reports must say so.
+   */
+  readonly simulated?: boolean;
   judge(problem: Problem, chunks: readonly string[], options?: JudgeOptions): Promise<JudgeResult>;
   /** Release the underlying model (sockets, native handles). */
   close?(): Promise<void>;

@@ -1,0 +1,329 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { UsageError } from '../../core/errors.js';
+import { evaluateChunks, readLabeledSolutions } from '../../evaluate/chunks.js';
+import {
+  loadProcessBenchSamples,
+  type ProcessBenchReport,
+  runProcessBench,
+  scoreJson,
+  scorePredictions,
+  type ThresholdMode,
+} from '../../evaluate/processbench.js';
+import { formatProcessBenchReport, formatScoreTable } from '../../evaluate/table.js';
+import { createJudge } from '../../judge/create.js';
+import { JUDGE_KIND_HELP } from '../../judge/spec.js';
+import type { StepJudge } from '../../judge/types.js';
+import { LABEL_SIGNALS, type LabelSignal } from '../../label/signals.js';
+import { defaultStorePath, openStore } from '../../store/db.js';
+import { finishRun, startRun, updateRunCounts } from '../../store/runs.js';
+import { intOption } from '../options.js';
+import { createProgressBar } from '../progress.js';
+
+interface JudgeFlags {
+  judge?: string;
+  votes?: number;
+  baseUrl?: string;
+  apiKey?: string;
+  concurrency: number;
+  seed: number;
+  cache: boolean;
+  store?: string;
+  quiet?: boolean;
+  json?: boolean;
+}
+
+interface ProcessBenchFlags extends JudgeFlags {
+  predictions?: string;
+  path?: string;
+  subsets?: string;
+  limit?: number;
+  threshold?: string;
+  thresholdSubset: string;
+  out?: string;
+  fresh?: boolean;
+}
+
+interface ChunksFlags extends JudgeFlags {
+  labels: string;
+  signal: string;
+  out?: string;
+}
+
+const JUDGE_SPEC_HELP = `\nJudge specs (<kind>:<model spec>[?options]; see docs/judges.md):\n${Object.entries(
+  JUDGE_KIND_HELP,
+)
+  .map(([k, v]) => `  ${k.padEnd(11)} ${v}`)
+  .join('\n')}\nModel specs: openai:<served model> (with --base-url), gguf:<file>, sim[?k=v] (simulated).\n`;
+
+/** `<out>.json` → `<out>.predictions.jsonl`, next to the report. */
+export function predictionsPathFor(out: string): string {
+  return `${out.replace(/\.json$/i, '')}.predictions.jsonl`;
+}
+
+function parseThreshold(value: string | undefined, judge: StepJudge, subset: string): ThresholdMode {
+  if (value === undefined) return judge.scalar ? { mode: 'auto', subset } : { mode: 'verdict' };
+  if (value === 'auto') {
+    if (!judge.scalar)
+      throw new UsageError(
+        `--threshold auto tunes scalar judges (prm, shepherd, rollout); ${judge.name} gives verdicts: ` +
+          'omit --threshold, or give a number to set its vote-share threshold',
+      );
+    return { mode: 'auto', subset };
+  }
+  const t = Number(value);
+  if (value.trim() === '' || !Number.isFinite(t))
+    throw new UsageError(`--threshold must be auto or a number, got "${value}"`);
+  return judge.scalar ? { mode: 'fixed', value: t } : { mode: 'verdict' };
+}
+
+async function buildJudge(flags: JudgeFlags, threshold?: number): Promise<StepJudge> {
+  if (!flags.judge) throw new UsageError('--judge <spec> is required');
+  const warned = new Set<string>();
+  return createJudge(flags.judge, {
+    baseUrl: flags.baseUrl,
+    apiKey: flags.apiKey,
+    votes: flags.votes,
+    threshold,
+    seed: flags.seed,
+    noCache: !flags.cache,
+    storePath: flags.store,
+    onWarning: (m) => {
+      if (!warned.has(m)) process.stderr.write(`warning: ${m}\n`);
+      warned.add(m);
+    },
+  });
+}
+
+function writeJson(path: string, value: unknown): void {
+  mkdirSync(dirname(resolve(path)), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+async function scoreFile(flags: ProcessBenchFlags): Promise<void> {
+  const subsets = flags.subsets
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const dataset = await loadProcessBenchSamples({ path: flags.path, subsets });
+  const score = scorePredictions(flags.predictions!, dataset);
+  for (const [name, n] of Object.entries(score.missing))
+    process.stderr.write(
+      `note: ${name}: ${n} samples of the data set have no prediction; scored over the lines given\n`,
+    );
+  if (flags.json) process.stdout.write(`${JSON.stringify(scoreJson(score))}\n`);
+  else process.stdout.write(`${formatScoreTable(score)}\n`);
+}
+
+async function runJudge(flags: ProcessBenchFlags): Promise<void> {
+  if (!flags.out)
+    throw new UsageError('--out <report.json> is required with --judge (the predictions go next to it)');
+  const numeric =
+    flags.threshold !== undefined && flags.threshold !== 'auto' ? Number(flags.threshold) : undefined;
+  const judge = await buildJudge(
+    flags,
+    numeric !== undefined && Number.isFinite(numeric) ? numeric : undefined,
+  );
+  const threshold = parseThreshold(flags.threshold, judge, flags.thresholdSubset);
+  const subsets = flags.subsets
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const samples = await loadProcessBenchSamples({ path: flags.path, subsets, limit: flags.limit });
+  if (samples.length === 0)
+    throw new UsageError('no ProcessBench samples to judge (check --path and --subsets)');
+  const predictions = predictionsPathFor(flags.out);
+  const db = openStore(flags.store ?? defaultStorePath());
+  const config = {
+    judge: judge.name,
+    path: flags.path ?? null,
+    subsets: subsets ?? null,
+    limit: flags.limit ?? null,
+    votes: flags.votes ?? null,
+    threshold: threshold.mode === 'fixed' ? threshold.value : threshold.mode,
+    seed: flags.seed,
+    simulated: judge.simulated ?? false,
+  };
+  const runId = startRun(db, 'eval processbench', config, resolve(flags.out));
+  const bar = createProgressBar(`processbench${judge.simulated ? ' (simulated)' : ''}`, {
+    quiet: flags.quiet,
+  });
+  let lastCount = 0;
+  let report: ProcessBenchReport;
+  try {
+    report = await runProcessBench({
+      judge,
+      samples,
+      predictionsPath: predictions,
+      threshold,
+      votes: flags.votes,
+      concurrency: flags.concurrency,
+      fresh: flags.fresh,
+      seed: flags.seed,
+      onProgress: (p) => {
+        bar.update(p.done, p.total);
+        // Keep the run record's progress fresh for `stepwise runs` without a write per sample.
+        if (p.done - lastCount >= 50 || p.done === p.total) {
+          lastCount = p.done;
+          updateRunCounts(db, runId, { done: p.done, total: p.total, resumed: p.resumed });
+        }
+      },
+    });
+  } catch (e) {
+    bar.stop();
+    finishRun(db, runId, 'failed');
+    throw e;
+  } finally {
+    await judge.close?.();
+  }
+  bar.stop();
+  writeJson(flags.out, report);
+  finishRun(db, runId, 'done', {
+    samples: report.samples,
+    average_f1_x100: report.average_f1 === null ? -1 : Math.round(report.average_f1 * 100),
+    judge_calls: report.cost.judge.calls,
+  });
+  const table = formatProcessBenchReport(report);
+  if (flags.json) {
+    process.stderr.write(`${table}\n`);
+    process.stdout.write(`${JSON.stringify(report)}\n`);
+  } else {
+    process.stdout.write(`${table}\n`);
+  }
+  process.stderr.write(`wrote ${flags.out} and ${predictions} (run ${runId})\n`);
+}
+
+async function runChunks(flags: ChunksFlags): Promise<void> {
+  if (!(LABEL_SIGNALS as readonly string[]).includes(flags.signal))
+    throw new UsageError(`--signal must be one of ${LABEL_SIGNALS.join(', ')} (got "${flags.signal}")`);
+  const signal = flags.signal as LabelSignal;
+  const solutions = readLabeledSolutions(flags.labels, signal);
+  if (solutions.length === 0) throw new UsageError(`${flags.labels}: no labelled solutions`);
+  const judge = await buildJudge(flags);
+  const bar = createProgressBar(`eval chunks${judge.simulated ? ' (simulated)' : ''}`, {
+    quiet: flags.quiet,
+  });
+  const db = openStore(flags.store ?? defaultStorePath());
+  const runId = startRun(
+    db,
+    'eval chunks',
+    { judge: judge.name, labels: resolve(flags.labels), signal },
+    flags.out,
+  );
+  try {
+    const report = await evaluateChunks({
+      judge,
+      solutions,
+      signal,
+      votes: flags.votes,
+      concurrency: flags.concurrency,
+      onProgress: (p) => bar.update(p.done, p.total),
+    });
+    bar.stop();
+    finishRun(db, runId, 'done', { solutions: report.solutions, chunks: report.n });
+    if (flags.out) writeJson(flags.out, report);
+    if (flags.json) process.stdout.write(`${JSON.stringify(report)}\n`);
+    else {
+      const r = (v: number | null) => (v === null ? '—' : (100 * v).toFixed(1));
+      const lines = [
+        `judge ${report.judge} vs ${signal} labels${report.simulated ? ' [SIMULATED — not a real model]' : ''}`,
+        ...(report.notice ? [report.notice] : []),
+        `solutions ${report.solutions}, chunks compared ${report.n} (${report.positives} positive, ${report.negatives} negative), abstained ${report.abstained}`,
+        `accuracy           ${r(report.accuracy)}`,
+        `balanced accuracy  ${r(report.balanced_accuracy)}`,
+        `recall (positive)  ${r(report.recall_positive)}`,
+        `recall (negative)  ${r(report.recall_negative)}`,
+        `first-error match  ${r(report.first_error_accuracy)}`,
+        `format failures ${report.formatFailures}; judge cost ${report.cost.judge.calls} calls, ${report.cost.judge.promptTokens + report.cost.judge.completionTokens} tokens`,
+      ];
+      process.stdout.write(`${lines.join('\n')}\n`);
+    }
+  } catch (e) {
+    bar.stop();
+    finishRun(db, runId, 'failed');
+    throw e;
+  } finally {
+    await judge.close?.();
+  }
+}
+
+function judgeOptions(cmd: Command): Command {
+  return cmd
+    .option('--judge <spec>', 'judge spec: <kind>:<model spec>[?options] (kinds below)')
+    .option(
+      '--votes <k>',
+      'votes per chunk (generative, orm) or samples voted on (critic, default 8)',
+      intOption('--votes', 1),
+    )
+    .option(
+      '--base-url <url>',
+      'OpenAI-compatible server(s) of the judge, comma-separated (default OPENAI_BASE_URL)',
+    )
+    .option('--api-key <key>', 'API key of the server (default OPENAI_API_KEY)')
+    .option('--concurrency <c>', 'solutions judged at once', intOption('--concurrency', 1), 16)
+    .option('--seed <s>', 'seed of the judge requests (sampled votes reproduce)', intOption('--seed', 0), 0)
+    .option('--no-cache', 'do not read or write the model-call cache')
+    .option(
+      '--store <file>',
+      'SQLite store for the cache and the run record (default $STEPWISE_HOME/store.sqlite)',
+    )
+    .option('--quiet', 'no progress bar')
+    .option('--json', 'print the report as JSON on stdout (the table goes to stderr)');
+}
+
+/** `stepwise eval`: ProcessBench and chunk-level judge evaluation. */
+export function register(program: Command): void {
+  const evalCmd = program
+    .command('eval')
+    .description('Evaluate judges: ProcessBench first-error detection, chunk agreement with rollout labels');
+
+  judgeOptions(
+    evalCmd
+      .command('processbench')
+      .description(
+        'Score a judge on ProcessBench (official error_acc / correct_acc / F1), or score a predictions file',
+      ),
+  )
+    .option('--predictions <file>', 'score this JSONL of {id, prediction} rows instead of running a judge')
+    .option(
+      '--path <dir>',
+      'ProcessBench folder (gsm8k.json, …) or one ProcessBench-format file (default $STEPWISE_DATA/processbench)',
+    )
+    .option('--subsets <list>', 'comma-separated subsets (default gsm8k,math,olympiadbench,omnimath)')
+    .option('--limit <n>', 'at most n samples per subset', intOption('--limit', 1))
+    .option(
+      '--threshold <auto|x>',
+      'scalar judges: auto (max F1 on --threshold-subset, the default) or a score threshold',
+    )
+    .option('--threshold-subset <name>', 'subset on which --threshold auto is chosen', 'gsm8k')
+    .option('--out <report.json>', 'report file; predictions go to <report>.predictions.jsonl (resumable)')
+    .option('--fresh', 'start over instead of resuming the predictions file')
+    .addHelpText(
+      'after',
+      `${JUDGE_SPEC_HELP}\nExamples:\n  stepwise eval processbench --judge prm:openai:Qwen/Qwen2.5-Math-PRM-7B --base-url http://127.0.0.1:8000/v1 --out pb.json\n` +
+        '  stepwise eval processbench --judge critic:sim --out sim-critic.json     (simulated: not a real model)\n' +
+        '  stepwise eval processbench --predictions preds.jsonl --json\n',
+    )
+    .action(async (flags: ProcessBenchFlags) => {
+      if (flags.predictions && flags.judge)
+        throw new UsageError('give either --judge or --predictions, not both');
+      if (flags.predictions) return scoreFile(flags);
+      if (!flags.judge)
+        throw new UsageError('give --judge <spec> to run a judge, or --predictions <file> to score one');
+      return runJudge(flags);
+    });
+
+  judgeOptions(
+    evalCmd
+      .command('chunks')
+      .description(
+        "A judge's per-chunk accuracy, balanced accuracy and per-class recall against rollout labels",
+      ),
+  )
+    .requiredOption('--labels <file>', '`stepwise label` output (JSONL: chunks[{text, labels{signal}}])')
+    .requiredOption('--signal <s>', `label signal to compare with: ${LABEL_SIGNALS.join(', ')}`)
+    .option('--out <report.json>', 'also write the report here')
+    .addHelpText('after', JUDGE_SPEC_HELP)
+    .action((flags: ChunksFlags) => runChunks(flags));
+}

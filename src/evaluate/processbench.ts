@@ -1,0 +1,345 @@
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { addCosts, emptyCost } from '../core/cost.js';
+import { InputError, StepwiseError, UsageError } from '../core/errors.js';
+import type { Cost, Problem, RoleCost } from '../core/types.js';
+import { loadProcessBench, PROCESSBENCH_SUBSETS } from '../data/processbench.js';
+import type { ProcessBenchRecord } from '../data/types.js';
+import { type JobProgress, runJsonlJob } from '../jobs/run-job.js';
+import type { StepJudge } from '../judge/types.js';
+import {
+  firstBelow,
+  type ProcessBenchScore,
+  processBenchScore,
+  type SubsetMetrics,
+  selectThreshold,
+  type ThresholdChoice,
+} from './metrics.js';
+
+/** Load ProcessBench-format samples: the given subsets (default the four) from a folder or one file, `limit` per subset. */
+export async function loadProcessBenchSamples(
+  options: { path?: string; subsets?: readonly string[]; limit?: number } = {},
+): Promise<ProcessBenchRecord[]> {
+  const isFile =
+    options.path !== undefined && existsSync(options.path) && !statSync(options.path).isDirectory();
+  if (isFile) {
+    const loaded = await loadProcessBench({ path: options.path });
+    const wanted = options.subsets;
+    let records = wanted ? loaded.records.filter((r) => wanted.includes(r.subset)) : loaded.records;
+    if (options.limit !== undefined) records = records.slice(0, options.limit);
+    return records;
+  }
+  const out: ProcessBenchRecord[] = [];
+  for (const subset of options.subsets ?? PROCESSBENCH_SUBSETS) {
+    const loaded = await loadProcessBench({ path: options.path, split: subset, limit: options.limit });
+    out.push(...loaded.records);
+  }
+  return out;
+}
+
+/** A ProcessBench sample as a `Problem` for a judge (ProcessBench has no gold answers: `answer` is empty). */
+export function processBenchProblem(r: ProcessBenchRecord): Problem {
+  return {
+    id: r.id,
+    question: r.problem,
+    answer: '',
+    domain: 'math',
+    source: `processbench/${r.subset}`,
+    meta: { generator: r.generator, finalAnswerCorrect: r.final_answer_correct },
+  };
+}
+
+/** One line of the predictions file: `{id, prediction}` plus what the judge said. */
+export interface ProcessBenchPrediction {
+  id: string;
+  subset: string;
+  label: number;
+  /** Predicted first error (−1 = none); null when the judge gave no usable answer (counted as a miss). */
+  prediction: number | null;
+  steps: number;
+  /** Chunk scores the prediction was derived from (all chunks for threshold modes; judged chunks otherwise). */
+  scores: number[];
+  /** The judge's own first error at its own threshold. */
+  judgeFirstError: number;
+  formatFailures: number;
+  abstained?: boolean;
+  /** Judge-role cost of this sample. */
+  cost: RoleCost;
+  /** The judge spec that produced it (a resumed run must use the same judge and settings). */
+  judge: string;
+  /** Votes and seed of the run that produced it (null = the judge's default). */
+  settings: { votes: number | null; seed: number | null };
+}
+
+/** How predictions are made from a judge's output. */
+export type ThresholdMode =
+  /** The judge's own verdicts, with early exit at the first negative. */
+  | { mode: 'verdict' }
+  /** A fixed threshold on chunk scores (every chunk scored). */
+  | { mode: 'fixed'; value: number }
+  /** The threshold that maximises F1 on one subset (ProcessBench: gsm8k), applied to every subset. */
+  | { mode: 'auto'; subset: string };
+
+export interface ProcessBenchRunOptions {
+  judge: StepJudge;
+  samples: readonly ProcessBenchRecord[];
+  /** Predictions JSONL (resumable: lines already there are not judged again). */
+  predictionsPath: string;
+  /** Default: `auto` on gsm8k for scalar judges, `verdict` otherwise. */
+  threshold?: ThresholdMode;
+  votes?: number;
+  /** Samples judged at once. Default 16. */
+  concurrency?: number;
+  /** Start over instead of resuming. */
+  fresh?: boolean;
+  seed?: number;
+  onProgress?: (p: JobProgress) => void;
+  signal?: AbortSignal;
+}
+
+/** The report of one ProcessBench run. */
+export interface ProcessBenchReport extends ProcessBenchScore {
+  benchmark: 'ProcessBench';
+  judge: string;
+  /** True when the judge is simulated: the numbers describe the simulator, not a real model. */
+  simulated: boolean;
+  /** Present (and loud) when `simulated`. */
+  notice?: string;
+  threshold: {
+    mode: ThresholdMode['mode'];
+    value: number | null;
+    chosenOn?: string;
+    f1OnChosenSubset?: number;
+  };
+  votes: number | null;
+  samples: number;
+  /** Unparsable judge replies, and their share of all sampled replies. */
+  formatFailures: number;
+  formatFailureRate: number;
+  /** Samples where the judge gave no usable answer (scored as misses). */
+  abstained: number;
+  /** What the judge spent in this run (resumed lines included). */
+  cost: Cost;
+  predictions: string;
+  createdAt: string;
+}
+
+export const SIMULATED_NOTICE =
+  'SIMULATED judge: these numbers come from the stepwise simulator, not from any real model. Do not compare them with published results.';
+
+/** Whether a judge is simulated (its flag, or a sim spec in its name). */
+export function isSimulatedJudge(judge: StepJudge): boolean {
+  if (judge.simulated !== undefined) return judge.simulated;
+  const model = judge.name.slice(judge.name.indexOf(':') + 1);
+  return judge.name.startsWith('sim:') || /^sim(?:$|[:?[])/.test(model);
+}
+
+function defaultThreshold(judge: StepJudge): ThresholdMode {
+  return judge.scalar ? { mode: 'auto', subset: 'gsm8k' } : { mode: 'verdict' };
+}
+
+/**
+ * Run a judge over ProcessBench-format samples and score it with the official metric
+ * (METHODS §4). Each sample's judgment is appended to `predictionsPath` as soon as it is done, so
+ * an interrupted run resumes where it stopped; model calls are cached by the model layer. At the
+ * end the file is rewritten in input order with the final `prediction` of every line.
+ */
+export async function runProcessBench(options: ProcessBenchRunOptions): Promise<ProcessBenchReport> {
+  const { judge, samples } = options;
+  const threshold = options.threshold ?? defaultThreshold(judge);
+  if (threshold.mode === 'auto' && !samples.some((s) => s.subset === threshold.subset)) {
+    const present = [...new Set(samples.map((s) => s.subset))].join(', ');
+    throw new UsageError(
+      `--threshold auto picks the threshold on the ${threshold.subset} subset, which this run does not include ` +
+        `(subsets: ${present || 'none'}); include it, choose another subset, or pass --threshold <number>`,
+    );
+  }
+  const ids = new Set<string>();
+  for (const s of samples) {
+    if (ids.has(s.id))
+      throw new StepwiseError(`ProcessBench sample id ${s.id} appears twice`, { exitCode: 2 });
+    ids.add(s.id);
+  }
+  const earlyExit = threshold.mode === 'verdict';
+  const settings = { votes: options.votes ?? null, seed: options.seed ?? null };
+  if (!options.fresh) checkResumable(options.predictionsPath, judge.name, settings);
+  const records = await runJsonlJob<ProcessBenchRecord, ProcessBenchPrediction>({
+    items: samples,
+    keyOf: (s) => s.id,
+    keyOfOutput: (r) => r.id,
+    out: options.predictionsPath,
+    fresh: options.fresh,
+    concurrency: options.concurrency ?? 16,
+    onProgress: options.onProgress,
+    signal: options.signal,
+    process: async (s) => {
+      const r = await judge.judge(processBenchProblem(s), s.steps, {
+        firstErrorOnly: earlyExit,
+        votes: options.votes,
+        seed: options.seed,
+        signal: options.signal,
+      });
+      return {
+        id: s.id,
+        subset: s.subset,
+        label: s.label,
+        prediction: r.abstained ? null : r.firstError,
+        steps: s.steps.length,
+        scores: r.judgments.map((j) => j.score),
+        judgeFirstError: r.firstError,
+        formatFailures: r.formatFailures,
+        ...(r.abstained ? { abstained: true } : {}),
+        cost: r.cost.judge,
+        judge: judge.name,
+        settings,
+      };
+    },
+  });
+  if (records.length < samples.length)
+    throw new StepwiseError('ProcessBench run stopped before every sample was judged');
+  if (!earlyExit) {
+    const incomplete = records.find((r) => r.scores.length !== r.steps && !r.abstained);
+    if (incomplete) {
+      throw new StepwiseError(
+        `${options.predictionsPath}: sample ${incomplete.id} has ${incomplete.scores.length} scores for ${incomplete.steps} steps ` +
+          '(written by a run with early exit?): pass --fresh to start over',
+        { exitCode: 2 },
+      );
+    }
+  }
+
+  let chosen: ThresholdChoice | null = null;
+  let t: number | null = null;
+  if (threshold.mode === 'auto') {
+    chosen = selectThreshold(records.filter((r) => r.subset === threshold.subset && !r.abstained));
+    t = chosen.threshold;
+  } else if (threshold.mode === 'fixed') {
+    t = threshold.value;
+  }
+  const final = records.map((r) => ({
+    ...r,
+    prediction: r.abstained ? null : t === null ? r.judgeFirstError : firstBelow(r.scores, t),
+  }));
+  writeJsonlAtomic(options.predictionsPath, final);
+
+  const score = processBenchScore(final);
+  const formatFailures = final.reduce((s, r) => s + r.formatFailures, 0);
+  const cost = addCosts(...final.map((r) => ({ ...emptyCost(), judge: r.cost })));
+  const simulated = isSimulatedJudge(judge);
+  return {
+    benchmark: 'ProcessBench',
+    judge: judge.name,
+    simulated,
+    ...(simulated ? { notice: SIMULATED_NOTICE } : {}),
+    subsets: score.subsets,
+    average_f1: score.average_f1,
+    threshold: {
+      mode: threshold.mode,
+      value: t,
+      ...(threshold.mode === 'auto' ? { chosenOn: threshold.subset, f1OnChosenSubset: chosen?.f1 } : {}),
+    },
+    votes: options.votes ?? null,
+    samples: final.length,
+    formatFailures,
+    formatFailureRate: cost.judge.samples === 0 ? 0 : formatFailures / cost.judge.samples,
+    abstained: final.filter((r) => r.abstained).length,
+    cost,
+    predictions: options.predictionsPath,
+    createdAt: new Date().toISOString(),
+  };
+}
+
+/** Refuse to resume a predictions file written by another judge or with other settings. */
+function checkResumable(path: string, judge: string, settings: ProcessBenchPrediction['settings']): void {
+  if (!existsSync(path)) return;
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (line.trim() === '') continue;
+    let row: Partial<ProcessBenchPrediction>;
+    try {
+      row = JSON.parse(line);
+    } catch {
+      continue; // a torn last line: the job cuts it
+    }
+    const same =
+      row.judge === judge && row.settings?.votes === settings.votes && row.settings?.seed === settings.seed;
+    if (!same) {
+      throw new StepwiseError(
+        `${path} holds predictions of another run (judge "${row.judge}", settings ${JSON.stringify(row.settings)}); ` +
+          `this run is judge "${judge}", settings ${JSON.stringify(settings)}: pass --fresh to start over or write to another --out`,
+        { exitCode: 2 },
+      );
+    }
+  }
+}
+
+function writeJsonlAtomic(path: string, rows: readonly object[]): void {
+  const tmp = `${path}.tmp-${process.pid}`;
+  writeFileSync(tmp, rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  renameSync(tmp, path);
+}
+
+/**
+ * Score a predictions file (`{id, prediction}` per line, JSONL) against the labels of a
+ * ProcessBench-format data set — for judges run elsewhere. Every line must name a known id once;
+ * `prediction` is an integer ≥ −1 (or null: no answer, a miss). Only the subsets the file covers
+ * are scored; `n` is the number of its lines in each.
+ */
+export function scorePredictions(
+  file: string,
+  dataset: readonly ProcessBenchRecord[],
+): ProcessBenchScore & { missing: Record<string, number> } {
+  if (!existsSync(file)) throw new InputError({ file }, 'file not found');
+  const byId = new Map(dataset.map((r) => [r.id, r]));
+  const seen = new Set<string>();
+  const rows: Array<{ subset: string; label: number; prediction: number | null }> = [];
+  const lines = readFileSync(file, 'utf8').split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const text = lines[i].trim();
+    if (text === '') continue;
+    const where = { file, line: i + 1 };
+    let row: unknown;
+    try {
+      row = JSON.parse(text);
+    } catch (e) {
+      throw new InputError(where, `not valid JSON (${(e as Error).message})`);
+    }
+    if (row === null || typeof row !== 'object' || Array.isArray(row))
+      throw new InputError(where, 'expected an object {id, prediction}');
+    const { id, prediction } = row as { id?: unknown; prediction?: unknown };
+    if (typeof id !== 'string' || id === '')
+      throw new InputError({ ...where, field: 'id' }, 'missing or not a string');
+    if (
+      prediction !== null &&
+      !(typeof prediction === 'number' && Number.isInteger(prediction) && prediction >= -1)
+    ) {
+      throw new InputError(
+        { ...where, field: 'prediction' },
+        `expected an integer ≥ -1 or null, got ${JSON.stringify(prediction)}`,
+      );
+    }
+    const sample = byId.get(id);
+    if (!sample)
+      throw new InputError(
+        { ...where, field: 'id' },
+        `unknown ProcessBench id "${id}" (not in the data set read)`,
+      );
+    if (seen.has(id)) throw new InputError({ ...where, field: 'id' }, `id "${id}" appears twice`);
+    seen.add(id);
+    rows.push({ subset: sample.subset, label: sample.label, prediction: prediction as number | null });
+  }
+  const score = processBenchScore(rows);
+  const missing: Record<string, number> = {};
+  for (const name of Object.keys(score.subsets)) {
+    const total = dataset.filter((r) => r.subset === name).length;
+    const have = rows.filter((r) => r.subset === name).length;
+    if (have < total) missing[name] = total - have;
+  }
+  return { ...score, missing };
+}
+
+/** The exact JSON of `--predictions --json`: `{subsets: {name: {error_acc, correct_acc, f1, n}}, average_f1}`. */
+export function scoreJson(score: ProcessBenchScore): ProcessBenchScore {
+  const subsets: Record<string, SubsetMetrics> = {};
+  for (const [k, m] of Object.entries(score.subsets))
+    subsets[k] = { error_acc: m.error_acc, correct_acc: m.correct_acc, f1: m.f1, n: m.n };
+  return { subsets, average_f1: score.average_f1 };
+}
