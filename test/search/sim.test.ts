@@ -1,0 +1,233 @@
+import { createServer, request as httpRequest, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pLimit from 'p-limit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addCosts, emptyCost } from '../../src/core/cost.js';
+import type { Problem } from '../../src/core/types.js';
+import { createGenerativeJudge } from '../../src/judge/generative.js';
+import { createJudge } from '../../src/judge/index.js';
+import { createPolicy } from '../../src/models/policy.js';
+import { createModel } from '../../src/models/spec.js';
+import { BAD_MARKER } from '../../src/prompts/refine.js';
+import { runStrategy } from '../../src/search/registry.js';
+import type { SearchResult } from '../../src/search/types.js';
+import { simDatasetProblems } from '../../src/sim/dataset.js';
+import { createSimModel } from '../../src/sim/model.js';
+import { firstWrongStep, simChunksOf } from '../../src/sim/policy.js';
+import { type SimServer, startSimServer } from '../../src/sim/server.js';
+import { parseSimQuestion } from '../../src/sim/world.js';
+
+async function runAll(
+  name: string,
+  problems: readonly Problem[],
+  config: Record<string, unknown>,
+  deps: Parameters<typeof runStrategy>[3],
+  concurrency = 1,
+): Promise<SearchResult[]> {
+  const limit = pLimit(concurrency);
+  return Promise.all(problems.map((p) => limit(() => runStrategy(name, p, config, deps))));
+}
+const accuracy = (rs: SearchResult[]): number => rs.filter((r) => r.correct).length / rs.length;
+
+describe('acceptance 1: 300 sim problems, 10% step-error policy, 0.9/0.9 judge (in process)', () => {
+  const model = createSimModel('sim?step_error=0.1&sensitivity=0.9&specificity=0.9');
+  const policy = createPolicy(model);
+  const judge = createGenerativeJudge(model);
+  const problems = simDatasetProblems(300, { seed: 7, stepError: 0.1 });
+  const acc: Record<string, number> = {};
+
+  it('chunk-reset and greedy-prm each beat single samples by ≥ 15 points; best-of-N does not fall from N = 1 to 4 to 16', async () => {
+    const results: Record<string, SearchResult[]> = {};
+    for (const [key, name, config] of [
+      ['sample', 'sample', {}],
+      ['chunk-reset', 'chunk-reset', {}],
+      ['greedy-prm', 'greedy-prm', {}],
+      ['bon1', 'best-of-n', { n: 1 }],
+      ['bon4', 'best-of-n', { n: 4 }],
+      ['bon16', 'best-of-n', { n: 16 }],
+    ] as const) {
+      results[key] = await runAll(name, problems, config, { policy, judge });
+      acc[key] = accuracy(results[key]);
+    }
+    // Printed so the report can quote the numbers (simulated world).
+    console.log('simulated accuracies (300 problems):', JSON.stringify(acc));
+    expect(acc['chunk-reset'] - acc.sample).toBeGreaterThanOrEqual(0.15);
+    expect(acc['greedy-prm'] - acc.sample).toBeGreaterThanOrEqual(0.15);
+    expect(acc.bon4).toBeGreaterThanOrEqual(acc.bon1);
+    expect(acc.bon16).toBeGreaterThanOrEqual(acc.bon4);
+    for (const [key, rs] of Object.entries(results)) {
+      for (const r of rs) {
+        expect(r.correct).toBeTypeOf('boolean');
+        for (const role of ['policy', 'judge'] as const)
+          for (const f of ['calls', 'promptTokens', 'completionTokens'] as const)
+            expect(r.cost[role][f]).toBeTypeOf('number');
+        expect(r.cost.policy.calls).toBeGreaterThan(0);
+        expect(r.cost.policy.completionTokens).toBeGreaterThan(0);
+        if (key !== 'sample') {
+          expect(r.cost.judge.calls).toBeGreaterThan(0);
+          expect(r.cost.judge.promptTokens).toBeGreaterThan(0);
+        }
+      }
+    }
+  });
+});
+
+describe('over HTTP against the sim server', () => {
+  let server: SimServer;
+  let proxy: {
+    url: string;
+    bodies: Array<{ path: string; body: Record<string, unknown> }>;
+    close: () => Promise<void>;
+  };
+
+  beforeAll(async () => {
+    server = await startSimServer({ seed: 3 });
+    proxy = await startRecordingProxy(server.url);
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await server?.close();
+  });
+
+  it('acceptance 2: the cost a search reports equals the requests and tokens the server counted', async () => {
+    const baseUrl = server.baseURL;
+    const policy = createPolicy(await createModel('openai:sim?step_error=0.2', { baseUrl, noCache: true }));
+    const judge = await createJudge('generative:openai:sim?sensitivity=0.9&specificity=0.9', {
+      baseUrl,
+      noCache: true,
+    });
+    const outcome = await createJudge('orm:openai:sim', { baseUrl, noCache: true });
+    const problems = simDatasetProblems(8, { seed: 11 });
+    server.resetMetrics();
+    const results: SearchResult[] = [];
+    for (const name of ['chunk-reset', 'best-of-n', 'beam', 'greedy-prm', 'refine', 'majority'])
+      results.push(...(await runAll(name, problems, { n: 4 }, { policy, judge, outcome }, 4)));
+    const total = addCosts(emptyCost(), ...results.map((r) => r.cost));
+    const m = server.metrics();
+    expect(total.policy.calls + total.judge.calls).toBe(m.requests);
+    expect(total.policy.promptTokens + total.judge.promptTokens).toBe(m.promptTokens);
+    expect(total.policy.completionTokens + total.judge.completionTokens).toBe(m.completionTokens);
+    const byRole = (r: keyof typeof m.byRole) =>
+      m.byRole[r] ?? { requests: 0, promptTokens: 0, completionTokens: 0 };
+    const policySide = ['policy', 'refine'] as const;
+    expect(total.policy.calls).toBe(policySide.reduce((s, r) => s + byRole(r).requests, 0));
+    expect(total.policy.completionTokens).toBe(
+      policySide.reduce((s, r) => s + byRole(r).completionTokens, 0),
+    );
+    expect(total.judge.calls).toBe(byRole('judge').requests + byRole('orm').requests);
+    expect(total.judge.promptTokens).toBe(byRole('judge').promptTokens + byRole('orm').promptTokens);
+  });
+
+  it('acceptance 3: with a perfect judge, chunk-reset solves ≥ 95% of problems whose success rate is ≥ 30%', async () => {
+    const baseUrl = server.baseURL;
+    // A 20% step-error policy, so the set spans easy and hard problems.
+    const policy = createPolicy(await createModel('openai:sim?step_error=0.2', { baseUrl, noCache: true }));
+    const judge = await createJudge('generative:openai:sim?judge=perfect', { baseUrl, noCache: true });
+    const all = simDatasetProblems(150, { seed: 5, stepError: 0.2 });
+    const problems = all.filter((p) => (p.meta?.successRate as number) >= 0.3);
+    expect(problems.length).toBeGreaterThan(60);
+    expect(problems.length).toBeLessThan(all.length);
+    const rs = await runAll('chunk-reset', problems, {}, { policy, judge }, 8);
+    const solved = accuracy(rs);
+    console.log(
+      `perfect judge: chunk-reset solved ${(solved * 100).toFixed(1)}% of ${problems.length} sim problems`,
+    );
+    expect(solved).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it('acceptance 4: the local-refinement request the server received marks [BAD] before the first negative chunk', async () => {
+    const baseUrl = `${proxy.url}/v1`;
+    const policy = createPolicy(await createModel('openai:sim?step_error=0.3', { baseUrl, noCache: true }));
+    const judge = await createJudge('generative:openai:sim?judge=perfect', { baseUrl, noCache: true });
+    const outcome = await createJudge('orm:openai:sim?orm_sensitivity=1&orm_specificity=1', {
+      baseUrl,
+      noCache: true,
+    });
+    const problems = simDatasetProblems(40, { seed: 9 });
+    let checked = 0;
+    for (const p of problems) {
+      proxy.bodies.length = 0;
+      const r = await runStrategy('refine', p, {}, { policy, judge, outcome });
+      if (r.stats.firstError === undefined || (r.stats.firstError as number) < 0) continue;
+      const local = proxy.bodies.filter(
+        (b) => b.path === '/v1/chat/completions' && JSON.stringify(b.body.messages).includes(BAD_MARKER),
+      );
+      expect(local).toHaveLength(1);
+      const messages = local[0].body.messages as Array<{ role: string; content: string }>;
+      const draftNode = r.trace.find((t) => t.label === 'draft')!;
+      const draftChunks = simChunksOf(draftNode.text);
+      const truth = firstWrongStep(parseSimQuestion(p.question)!, draftChunks);
+      expect(r.stats.firstError).toBe(truth);
+      const user = messages.find((m) => m.role === 'user')!.content;
+      const draftPart = user.slice(user.indexOf('Draft:\n') + 'Draft:\n'.length);
+      const marked = draftPart.split('\n\n');
+      expect(marked).toHaveLength(draftChunks.length);
+      marked.forEach((c, i) => {
+        expect(c).toBe(i === truth ? `${BAD_MARKER} ${draftChunks[i]}` : draftChunks[i]);
+      });
+      if (truth > 0) {
+        expect(messages[messages.length - 1]).toEqual({
+          role: 'assistant',
+          content: `${draftChunks.slice(0, truth).join('\n\n')}\n\n`,
+        });
+        expect(local[0].body.continue_final_message).toBe(true);
+      }
+      checked++;
+      if (checked >= 3) break;
+    }
+    expect(checked).toBeGreaterThanOrEqual(3);
+  });
+});
+
+/** A pass-through HTTP proxy that records every JSON request body it forwards. */
+async function startRecordingProxy(target: string): Promise<{
+  url: string;
+  bodies: Array<{ path: string; body: Record<string, unknown> }>;
+  close: () => Promise<void>;
+}> {
+  const bodies: Array<{ path: string; body: Record<string, unknown> }> = [];
+  const t = new URL(target);
+  const srv = createServer((req: IncomingMessage, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (c: Buffer) => parts.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(parts);
+      if (raw.length > 0) {
+        try {
+          bodies.push({ path: req.url ?? '', body: JSON.parse(raw.toString('utf8')) });
+        } catch {
+          // not JSON: forwarded unrecorded
+        }
+      }
+      const fwd = httpRequest(
+        {
+          host: t.hostname,
+          port: t.port,
+          path: req.url,
+          method: req.method,
+          headers: { ...req.headers, host: t.host },
+        },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      fwd.on('error', () => {
+        res.writeHead(502);
+        res.end();
+      });
+      fwd.end(raw);
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    bodies,
+    close: () =>
+      new Promise<void>((r) => {
+        srv.closeAllConnections();
+        srv.close(() => r());
+      }),
+  };
+}
