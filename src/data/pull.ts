@@ -105,9 +105,9 @@ function describeFetchError(err: unknown): string {
   const e = err as Error & { cause?: { code?: string; message?: string } };
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return 'timed out';
   const code = e?.cause?.code;
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `cannot resolve the host (${code}): no internet?`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `cannot resolve the host, ${code}: offline?`;
   if (code === 'ECONNREFUSED' || code === 'ENETUNREACH' || code === 'EHOSTUNREACH')
-    return `cannot connect (${code}): no internet?`;
+    return `cannot connect, ${code}: offline?`;
   return e?.cause?.message ?? e?.message ?? String(err);
 }
 
@@ -139,11 +139,11 @@ export async function pullDataset(
     const { url, file } = source.file(split);
     const target = join(dest, file);
     const partial = `${target}.part`;
-    mkdirSync(dirname(target), { recursive: true });
     try {
       const response = await doFetch(url, { signal: AbortSignal.timeout(options.timeoutMs ?? 600_000) });
       if (!response.ok || !response.body)
         throw new StepwiseError(`HTTP ${response.status} ${response.statusText}`.trim());
+      mkdirSync(dirname(target), { recursive: true });
       const length = response.headers.get('content-length');
       const total = length === null ? null : Number(length);
       let received = 0;
@@ -169,7 +169,7 @@ export async function pullDataset(
       rmSync(partial, { force: true });
       const why = err instanceof StepwiseError ? err.message : describeFetchError(err);
       throw new StepwiseError(
-        `could not download ${name} from ${url}: ${why}. Without internet, fetch it from ${source.home} elsewhere and place it at ${target} (or pass --path to the loaders).`,
+        `could not download ${name} from ${url} (${why}). Without internet, fetch it from ${source.home} elsewhere and place it at ${target} (or pass --path to the loaders).`,
       );
     }
   }

@@ -54,7 +54,7 @@ describe('data pull', () => {
     const err = await pullDataset('mbpp', { dest, fetch: offline }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StepwiseError);
     expect((err as Error).message).toMatch(
-      /could not download mbpp from https:\/\/raw\.githubusercontent\.com\/.*mbpp\.jsonl: cannot resolve the host \(ENOTFOUND\): no internet\?/,
+      /could not download mbpp from https:\/\/raw\.githubusercontent\.com\/.*mbpp\.jsonl \(cannot resolve the host, ENOTFOUND: offline\?\)\. Without internet/,
     );
     expect((err as Error).message).toContain(join(dest, 'mbpp/mbpp.jsonl'));
     expect(existsSync(join(dest, 'mbpp/mbpp.jsonl.part'))).toBe(false);

@@ -1,0 +1,43 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { finishRun, openStore, startRun } from '../../src/store/index.js';
+import { jsonLines, runCli } from '../data/run-cli.js';
+
+describe('stepwise runs', () => {
+  it('lists runs from the store, newest first, as a table or JSON lines', () => {
+    const home = mkdtempSync(join(tmpdir(), 'stepwise-runs-'));
+    const db = openStore(join(home, 'store.sqlite'));
+    const a = startRun(db, 'label', { m: 4 }, 'labels.jsonl');
+    finishRun(db, a, 'done', { problems: 12 });
+    const b = startRun(db, 'search', { n: 8 });
+    db.close();
+
+    const json = runCli(['runs', '--json'], { env: { STEPWISE_HOME: home } });
+    expect(json.code).toBe(0);
+    const rows = jsonLines(json.stdout);
+    expect(rows.map((r) => r.id)).toEqual([b, a]);
+    expect(rows[1]).toMatchObject({
+      command: 'label',
+      status: 'done',
+      counts: { problems: 12 },
+      output: 'labels.jsonl',
+    });
+
+    const table = runCli(['runs', '--limit', '5'], { env: { STEPWISE_HOME: home } });
+    expect(table.stdout.split('\n')[0]).toMatch(/^id\s+command\s+status\s+started\s+ended\s+counts$/);
+    expect(table.stdout).toMatch(new RegExp(`${a}\\s+label\\s+done\\s+.*problems=12`));
+    const one = runCli(['runs', '--json', '--command', 'label'], { env: { STEPWISE_HOME: home } });
+    expect(jsonLines(one.stdout).map((r) => r.id)).toEqual([a]);
+    expect(runCli(['runs', '--limit', '0'], { env: { STEPWISE_HOME: home } }).code).toBe(2);
+  });
+
+  it('an empty home says so and creates no store', () => {
+    const home = mkdtempSync(join(tmpdir(), 'stepwise-runs-'));
+    const { code, stdout } = runCli(['runs'], { env: { STEPWISE_HOME: home } });
+    expect(code).toBe(0);
+    expect(stdout).toBe('no runs recorded yet\n');
+    expect(runCli(['runs', '--json'], { env: { STEPWISE_HOME: home } }).stdout).toBe('');
+  });
+});

@@ -1,0 +1,56 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../data/run-cli.js';
+
+describe('stepwise segment', () => {
+  it('--help at the top level lists segment, data and runs, each with a one-line description', () => {
+    const { code, stdout } = runCli(['--help']);
+    expect(code).toBe(0);
+    for (const name of ['segment', 'data', 'runs'])
+      expect(stdout).toMatch(new RegExp(`\\n  ${name}\\b[^\\n]*\\s{2,}\\S`));
+  });
+
+  it('--by paragraph --json on stdin prints chunks with spans into the input', () => {
+    const text = 'First.\n\nSecond\nline.\n\n\nThird.';
+    const { code, stdout } = runCli(['segment', '--by', 'paragraph', '-', '--json'], { input: text });
+    expect(code).toBe(0);
+    const { chunks } = JSON.parse(stdout) as {
+      chunks: Array<{ index: number; text: string; span: { start: number; end: number } }>;
+    };
+    expect(chunks.map((c) => c.text)).toEqual(['First.', 'Second\nline.', 'Third.']);
+    for (const c of chunks) expect(text.slice(c.span.start, c.span.end)).toBe(c.text);
+    expect(chunks.map((c) => c.index)).toEqual([0, 1, 2]);
+  });
+
+  it('reads a FILE; steps, lines and chunk-tags modes', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'stepwise-seg-'));
+    writeFileSync(join(dir, 's.txt'), 'Step 1: a\nStep 2: b\n  c');
+    const steps = JSON.parse(runCli(['segment', '--by', 'steps', join(dir, 's.txt'), '--json']).stdout);
+    expect(steps.chunks.map((c: { text: string }) => c.text)).toEqual(['Step 1: a', 'Step 2: b\n  c']);
+    const lines = JSON.parse(runCli(['segment', '--by', 'lines', join(dir, 's.txt'), '--json']).stdout);
+    expect(lines.chunks.map((c: { text: string }) => c.text)).toEqual(['Step 1: a', 'Step 2: b', '  c']);
+    const tags = JSON.parse(
+      runCli(['segment', '--by', 'chunk-tags', '--json'], { input: '<chunk>x</chunk> <chunk>y</chunk>' })
+        .stdout,
+    );
+    expect(tags).toEqual({
+      chunks: [
+        { index: 0, text: 'x', span: { start: 0, end: 1 } },
+        { index: 1, text: 'y', span: { start: 2, end: 3 } },
+      ],
+      text: 'x y',
+    });
+  });
+
+  it('a missing file or an unknown mode exits 2 without a stack trace', () => {
+    const missing = runCli(['segment', '/nonexistent/file.txt', '--json']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/\/nonexistent\/file\.txt: file not found/);
+    expect(missing.stderr).not.toMatch(/\n\s+at /);
+    const bad = runCli(['segment', '--by', 'sentences']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/Allowed choices are paragraph, steps, chunk-tags, lines/);
+  });
+});
