@@ -1,0 +1,104 @@
+/**
+ * Throughput of the answer checker over the 453 peer cases (../shared/eval/answer-equiv), in one
+ * process, as JSON. Each comparison = extractAnswer on the side(s) the case names (extract cases)
+ * + isEquivalent, exactly as run_equiv_cases.mjs does it.
+ *
+ *   npx tsx bench/verify.ts [--passes N] [--cases FILE]
+ *
+ * Reported: the one-off engine load time, the first pass (cold caches, engine load excluded and
+ * included), and warm passes (parsed forms cached, as in a long-running grading job).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { extractAnswer, isEquivalent } from '../src/verify/index.js';
+import { engineLoadTime } from '../src/verify/numeric.js';
+
+interface Case {
+  id: string;
+  gold: string;
+  pred: string;
+  equal: boolean;
+  kind: string;
+  extract_side?: 'pred' | 'gold' | 'both';
+}
+
+function argValue(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+const dataRoot = process.env.STEPWISE_DATA ?? new URL('../../shared/data', import.meta.url).pathname;
+const casesFile = argValue('--cases') ?? join(dataRoot, '..', 'eval', 'answer-equiv', 'answer_equiv_cases.jsonl');
+const passes = Number(argValue('--passes') ?? 5);
+const cases: Case[] = readFileSync(casesFile, 'utf8')
+  .split('\n')
+  .filter((l) => l.trim() !== '')
+  .map((l) => JSON.parse(l) as Case);
+
+function compareOne(c: Case): boolean {
+  let gold: string | null = c.gold;
+  let pred: string | null = c.pred;
+  if (c.kind === 'extract') {
+    const side = c.extract_side ?? 'pred';
+    if (side === 'pred' || side === 'both') pred = extractAnswer(pred);
+    if (side === 'gold' || side === 'both') gold = extractAnswer(gold);
+    if (gold === null || pred === null) return false;
+  }
+  return isEquivalent(gold, pred);
+}
+
+function runPass(): { ms: number; agree: number; times: number[] } {
+  const times: number[] = [];
+  let agree = 0;
+  const t0 = performance.now();
+  for (const c of cases) {
+    const ts = performance.now();
+    if (compareOne(c) === c.equal) agree++;
+    times.push(performance.now() - ts);
+  }
+  return { ms: performance.now() - t0, agree, times };
+}
+
+const quantile = (xs: number[], q: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+};
+
+const first = runPass();
+const loadMs = engineLoadTime();
+const warm: number[] = [];
+let lastTimes = first.times;
+for (let i = 1; i < passes; i++) {
+  const r = runPass();
+  warm.push(r.ms);
+  lastTimes = r.times;
+}
+const warmMs = warm.length ? warm.reduce((a, b) => a + b, 0) / warm.length : Number.NaN;
+const round = (x: number) => Math.round(x * 10) / 10;
+console.log(
+  JSON.stringify(
+    {
+      cases: cases.length,
+      agree: first.agree,
+      engineLoadMs: loadMs,
+      firstPass: {
+        ms: round(first.ms),
+        comparisonsPerSecond: round(cases.length / (first.ms / 1000)),
+        comparisonsPerSecondExcludingEngineLoad: round(cases.length / ((first.ms - loadMs) / 1000)),
+        medianMs: round(quantile(first.times, 0.5) * 1000) / 1000,
+        p95Ms: round(quantile(first.times, 0.95) * 1000) / 1000,
+        maxMs: round(Math.max(...first.times)),
+      },
+      warmPasses: {
+        passes: warm.length,
+        meanMs: round(warmMs),
+        comparisonsPerSecond: round(cases.length / (warmMs / 1000)),
+        medianMs: round(quantile(lastTimes, 0.5) * 1000) / 1000,
+        maxMs: round(Math.max(...lastTimes) * 1000) / 1000,
+      },
+    },
+    null,
+    2,
+  ),
+);
