@@ -69,7 +69,7 @@ export function findBoxed(text: string): string[] {
  * spacing commands, `\text{…}` remarks, the words "and"/"or", and `name =` labels.
  */
 function isJoinableSeparator(sep: string): boolean {
-  if (sep.length > 120) return false;
+  if (sep.length > 120 || /^[\s$]*=[\s$]*$/.test(sep)) return false;
   const rest = sep
     .replace(/\\text\{[^{}]{0,60}\}/g, ' ')
     .replace(/\\q?quad|\\[,;:! ]|\\\(|\\\)|\\\[|\\\]|\$/g, ' ')
@@ -198,6 +198,8 @@ function extractAnswerUnsafe(raw: string): string | null {
     // ("\boxed{-2} \quad\text{and}\quad \boxed{1}").
     let first = boxes.length - 1;
     while (first > 0 && isJoinableSeparator(text.slice(boxes[first - 1].end, boxes[first].start))) first--;
+    // "\boxed{15\frac{39}{40}} = \boxed{\frac{639}{40}}": one answer written twice; keep the last.
+    while (first < boxes.length - 1 && /^[\s$]*=[\s$]*$/.test(text.slice(boxes[first].end, boxes[first + 1].start))) first++;
     const parts: string[] = [];
     for (const b of boxes.slice(first)) {
       const t = tidy(b.inner);

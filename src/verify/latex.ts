@@ -12,9 +12,12 @@
 
 /** Thrown when the input is not an expression this parser understands. */
 export class LatexParseError extends Error {
-  constructor(message: string) {
+  /** The input used notation this parser does not know (a slower engine may still read it). */
+  readonly unsupported: boolean;
+  constructor(message: string, unsupported = false) {
     super(message);
     this.name = 'LatexParseError';
+    this.unsupported = unsupported;
   }
 }
 
@@ -223,7 +226,7 @@ function tokenize(src: string): Token[] {
       i++;
       continue;
     }
-    throw new LatexParseError(`unexpected character ${JSON.stringify(ch)}`);
+    throw new LatexParseError(`unexpected character ${JSON.stringify(ch)}`, true);
   }
   return out;
 }
@@ -573,7 +576,7 @@ class Parser {
       }
       return this.variable(v);
     }
-    throw new LatexParseError(`unsupported command \\${name}`);
+    throw new LatexParseError(`unsupported command \\${name}`, true);
   }
 
   /** After an integer, `\frac{a}{b}` with integer a, b: the fractional part of a mixed number. */
@@ -633,7 +636,7 @@ class Parser {
   /** `\begin{pmatrix} a & b \\ c & d \end{pmatrix}` (also bmatrix, array) to a mathjs matrix. */
   private matrix(): string {
     const env = this.rawGroupName();
-    if (!/^(?:[pbvBV]?matrix|smallmatrix|array)$/.test(env)) throw new LatexParseError(`unsupported environment ${env}`);
+    if (!/^(?:[pbvBV]?matrix|smallmatrix|array)$/.test(env)) throw new LatexParseError(`unsupported environment ${env}`, true);
     if (env === 'array' && this.isSym('{')) this.rawGroupName(); // column spec
     const rows: string[][] = [[]];
     for (;;) {
