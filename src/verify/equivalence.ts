@@ -202,6 +202,15 @@ function compareNodes(a: AnswerNode, b: AnswerNode, ctx: Ctx): boolean {
   // Singleton lists are their element.
   if (a.kind === 'list' && a.open === '' && a.items.length === 1) return compareNodes(a.items[0], b, ctx);
   if (b.kind === 'list' && b.open === '' && b.items.length === 1) return compareNodes(a, b.items[0], ctx);
+  // "15\frac{39}{40}, or \frac{639}{40}": one answer written several ways.
+  if (a.kind === 'list' && a.open === '' && b.kind !== 'list') {
+    const distinct = dedupeNodes(a.items, ctx);
+    return distinct.length === 1 && compareNodes(distinct[0], b, ctx);
+  }
+  if (b.kind === 'list' && b.open === '' && a.kind !== 'list') {
+    const distinct = dedupeNodes(b.items, ctx);
+    return distinct.length === 1 && compareNodes(a, distinct[0], ctx);
+  }
 
   if (a.kind === 'rel' || b.kind === 'rel') return compareRelations(a, b, ctx);
 
