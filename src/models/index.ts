@@ -2,7 +2,13 @@
 
 export { type CachedModel, type CacheStats, canonicalJson, generateKeyPrefix, withCache } from './cache.js';
 export { type Endpoint, EndpointPool, type EndpointPoolOptions } from './endpoints.js';
-export { createGgufModel, flattenMessages, GgufModel, type GgufModelOptions } from './gguf.js';
+export {
+  createGgufModel,
+  defaultThreads,
+  flattenMessages,
+  GgufModel,
+  type GgufModelOptions,
+} from './gguf.js';
 export { createKeepAliveFetch, type KeepAliveFetch } from './http-fetch.js';
 export {
   OpenAIModel,

@@ -59,7 +59,9 @@ export async function startFlakyServer(options: FlakyServerOptions = {}): Promis
   const dropRate = options.dropRate ?? 0.05;
   const delayRate = options.delayRate ?? 0.05;
   const delayMs = options.delayMs ?? 5000;
+  // Faults and unseeded answers draw from separate streams, so the fault sequence depends only on the seed.
   const rng = createRng(options.seed ?? 1);
+  const contentRng = createRng(`content:${options.seed ?? 1}`);
   const requests: RecordedRequest[] = [];
   let faults = true;
   const sockets = new Set<import('node:net').Socket>();
@@ -126,7 +128,7 @@ export async function startFlakyServer(options: FlakyServerOptions = {}): Promis
         }
         const count = n > 1 && options.nativeN === 'ignore' ? 1 : n;
         const seedRng = createRng(
-          typeof body.seed === 'number' ? body.seed : Math.floor(rng.next() * 2 ** 31),
+          typeof body.seed === 'number' ? body.seed : Math.floor(contentRng.next() * 2 ** 31),
         );
         if (path === '/pooling') {
           json(200, {

@@ -1,0 +1,135 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { canonicalJson, generateKeyPrefix, withCache } from '../../src/models/cache.js';
+import { deriveSeed } from '../../src/models/seeds.js';
+import type { GenerateRequest, GenerateResult, LanguageModel } from '../../src/models/types.js';
+import { openStore } from '../../src/store/db.js';
+
+/** A counting fake backend: sample i of a call is `${seed}:${i}`. */
+function fakeModel(): LanguageModel & { calls: GenerateRequest[] } {
+  const calls: GenerateRequest[] = [];
+  return {
+    specificationVersion: 'v1',
+    provider: 'fake',
+    modelId: 'f',
+    capabilities: {
+      n: true,
+      logprobs: false,
+      echo: false,
+      continueAssistant: true,
+      score: true,
+      pooling: true,
+    },
+    calls,
+    async generate(request): Promise<GenerateResult> {
+      calls.push(request);
+      const n = request.n ?? 1;
+      return {
+        samples: Array.from({ length: n }, (_, i) => ({
+          text: `${request.seed}:${i}`,
+          finishReason: 'stop' as const,
+          completionTokens: 3,
+        })),
+        usage: { calls: 1, promptTokens: 5, completionTokens: 3 * n },
+        warnings: [],
+      };
+    },
+    async score(prefix, continuation) {
+      calls.push({ prompt: prefix + continuation });
+      return { logprob: -2, tokens: [], usage: { calls: 1, promptTokens: 2, completionTokens: 0 } };
+    },
+    async pool(input) {
+      calls.push({ prompt: input });
+      return { data: [[0.1, 0.9]], usage: { calls: 1, promptTokens: 2, completionTokens: 0 } };
+    },
+  };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'stepwise-cache-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('withCache', () => {
+  it('serves a repeated request from the store with zero usage', async () => {
+    const inner = fakeModel();
+    const m = withCache(inner, openStore(':memory:'));
+    const req = { prompt: 'p', n: 3, seed: 9, maxTokens: 10 };
+    const a = await m.generate(req);
+    const b = await m.generate({ maxTokens: 10, seed: 9, n: 3, prompt: 'p' });
+    expect(inner.calls).toHaveLength(1);
+    expect(b.cached).toBe(true);
+    expect(b.usage).toEqual({ calls: 0, promptTokens: 0, completionTokens: 0 });
+    expect(b.samples).toEqual(a.samples);
+    expect(m.cacheStats()).toEqual({ hits: 3, misses: 3 });
+  });
+
+  it('requests only the missing samples, with the seed of their block', async () => {
+    const inner = fakeModel();
+    const m = withCache(inner, openStore(':memory:'));
+    await m.generate({ prompt: 'p', n: 2, seed: 4 });
+    const more = await m.generate({ prompt: 'p', n: 5, seed: 4 });
+    expect(inner.calls).toHaveLength(2);
+    expect(inner.calls[1]).toMatchObject({ n: 3, seed: deriveSeed(4, 2) });
+    expect(more.samples.map((s) => s.text)).toEqual([
+      '4:0',
+      '4:1',
+      `${deriveSeed(4, 2)}:0`,
+      `${deriveSeed(4, 2)}:1`,
+      `${deriveSeed(4, 2)}:2`,
+    ]);
+    const fewer = await m.generate({ prompt: 'p', n: 1, seed: 4 });
+    expect(inner.calls).toHaveLength(2);
+    expect(fewer.samples.map((s) => s.text)).toEqual(['4:0']);
+  });
+
+  it('keys on every request field and the model, not on n', () => {
+    const base = { prompt: 'p', seed: 1, maxTokens: 5 };
+    const k = generateKeyPrefix('openai', 'm', base);
+    expect(generateKeyPrefix('openai', 'm', { ...base, n: 8 })).toBe(k);
+    expect(generateKeyPrefix('openai', 'm', { maxTokens: 5, seed: 1, prompt: 'p' })).toBe(k);
+    expect(generateKeyPrefix('openai', 'm2', base)).not.toBe(k);
+    expect(generateKeyPrefix('gguf', 'm', base)).not.toBe(k);
+    expect(generateKeyPrefix('openai', 'm', { ...base, seed: 2 })).not.toBe(k);
+    expect(generateKeyPrefix('openai', 'm', { ...base, extra: { top_k: 1 } })).not.toBe(k);
+    expect(canonicalJson({ b: 1, a: [1, { d: 2, c: undefined }] })).toBe('{"a":[1,{"d":2}],"b":1}');
+  });
+
+  it('bypasses the cache with noCache and caches score and pool', async () => {
+    const inner = fakeModel();
+    const m = withCache(inner, openStore(':memory:'));
+    await m.generate({ prompt: 'p' });
+    await m.generate({ prompt: 'p' }, { noCache: true });
+    expect(inner.calls).toHaveLength(2);
+    await m.score!('a', 'b');
+    expect((await m.score!('a', 'b')).logprob).toBe(-2);
+    await m.pool!('x');
+    expect((await m.pool!('x')).data).toEqual([[0.1, 0.9]]);
+    expect(inner.calls).toHaveLength(4);
+  });
+
+  it('a response is durable before the caller sees it: a SIGKILL right after loses nothing', async () => {
+    const store = join(dir, 'kill.sqlite');
+    // A child process caches one response, prints, and is killed immediately after.
+    const script = `
+      import { withCache } from '${new URL('../../src/models/cache.ts', import.meta.url).pathname}';
+      import { openStore } from '${new URL('../../src/store/db.ts', import.meta.url).pathname}';
+      const inner = { specificationVersion: 'v1', provider: 'fake', modelId: 'f', capabilities: {},
+        async generate(r) { return { samples: [{ text: 'kept', finishReason: 'stop', completionTokens: 1 }], usage: { calls: 1, promptTokens: 1, completionTokens: 1 }, warnings: [] }; } };
+      const m = withCache(inner, openStore(${JSON.stringify(store)}));
+      await m.generate({ prompt: 'durable' });
+      process.kill(process.pid, 'SIGKILL');
+    `;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: new URL('../..', import.meta.url).pathname,
+      encoding: 'utf8',
+    });
+    expect(r.signal).toBe('SIGKILL');
+    const inner = fakeModel();
+    const m = withCache(inner, openStore(store));
+    const again = await m.generate({ prompt: 'durable' });
+    expect(inner.calls).toHaveLength(0);
+    expect(again.samples[0].text).toBe('kept');
+  });
+});
