@@ -93,7 +93,8 @@ export function simProcessBenchRows(
   const rng = createRng(`sim-processbench:${options.seed}`);
   const share = set.errorShare;
   return problems.map((p, i) => {
-    const wantError = share === undefined ? undefined : (i + 0.5) / set.count < share;
+    // Spread the wanted error rows evenly over the set (so any prefix of it has about the share).
+    const wantError = share === undefined ? undefined : Math.floor((i + 1) * share) > Math.floor(i * share);
     let steps = sampleSimSolution(p, options, rng.fork(`${i}:0`));
     let label = firstWrongStep(p, steps);
     // Redraw until the row has the wanted class (bounded: a problem whose policy never errs, or

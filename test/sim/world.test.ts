@@ -63,7 +63,13 @@ describe('exact values', () => {
   const p = parseSimQuestion('Start with 10. Add 2, then multiply by 3. What is the final number?')!;
 
   it('match a hand-computed value table', () => {
-    const o = resolveSimOptions({ stepError: 0.1, difficultySpread: 0, checkRate: 0.5, catchRate: 0.4, falseAlarm: 0 });
+    const o = resolveSimOptions({
+      stepError: 0.1,
+      difficultySpread: 0,
+      checkRate: 0.5,
+      catchRate: 0.4,
+      falseAlarm: 0,
+    });
     const [p0, p1] = stepErrorProbabilities(p, o);
     expect(p0).toBeCloseTo(0.075, 12); // 0.1 × add weight 0.75
     expect(p1).toBeCloseTo(0.125, 12); // 0.1 × multiply weight 1.25
@@ -79,9 +85,18 @@ describe('exact values', () => {
     expect(exactValue(p, ['Step 1: add 2. 10 + 2 = 12.'], o)).toBeCloseTo(0.9, 12);
     // A restatement changes nothing; a check that catches restores the value.
     expect(exactValue(p, ['We start with 10.'], o)).toBeCloseTo(0.858, 12);
-    const caught = ['Step 1: add 2. 10 + 2 = 13.', 'Check: redoing the calculation from 10 gives 12, not 13, so the number is 12.'];
+    const caught = [
+      'Step 1: add 2. 10 + 2 = 13.',
+      'Check: redoing the calculation from 10 gives 12, not 13, so the number is 12.',
+    ];
     expect(exactValue(p, caught, o)).toBeCloseTo(0.9, 12);
-    expect(exactValue(p, [...caught, 'Step 2: multiply by 3. 12 × 3 = 36.', 'The final number is \\boxed{36}.'], o)).toBe(1);
+    expect(
+      exactValue(
+        p,
+        [...caught, 'Step 2: multiply by 3. 12 × 3 = 36.', 'The final number is \\boxed{36}.'],
+        o,
+      ),
+    ).toBe(1);
     expect(exactValue(p, ['The final number is \\boxed{35}.'], o)).toBe(0);
   });
 

@@ -1,0 +1,217 @@
+import { describe, expect, it } from 'vitest';
+import {
+  parseCriticAnswer,
+  parseJudgeVerdict,
+  parseOrmVerdict,
+  renderCriticMessages,
+  renderJudgeMessages,
+  renderOrmMessages,
+  renderQwenPrmInput,
+} from '../../src/prompts/index.js';
+import {
+  createSimModel,
+  DEFAULT_SIM_OPTIONS,
+  exactStepValues,
+  expectedProcessBenchScores,
+  firstWrongStep,
+  generateSimProblems,
+  isSimSolutionCorrect,
+  sampleSimSolution,
+  simProcessBenchRows,
+  wrongChunks,
+} from '../../src/sim/index.js';
+
+/** Chunks of many sampled solutions, each with its truth (wrong or not). */
+function labelledChunks(count: number, seed: number) {
+  const out: Array<{ question: string; history: string[]; chunk: string; wrong: boolean }> = [];
+  generateSimProblems({ count, seed }).forEach((p, i) => {
+    const sol = sampleSimSolution(p, DEFAULT_SIM_OPTIONS, seed * 1000 + i);
+    wrongChunks(p, sol).forEach((wrong, j) => {
+      out.push({ question: p.question, history: sol.slice(0, j), chunk: sol[j], wrong });
+    });
+  });
+  return out;
+}
+
+describe('simulated generative judge', () => {
+  const items = labelledChunks(150, 1);
+
+  it('has the configured sensitivity and specificity, and format-failure rate', async () => {
+    const model = createSimModel('sim?sensitivity=0.8&specificity=0.7&format_failure=0.1&seed=9');
+    const tally = { wrongNeg: 0, wrong: 0, rightPos: 0, right: 0, failed: 0, total: 0 };
+    for (const it of items) {
+      const r = await model.generate({
+        messages: renderJudgeMessages({ problem: it.question, history: it.history, chunk: it.chunk }),
+        n: 16,
+      });
+      for (const s of r.samples) {
+        tally.total++;
+        const v = parseJudgeVerdict(s.text);
+        if (v === null) {
+          tally.failed++;
+          continue;
+        }
+        if (it.wrong) {
+          tally.wrong++;
+          if (v === 'Negative') tally.wrongNeg++;
+        } else {
+          tally.right++;
+          if (v === 'Positive') tally.rightPos++;
+        }
+      }
+    }
+    expect(tally.wrong).toBeGreaterThan(1500);
+    const sens = tally.wrongNeg / tally.wrong;
+    const spec = tally.rightPos / tally.right;
+    const fail = tally.failed / tally.total;
+    // 4 standard errors of each rate.
+    expect(Math.abs(sens - 0.8)).toBeLessThan(4 * Math.sqrt((0.8 * 0.2) / tally.wrong));
+    expect(Math.abs(spec - 0.7)).toBeLessThan(4 * Math.sqrt((0.7 * 0.3) / tally.right));
+    expect(Math.abs(fail - 0.1)).toBeLessThan(4 * Math.sqrt((0.1 * 0.9) / tally.total));
+  });
+
+  it('a perfect judge rejects exactly the wrong chunks', async () => {
+    const model = createSimModel('sim?judge=perfect');
+    for (const it of items.slice(0, 400)) {
+      const r = await model.generate({
+        messages: renderJudgeMessages({ problem: it.question, history: it.history, chunk: it.chunk }),
+        n: 2,
+      });
+      for (const s of r.samples) expect(parseJudgeVerdict(s.text)).toBe(it.wrong ? 'Negative' : 'Positive');
+    }
+  });
+
+  it('early-exit first-error accuracy matches the exact formula within 3 F1 points', async () => {
+    const rates = { sensitivity: 0.9, specificity: 0.9 };
+    const rows = simProcessBenchRows({ count: 1000, errorShare: 0.5 }, { seed: 5 });
+    const model = createSimModel({ ...rates, seed: 5 });
+    let errHit = 0;
+    let errN = 0;
+    let corHit = 0;
+    let corN = 0;
+    for (const row of rows) {
+      let predicted = -1;
+      for (let j = 0; j < row.steps.length; j++) {
+        const r = await model.generate({
+          messages: renderJudgeMessages({
+            problem: row.problem,
+            history: row.steps.slice(0, j),
+            chunk: row.steps[j],
+          }),
+        });
+        if (parseJudgeVerdict(r.samples[0].text) === 'Negative') {
+          predicted = j;
+          break;
+        }
+      }
+      if (row.label >= 0) {
+        errN++;
+        if (predicted === row.label) errHit++;
+      } else {
+        corN++;
+        if (predicted === -1) corHit++;
+      }
+    }
+    const a = (100 * errHit) / errN;
+    const c = (100 * corHit) / corN;
+    const f1 = (2 * a * c) / (a + c);
+    const expected = expectedProcessBenchScores(rows, rates);
+    expect(errN).toBe(500);
+    expect(Math.abs(f1 - expected.f1)).toBeLessThan(3);
+    expect(Math.abs(a - expected.error_acc)).toBeLessThan(4);
+    expect(Math.abs(c - expected.correct_acc)).toBeLessThan(4);
+  });
+});
+
+describe('simulated critic, PRM and outcome model', () => {
+  it('critic: true first error with the configured accuracy, other answers in range', async () => {
+    const rows = simProcessBenchRows({ count: 600, errorShare: 0.5 }, { seed: 2 });
+    const model = createSimModel('sim?critic_acc=0.7&seed=2');
+    let hits = 0;
+    let total = 0;
+    for (const row of rows) {
+      const r = await model.generate({ messages: renderCriticMessages(row.problem, row.steps), n: 4 });
+      for (const s of r.samples) {
+        const idx = parseCriticAnswer(s.text)!;
+        expect(idx).toBeGreaterThanOrEqual(-1);
+        expect(idx).toBeLessThan(row.steps.length);
+        total++;
+        if (idx === row.label) hits++;
+      }
+    }
+    expect(Math.abs(hits / total - 0.7)).toBeLessThan(4 * Math.sqrt((0.7 * 0.3) / total));
+  });
+
+  it('critic on a real (non-sim) problem answers a seeded guess and says so', async () => {
+    const model = createSimModel('sim');
+    const steps = ['Natalia sold 48 clips in April.', 'In May she sold half as many: 24.', 'Total 72.'];
+    const req = {
+      messages: renderCriticMessages('Natalia sold clips to 48 of her friends…', steps),
+      seed: 3,
+    };
+    const a = await model.generate(req);
+    expect(a.samples[0].text).toMatch(/seeded guess/);
+    expect((await model.generate(req)).samples[0].text).toBe(a.samples[0].text);
+    const idx = parseCriticAnswer(a.samples[0].text)!;
+    expect(idx).toBeGreaterThanOrEqual(-1);
+    expect(idx).toBeLessThan(3);
+  });
+
+  it('PRM: noiseless scores are the exact values (value) or 0.9/0.1 (step); noise keeps the order on average', async () => {
+    const [p] = generateSimProblems({ count: 1, seed: 8, minSteps: 8, maxSteps: 8 });
+    let sol = sampleSimSolution(p, DEFAULT_SIM_OPTIONS, 1);
+    for (let s = 2; firstWrongStep(p, sol) < 0; s++) sol = sampleSimSolution(p, DEFAULT_SIM_OPTIONS, s);
+    const input = renderQwenPrmInput(p.question, sol);
+    const exact = exactStepValues(p, sol).slice(1);
+    const v = await createSimModel('sim?prm_noise=0').pool!(input);
+    v.data.forEach(([, pos], i) => {
+      expect(pos).toBeCloseTo(Math.min(0.99, Math.max(0.01, exact[i])), 10);
+    });
+    const s = await createSimModel('sim?prm_noise=0&prm=step').pool!(input);
+    const wrong = wrongChunks(p, sol);
+    s.data.forEach(([, pos], i) => {
+      expect(pos).toBeCloseTo(wrong[i] ? 0.1 : 0.9, 10);
+    });
+
+    const noisy = createSimModel('sim?prm_noise=1&prm=step');
+    let wrongMean = 0;
+    let rightMean = 0;
+    let nw = 0;
+    let nr = 0;
+    for (const it of labelledChunks(60, 4)) {
+      const [[, pos]] = (
+        await noisy.pool!(renderQwenPrmInput(it.question, [...it.history, it.chunk]))
+      ).data.slice(-1);
+      if (it.wrong) {
+        wrongMean += pos;
+        nw++;
+      } else {
+        rightMean += pos;
+        nr++;
+      }
+    }
+    expect(rightMean / nr - wrongMean / nw).toBeGreaterThan(0.5);
+  });
+
+  it('outcome model: configured rates on final-answer correctness', async () => {
+    const model = createSimModel('sim?orm_sens=0.85&orm_spec=0.75&seed=1');
+    const t = { wrongNo: 0, wrong: 0, rightYes: 0, right: 0 };
+    for (const [i, p] of generateSimProblems({ count: 300, seed: 6 }).entries()) {
+      const sol = sampleSimSolution(p, DEFAULT_SIM_OPTIONS, i).join('\n\n');
+      const right = isSimSolutionCorrect(p, sol);
+      const r = await model.generate({ messages: renderOrmMessages(p.question, sol), n: 10 });
+      for (const s of r.samples) {
+        const v = parseOrmVerdict(s.text);
+        if (right) {
+          t.right++;
+          if (v === 'Correct') t.rightYes++;
+        } else {
+          t.wrong++;
+          if (v === 'Incorrect') t.wrongNo++;
+        }
+      }
+    }
+    expect(Math.abs(t.wrongNo / t.wrong - 0.85)).toBeLessThan(4 * Math.sqrt((0.85 * 0.15) / t.wrong));
+    expect(Math.abs(t.rightYes / t.right - 0.75)).toBeLessThan(4 * Math.sqrt((0.75 * 0.25) / t.right));
+  });
+});
