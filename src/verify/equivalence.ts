@@ -2,9 +2,9 @@ import { MAX_ANSWER_CHARS, normalizeAnswer } from './normalize.js';
 import {
   type CompiledExpression,
   compileExpression,
+  engineLoadTime,
   type NumericValue,
   SAMPLE_POINTS,
-  engineLoadTime,
   valuesEqual,
 } from './numeric.js';
 import { type AnswerNode, isSimpleName, parseAnswer, type RelOp } from './structure.js';
@@ -100,28 +100,49 @@ export function explainEquivalence(
   try {
     if (g.length > MAX_ANSWER_CHARS || p.length > MAX_ANSWER_CHARS) {
       const equal = g === p;
-      return { equal, method: 'string', gold: g, pred: p, reason: equal ? undefined : 'answer too long to parse' };
+      return {
+        equal,
+        method: 'string',
+        gold: g,
+        pred: p,
+        reason: equal ? undefined : 'answer too long to parse',
+      };
     }
     const gn = normalizeAnswer(g);
     const pn = normalizeAnswer(p);
     g = gn.text;
     p = pn.text;
     if (g === p && gn.percent === pn.percent) return { equal: true, method: 'string', gold: g, pred: p };
-    if (g === '' || p === '') return { equal: false, method: 'string', gold: g, pred: p, reason: 'empty answer' };
-    if (g === p && settings.percent === 'flexible') return { equal: true, method: 'string', gold: g, pred: p };
+    if (g === '' || p === '')
+      return { equal: false, method: 'string', gold: g, pred: p, reason: 'empty answer' };
+    if (g === p && settings.percent === 'flexible')
+      return { equal: true, method: 'string', gold: g, pred: p };
     const ctx: Ctx = { ...settings, goldPercent: gn.percent, predPercent: pn.percent, methods: new Set() };
     const equal = compareNodes(parseAnswer(g), parseAnswer(p), ctx);
     return { equal, method: pickMethod(ctx.methods), gold: g, pred: p };
   } catch (err) {
     if (err instanceof TimeoutError) {
-      return { equal: false, method: 'timeout', gold: g, pred: p, reason: `over the ${options.timeoutMs ?? 1000} ms cap` };
+      return {
+        equal: false,
+        method: 'timeout',
+        gold: g,
+        pred: p,
+        reason: `over the ${options.timeoutMs ?? 1000} ms cap`,
+      };
     }
-    return { equal: false, method: 'error', gold: g, pred: p, reason: (err as Error)?.message ?? String(err) };
+    return {
+      equal: false,
+      method: 'error',
+      gold: g,
+      pred: p,
+      reason: (err as Error)?.message ?? String(err),
+    };
   }
 }
 
 function pickMethod(methods: Set<EquivalenceMethod>): EquivalenceMethod {
-  for (const m of ['symbolic', 'number', 'structure', 'text', 'string'] as const) if (methods.has(m)) return m;
+  for (const m of ['symbolic', 'number', 'structure', 'text', 'string'] as const)
+    if (methods.has(m)) return m;
   return 'structure';
 }
 
@@ -169,7 +190,12 @@ function inequalityAsInterval(node: AnswerNode): AnswerNode | null {
       return {
         kind: 'union',
         items: [
-          { kind: 'list', open: iv.close === ')' ? '(' : '[', close: iv.open === '(' ? ')' : ']', items: [neg(sides[2]), neg(sides[0])] },
+          {
+            kind: 'list',
+            open: iv.close === ')' ? '(' : '[',
+            close: iv.open === '(' ? ')' : ']',
+            items: [neg(sides[2]), neg(sides[0])],
+          },
           iv,
         ],
       };
@@ -191,7 +217,8 @@ function inequalityAsInterval(node: AnswerNode): AnswerNode | null {
     // Normalise to "name OP bound".
     let op: RelOp = ops[0];
     if (!leftName) op = ({ '<': '>', '≤': '≥', '>': '<', '≥': '≤' } as Record<string, RelOp>)[op] ?? op;
-    if (op === '<' || op === '≤') return { kind: 'list', open: '(', close: op === '<' ? ')' : ']', items: [negInf, bound] };
+    if (op === '<' || op === '≤')
+      return { kind: 'list', open: '(', close: op === '<' ? ')' : ']', items: [negInf, bound] };
     return { kind: 'list', open: op === '>' ? '(' : '[', close: ')', items: [bound, inf] };
   }
   return null;
@@ -338,7 +365,8 @@ function compareLists(a: AnswerNode, b: AnswerNode, ctx: Ctx): boolean {
   const setLike = (n: { open: string }) => n.open === '' || n.open === '{';
   if (setLike(a) && setLike(b)) {
     const ordered = ctx.ordered && a.open === '' && b.open === '';
-    if (ordered) return a.items.length === b.items.length && a.items.every((x, i) => compareNodes(x, b.items[i], ctx));
+    if (ordered)
+      return a.items.length === b.items.length && a.items.every((x, i) => compareNodes(x, b.items[i], ctx));
     return compareUnordered(a.items, b.items, ctx, true);
   }
   if (a.open !== b.open || a.close !== b.close) return false;
@@ -400,7 +428,13 @@ function scale(v: NumericValue, s: number): NumericValue {
   return { re: v.re.map((x) => x * s), im: v.im.map((x) => x * s), shape: v.shape };
 }
 
-function sameValues(ca: CompiledExpression, cb: CompiledExpression, sa: number, sb: number, ctx: Ctx): boolean {
+function sameValues(
+  ca: CompiledExpression,
+  cb: CompiledExpression,
+  sa: number,
+  sb: number,
+  ctx: Ctx,
+): boolean {
   const points = ca.variables.length === 0 && cb.variables.length === 0 ? 1 : SAMPLE_POINTS;
   let compared = 0;
   for (let k = 0; k < points; k++) {

@@ -199,7 +199,11 @@ function extractAnswerUnsafe(raw: string): string | null {
     let first = boxes.length - 1;
     while (first > 0 && isJoinableSeparator(text.slice(boxes[first - 1].end, boxes[first].start))) first--;
     // "\boxed{15\frac{39}{40}} = \boxed{\frac{639}{40}}": one answer written twice; keep the last.
-    while (first < boxes.length - 1 && /^[\s$]*=[\s$]*$/.test(text.slice(boxes[first].end, boxes[first + 1].start))) first++;
+    while (
+      first < boxes.length - 1 &&
+      /^[\s$]*=[\s$]*$/.test(text.slice(boxes[first].end, boxes[first + 1].start))
+    )
+      first++;
     const parts: string[] = [];
     for (const b of boxes.slice(first)) {
       const t = tidy(b.inner);

@@ -1,9 +1,19 @@
 /** Math answer checking: extraction of final answers and grader-compatible equivalence. */
-export { checkMathAnswer, checkSolution, type SolutionCheck } from './check.js';
+
+export {
+  type EquivalenceCase,
+  type EquivalenceCaseReport,
+  judgeEquivalenceCase,
+  loadEquivalenceCases,
+  scoreEquivalenceCases,
+} from './cases.js';
+export { checkMathAnswer } from './check.js';
 export {
   type EquivalenceExplanation,
+  type EquivalenceMethod,
   type EquivalenceOptions,
   explainEquivalence,
   isEquivalent,
 } from './equivalence.js';
 export { extractAnswer, findBoxed } from './extract.js';
+export { type NormalizedAnswer, normalizeAnswer } from './normalize.js';

@@ -191,7 +191,7 @@ function tokenize(src: string): Token[] {
       i++;
       continue;
     }
-    if ('+-*/^_()[]{}|,!\'&=<>:;'.includes(ch)) {
+    if ("+-*/^_()[]{}|,!'&=<>:;".includes(ch)) {
       out.push({ t: 'sym', v: ch });
       i++;
       continue;
@@ -310,7 +310,10 @@ class Parser {
     for (;;) {
       const t = this.peek();
       if (!t) break;
-      if ((t.t === 'sym' && t.v === '*') || (t.t === 'cmd' && (t.v === 'cdot' || t.v === 'times' || t.v === 'ast'))) {
+      if (
+        (t.t === 'sym' && t.v === '*') ||
+        (t.t === 'cmd' && (t.v === 'cdot' || t.v === 'times' || t.v === 'ast'))
+      ) {
         this.pos++;
         left = `${left} * ${this.unary()}`;
       } else if ((t.t === 'sym' && t.v === '/') || (t.t === 'cmd' && t.v === 'div')) {
@@ -636,7 +639,8 @@ class Parser {
   /** `\begin{pmatrix} a & b \\ c & d \end{pmatrix}` (also bmatrix, array) to a mathjs matrix. */
   private matrix(): string {
     const env = this.rawGroupName();
-    if (!/^(?:[pbvBV]?matrix|smallmatrix|array)$/.test(env)) throw new LatexParseError(`unsupported environment ${env}`, true);
+    if (!/^(?:[pbvBV]?matrix|smallmatrix|array)$/.test(env))
+      throw new LatexParseError(`unsupported environment ${env}`, true);
     if (env === 'array' && this.isSym('{')) this.rawGroupName(); // column spec
     const rows: string[][] = [[]];
     for (;;) {

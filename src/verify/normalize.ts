@@ -64,7 +64,17 @@ export function unwrapCommand(s: string, names: string[], replacer?: (inner: str
   return last === 0 ? s : out + s.slice(last);
 }
 
-const TEXT_COMMANDS = ['text', 'textbf', 'textit', 'textrm', 'textnormal', 'mbox', 'textsf', 'texttt', 'emph'];
+const TEXT_COMMANDS = [
+  'text',
+  'textbf',
+  'textit',
+  'textrm',
+  'textnormal',
+  'mbox',
+  'textsf',
+  'texttt',
+  'emph',
+];
 const FONT_COMMANDS = ['mathrm', 'mathbf', 'mathit', 'mathsf', 'mathtt', 'boldsymbol', 'bm', 'operatorname'];
 
 /** Words that name units, currencies or counted things: dropped after a number. */

@@ -171,7 +171,11 @@ function compileFresh(latex: string): CompiledExpression | null {
 function compileWithComputeEngine(latex: string): CompiledExpression | null {
   // Sums, products, integrals and limits with symbolic bounds do not survive numeric substitution
   // (and cost hundreds of milliseconds there): such answers are compared as text.
-  if (latex.length > 500 || /\\\\(?!\s*\\end)|\\begin|\\(?:sum|prod|int|iint|oint|lim)(?![a-zA-Z])/.test(latex)) return null;
+  if (
+    latex.length > 500 ||
+    /\\\\(?!\s*\\end)|\\begin|\\(?:sum|prod|int|iint|oint|lim)(?![a-zA-Z])/.test(latex)
+  )
+    return null;
   try {
     const engine = ce();
     const expr = engine.parse(latex);

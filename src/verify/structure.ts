@@ -137,7 +137,11 @@ function splitRelations(s: string): { parts: string[]; ops: RelOp[] } {
   let start = 0;
   for (let i = 0; i < s.length; i++) {
     const ch = s[i];
-    if (depth <= 0 && envDepth <= 0 && (ch === '\\' || ch === '<' || ch === '>' || ch === '=' || ch === '!' || ch >= '\u2248')) {
+    if (
+      depth <= 0 &&
+      envDepth <= 0 &&
+      (ch === '\\' || ch === '<' || ch === '>' || ch === '=' || ch === '!' || ch >= '\u2248')
+    ) {
       const rest = s.slice(i, i + 12);
       const hit = REL_PATTERNS.find(([re]) => re.test(rest));
       if (hit) {
@@ -166,7 +170,11 @@ function splitRelations(s: string): { parts: string[]; ops: RelOp[] } {
 
 /** A word answer: letters, spaces and light punctuation only, with at least one 3+ letter word. */
 function isWords(s: string): boolean {
-  return /^[a-zA-Z][a-zA-Z\s'.,-]*$/.test(s) && /[a-zA-Z]{3}/.test(s) && !/^(?:sin|cos|tan|log|ln|exp|sqrt)\b/.test(s);
+  return (
+    /^[a-zA-Z][a-zA-Z\s'.,-]*$/.test(s) &&
+    /[a-zA-Z]{3}/.test(s) &&
+    !/^(?:sin|cos|tan|log|ln|exp|sqrt)\b/.test(s)
+  );
 }
 
 /** Parse a normalised answer string into a tree. */
@@ -185,9 +193,17 @@ export function parseAnswer(s: string, depth = 0): AnswerNode {
     for (const g of groups) {
       const inner = splitTop(g, isComma).filter((p) => p !== '');
       const named = inner.map((p) => splitRelations(p));
-      if (inner.length > 1 && named.every((r) => r.ops.length === 1 && r.ops[0] === '=' && isSimpleName(r.parts[0]))) {
+      if (
+        inner.length > 1 &&
+        named.every((r) => r.ops.length === 1 && r.ops[0] === '=' && isSimpleName(r.parts[0]))
+      ) {
         // "p=5, q=2; p=7, q=2": each group is one solution tuple.
-        items.push({ kind: 'list', open: '(', close: ')', items: named.map((r) => parseAnswer(r.parts[1], depth + 1)) });
+        items.push({
+          kind: 'list',
+          open: '(',
+          close: ')',
+          items: named.map((r) => parseAnswer(r.parts[1], depth + 1)),
+        });
       } else {
         for (const p of inner) items.push(...expandPlusMinus(p).map((q) => parseAnswer(q, depth + 1)));
       }
@@ -201,20 +217,33 @@ export function parseAnswer(s: string, depth = 0): AnswerNode {
     if (items.length === 1) return items[0];
     // "x = 1, 2, 3": a name on the first item applies to the whole list.
     const first = items[0];
-    if (first.kind === 'rel' && first.ops.length === 1 && first.ops[0] === '=' && isSimpleName(first.latex[0])) {
+    if (
+      first.kind === 'rel' &&
+      first.ops.length === 1 &&
+      first.ops[0] === '=' &&
+      isSimpleName(first.latex[0])
+    ) {
       items[0] = first.sides[1];
     }
     return { kind: 'list', open: '', close: '', items };
   }
 
   // Union of intervals / sets.
-  const unionParts = splitTop(text, (str, i) => (str.startsWith('\\cup', i) && !/[a-zA-Z]/.test(str[i + 4] ?? '') ? 4 : 0));
-  if (unionParts.length > 1) return { kind: 'union', items: unionParts.map((p) => parseAnswer(p, depth + 1)) };
+  const unionParts = splitTop(text, (str, i) =>
+    str.startsWith('\\cup', i) && !/[a-zA-Z]/.test(str[i + 4] ?? '') ? 4 : 0,
+  );
+  if (unionParts.length > 1)
+    return { kind: 'union', items: unionParts.map((p) => parseAnswer(p, depth + 1)) };
 
   // Relations.
   const rel = splitRelations(text);
   if (rel.ops.length > 0 && rel.parts.every((p) => p !== '')) {
-    return { kind: 'rel', ops: rel.ops, sides: rel.parts.map((p) => parseAnswer(p, depth + 1)), latex: rel.parts };
+    return {
+      kind: 'rel',
+      ops: rel.ops,
+      sides: rel.parts.map((p) => parseAnswer(p, depth + 1)),
+      latex: rel.parts,
+    };
   }
 
   // Bracketed tuple / interval / set.
