@@ -1,0 +1,104 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { benchChart, benchSearch, DEFAULT_BENCH_SPECS, parseBenchSpec } from '../../search/bench.js';
+import { openStore } from '../../store/db.js';
+import { finishRun, startRun } from '../../store/runs.js';
+import { intOption } from '../options.js';
+import { createProgressBar } from '../progress.js';
+import {
+  addDatasetOptions,
+  addModelOptions,
+  addStrategyOptions,
+  buildSearchDeps,
+  definedFields,
+  isSimSpec,
+  loadSearchProblems,
+  type SearchFlags,
+  strategyConfig,
+} from './search.js';
+
+interface BenchSearchFlags extends SearchFlags {
+  dataset: string;
+  path?: string;
+  split?: string;
+  limit?: number;
+  count?: number;
+  simSeed?: number;
+  strategies?: string[];
+  out: string;
+  svg?: string;
+  concurrency: number;
+  quiet?: boolean;
+}
+
+const defaultSpecs = DEFAULT_BENCH_SPECS.map((s) =>
+  s.budgets.length ? `${s.strategy}:${s.budgets.join(',')}` : s.strategy,
+);
+
+/** `stepwise bench search`: accuracy vs compute for several strategies and budgets, JSON + SVG. */
+export function register(program: Command): void {
+  const bench = program
+    .command('bench')
+    .description('Benchmarks that sweep settings and write JSON reports and charts');
+  const cmd = bench
+    .command('search')
+    .description(
+      'Sweep budgets of several search strategies: accuracy vs policy + judge tokens (JSON and SVG chart)',
+    );
+  addDatasetOptions(cmd);
+  addModelOptions(cmd);
+  addStrategyOptions(cmd);
+  cmd
+    .option(
+      '--strategies <specs...>',
+      `strategy:budget,budget… (budget = N, attempts or children per node) (default ${defaultSpecs.join(' ')})`,
+    )
+    .requiredOption(
+      '--out <file>',
+      'JSON report: one point per strategy and budget with accuracy and cost per problem',
+    )
+    .option('--svg <file>', 'SVG chart of accuracy vs tokens (default: the --out path with .svg)')
+    .option('--concurrency <c>', 'problems searched at once', intOption('--concurrency', 1), 4)
+    .option('--quiet', 'no progress bar')
+    .action(async (f: BenchSearchFlags) => {
+      const specs = f.strategies ? f.strategies.map(parseBenchSpec) : DEFAULT_BENCH_SPECS;
+      const problems = await loadSearchProblems(f);
+      const { deps, close } = await buildSearchDeps(
+        f,
+        specs.map((s) => s.strategy),
+      );
+      const out = resolve(f.out);
+      const svg = resolve(f.svg ?? out.replace(/\.json$/i, '') + '.svg');
+      const db = openStore();
+      const runId = startRun(db, 'bench search', { ...definedFields(f), specs }, out);
+      const bar = createProgressBar('bench search', { quiet: f.quiet });
+      const total = specs.reduce((s, x) => s + Math.max(1, x.budgets.length), 0);
+      try {
+        const report = await benchSearch({
+          problems,
+          specs,
+          config: definedFields(strategyConfig(f)),
+          deps,
+          concurrency: f.concurrency,
+          policy: f.policy,
+          judge: f.judge,
+          onPoint: (p, i) =>
+            bar.update(i + 1, total, `${p.strategy}${p.budget ? ` ${p.knob}=${p.budget}` : ''}`),
+        });
+        bar.stop();
+        if (isSimSpec(f.policy)) report.simulated = true;
+        mkdirSync(dirname(out), { recursive: true });
+        writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+        writeFileSync(svg, benchChart(report));
+        finishRun(db, runId, 'done', { problems: report.problems, points: report.points.length });
+        process.stdout.write(`${JSON.stringify({ run: runId, out, svg, ...report }, null, 2)}\n`);
+      } catch (err) {
+        finishRun(db, runId, 'failed');
+        throw err;
+      } finally {
+        bar.stop();
+        await close();
+      }
+    });
+}

@@ -1,0 +1,355 @@
+import { resolve } from 'node:path';
+import { type Command, Option } from 'commander';
+import { StepwiseError, UsageError } from '../../core/errors.js';
+import type { Problem } from '../../core/types.js';
+import { assertDatasetName, loadProblems } from '../../data/load.js';
+import { createJudge } from '../../judge/create.js';
+import { createPolicy, type PromptForm } from '../../models/policy.js';
+import { type CreateModelOptions, createModel, parseModelSpec } from '../../models/spec.js';
+import { AGGREGATIONS, type SearchConfig } from '../../search/config.js';
+import { searchDataset } from '../../search/dataset.js';
+import { getStrategy, STRATEGY_NAMES } from '../../search/registry.js';
+import type { Aggregation, SearchDeps } from '../../search/types.js';
+import { simDatasetProblems } from '../../sim/dataset.js';
+import { parseSimSpec } from '../../sim/options.js';
+import { openStore } from '../../store/db.js';
+import { floatOption, intOption } from '../options.js';
+import { createProgressBar } from '../progress.js';
+
+/** Flags shared by `solve`, `search` and `bench search`: models and strategy knobs. */
+export interface SearchFlags {
+  policy: string;
+  judge?: string;
+  outcome?: string;
+  baseUrl?: string;
+  judgeBaseUrl?: string;
+  timeoutMs?: number;
+  maxRetries?: number;
+  threads?: number;
+  cache: boolean;
+  form: PromptForm;
+  seed?: number;
+  temperature?: number;
+  topP?: number;
+  maxTokens?: number;
+  maxStepTokens?: number;
+  maxSteps?: number;
+  n?: number;
+  beamWidth?: number;
+  aggregation?: Aggregation;
+  maxAttempts?: number;
+  fallback?: 'best-scored' | 'last';
+  children?: number;
+  maxBacktracks?: number;
+  positiveAt?: number;
+  negativeBelow?: number;
+  judgeVotes?: number;
+  refineBelow?: number;
+  refinements?: 'both' | 'global' | 'local';
+}
+
+/** Model flags: policy, judge, outcome model and how to reach them. */
+export function addModelOptions(cmd: Command, options: { policyRequired?: boolean } = {}): Command {
+  const policyHelp =
+    'policy model: openai:<model> (with --base-url), gguf:<path>, or sim[?step_error=…] (simulated)';
+  (options.policyRequired === false
+    ? cmd.option('--policy <spec>', policyHelp)
+    : cmd.requiredOption('--policy <spec>', policyHelp)
+  )
+    .option(
+      '--judge <spec>',
+      'step judge: <kind>:<model spec>, e.g. generative:openai:my-judge, sim:generative?sens=0.9',
+    )
+    .option(
+      '--outcome <spec>',
+      'outcome model for refine (ORM), e.g. orm:openai:my-orm, sim:orm (default: the step judge)',
+    )
+    .option(
+      '--base-url <url>',
+      'OpenAI-compatible server URL(s) ending in /v1, comma-separated (default OPENAI_BASE_URL)',
+    )
+    .option('--judge-base-url <url>', 'server of the judge and outcome model, when not the policy server')
+    .option('--timeout-ms <ms>', 'timeout of one HTTP request', intOption('--timeout-ms', 1))
+    .option('--max-retries <r>', 'retries of a failed request', intOption('--max-retries', 0))
+    .option('--threads <t>', 'CPU threads for gguf models', intOption('--threads', 1))
+    .option('--no-cache', 'bypass the model-call cache')
+    .addOption(
+      new Option('--form <form>', 'policy prompt form: raw completion or chat')
+        .choices(['raw', 'chat'])
+        .default('raw'),
+    );
+  return cmd;
+}
+
+/** Strategy knobs (every field of SearchConfig). Unset flags keep the documented defaults. */
+export function addStrategyOptions(cmd: Command): Command {
+  return cmd
+    .option('--seed <s>', 'seed of every sampled call (default 0)', intOption('--seed', 0))
+    .option('--temperature <t>', 'policy temperature (default 0.8)', floatOption('--temperature', 0, 10))
+    .option('--top-p <p>', 'policy nucleus mass (default 1)', floatOption('--top-p', 0, 1))
+    .option(
+      '--max-tokens <t>',
+      'tokens of a whole-solution call (default 2048)',
+      intOption('--max-tokens', 1),
+    )
+    .option(
+      '--max-step-tokens <t>',
+      'tokens of one step call (default 512)',
+      intOption('--max-step-tokens', 1),
+    )
+    .option(
+      '--max-steps <k>',
+      'most chunks in a step-wise solution (default 40)',
+      intOption('--max-steps', 1),
+    )
+    .option(
+      '--n <N>',
+      'solutions (best-of-n, majority, weighted-vote) or beams (beam) (default 8)',
+      intOption('--n', 1),
+    )
+    .option(
+      '--beam-width <m>',
+      'beam: keep N/m beams, expand each m ways (default 4)',
+      intOption('--beam-width', 1),
+    )
+    .addOption(
+      new Option('--aggregation <how>', 'step scores → solution score (default min)').choices([
+        ...AGGREGATIONS,
+      ]),
+    )
+    .option(
+      '--max-attempts <k>',
+      'chunk-reset: attempts per chunk (default 5)',
+      intOption('--max-attempts', 1),
+    )
+    .addOption(
+      new Option(
+        '--fallback <which>',
+        'chunk-reset: attempt kept after the last rejection (default best-scored)',
+      ).choices(['best-scored', 'last']),
+    )
+    .option('--children <k>', 'greedy-prm: children sampled per node (default 5)', intOption('--children', 1))
+    .option(
+      '--max-backtracks <k>',
+      'greedy-prm: backtracks per problem (default 5)',
+      intOption('--max-backtracks', 0),
+    )
+    .option(
+      '--positive-at <s>',
+      'score ≥ s is positive (set with --negative-below; default: the judge verdict)',
+      floatOption('--positive-at', 0, 1),
+    )
+    .option(
+      '--negative-below <s>',
+      'score < s is negative; between the two is neutral',
+      floatOption('--negative-below', 0, 1),
+    )
+    .option('--judge-votes <k>', 'sampled judgments per chunk (default 1)', intOption('--judge-votes', 1))
+    .option(
+      '--refine-below <s>',
+      'refine: refine drafts whose outcome score is below s (default 0.5)',
+      floatOption('--refine-below', 0, 1),
+    )
+    .addOption(
+      new Option('--refinements <which>', 'refine: which refinements to try (default both)').choices([
+        'both',
+        'global',
+        'local',
+      ]),
+    );
+}
+
+/** The strategy config the flags set (undefined fields keep the defaults). */
+export function strategyConfig(f: SearchFlags): Partial<SearchConfig> {
+  return {
+    seed: f.seed,
+    temperature: f.temperature,
+    topP: f.topP,
+    maxTokens: f.maxTokens,
+    maxStepTokens: f.maxStepTokens,
+    maxSteps: f.maxSteps,
+    n: f.n,
+    beamWidth: f.beamWidth,
+    aggregation: f.aggregation,
+    maxAttempts: f.maxAttempts,
+    fallback: f.fallback,
+    childrenPerNode: f.children,
+    maxBacktracks: f.maxBacktracks,
+    positiveAt: f.positiveAt,
+    negativeBelow: f.negativeBelow,
+    judgeVotes: f.judgeVotes,
+    refineBelow: f.refineBelow,
+    refinements: f.refinements,
+  };
+}
+
+/** Only the fields that are set (for printing and run records). */
+export function definedFields<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** True when a model or judge spec names the simulated world. */
+export function isSimSpec(spec: string | undefined): boolean {
+  if (!spec) return false;
+  if (spec.startsWith('sim')) return true;
+  const colon = spec.indexOf(':');
+  return colon > 0 && spec.slice(colon + 1).startsWith('sim');
+}
+
+/** Build policy, judge and outcome model from the flags. `close()` releases them. */
+export async function buildSearchDeps(
+  f: SearchFlags,
+  strategies: readonly string[],
+): Promise<{ deps: SearchDeps; close: () => Promise<void> }> {
+  const needsJudge = strategies.some((s) => getStrategy(s).needsJudge);
+  if (needsJudge && !f.judge)
+    throw new UsageError(
+      `strategy ${strategies.find((s) => getStrategy(s).needsJudge)} needs a judge: pass --judge <spec>`,
+    );
+  const warn = (m: string): void => {
+    process.stderr.write(`stepwise: warning: ${m}\n`);
+  };
+  const common: CreateModelOptions = {
+    timeoutMs: f.timeoutMs,
+    maxRetries: f.maxRetries,
+    threads: f.threads,
+    noCache: !f.cache,
+    onWarning: warn,
+  };
+  const model = await createModel(f.policy, { ...common, baseUrl: f.baseUrl });
+  const judgeOptions = { ...common, baseUrl: f.judgeBaseUrl ?? f.baseUrl };
+  const judge = f.judge && needsJudge ? await createJudge(f.judge, judgeOptions) : undefined;
+  const outcome =
+    f.outcome && strategies.includes('refine') ? await createJudge(f.outcome, judgeOptions) : undefined;
+  return {
+    deps: { policy: createPolicy(model, { form: f.form }), judge, outcome },
+    close: async () => {
+      await model.close?.();
+      await judge?.close?.();
+      await outcome?.close?.();
+    },
+  };
+}
+
+/** Problems of `--dataset`: any data set of `loadProblems`, or `sim` (generated, `--count`, `--sim-seed`). */
+export async function loadSearchProblems(f: {
+  dataset: string;
+  path?: string;
+  split?: string;
+  limit?: number;
+  count?: number;
+  simSeed?: number;
+  policy?: string;
+}): Promise<Problem[]> {
+  if (f.dataset === 'sim') {
+    const count = f.count ?? f.limit ?? 100;
+    // The success rates the sim data set reports are those of the policy's world options.
+    const world =
+      f.policy && parseModelSpec(f.policy).backend === 'sim' ? parseSimSpec(f.policy).options : {};
+    const problems = simDatasetProblems(count, { ...world, seed: f.simSeed ?? 0 });
+    return f.limit ? problems.slice(0, f.limit) : problems;
+  }
+  const { problems } = await loadProblems(assertDatasetName(f.dataset), {
+    path: f.path,
+    limit: f.limit,
+    split: f.split,
+  });
+  if (problems.length === 0) throw new StepwiseError(`no problems loaded from ${f.dataset}`, { exitCode: 2 });
+  return problems;
+}
+
+/** Options of the data-set flags. */
+export function addDatasetOptions(cmd: Command): Command {
+  return cmd
+    .requiredOption(
+      '--dataset <name>',
+      'data set: sim (simulated, generated), gsm8k, math, math500, jsonl, …',
+    )
+    .option('--path <file>', 'data file or folder (default: $STEPWISE_DATA or the data pull cache)')
+    .option('--split <name>', 'part of the data set (e.g. gsm8k test|train)')
+    .option('--limit <n>', 'only the first n problems', intOption('--limit', 1))
+    .option('--count <n>', 'sim: problems to generate (default 100)', intOption('--count', 1))
+    .option('--sim-seed <s>', 'sim: seed of the generated problems (default 0)', intOption('--sim-seed', 0));
+}
+
+interface SearchCommandFlags extends SearchFlags {
+  dataset: string;
+  path?: string;
+  split?: string;
+  limit?: number;
+  count?: number;
+  simSeed?: number;
+  strategy: string;
+  out: string;
+  concurrency: number;
+  fresh?: boolean;
+  trace: boolean;
+  goldCheck: boolean;
+  quiet?: boolean;
+}
+
+/** `stepwise search`: one strategy over a data set, accuracy and cost per problem, resumable. */
+export function register(program: Command): void {
+  const cmd = program
+    .command('search')
+    .description('Run one search strategy over a data set: accuracy and cost per problem (resumable JSONL)');
+  addDatasetOptions(cmd);
+  addModelOptions(cmd);
+  cmd.addOption(
+    new Option('--strategy <name>', 'search strategy')
+      .choices(STRATEGY_NAMES as string[])
+      .makeOptionMandatory(),
+  );
+  addStrategyOptions(cmd);
+  cmd
+    .requiredOption(
+      '--out <file>',
+      'output JSONL: one line per problem {id, answer, correct, finalText, chunks, cost, stats, trace}',
+    )
+    .option('--concurrency <c>', 'problems searched at once', intOption('--concurrency', 1), 4)
+    .option('--fresh', 'start the output over instead of resuming it')
+    .option('--no-trace', 'leave the attempt tree out of the output lines')
+    .option(
+      '--no-gold-check',
+      'do not check final answers against the gold answers (accuracy is then not reported)',
+    )
+    .option('--quiet', 'no progress bar')
+    .action(async (f: SearchCommandFlags) => {
+      getStrategy(f.strategy);
+      const problems = (await loadSearchProblems(f)).map((p) => (f.goldCheck ? p : { ...p, answer: '' }));
+      const { deps, close } = await buildSearchDeps(f, [f.strategy]);
+      const out = resolve(f.out);
+      const bar = createProgressBar(`search ${f.strategy}`, { quiet: f.quiet });
+      const simulated = problems.some((p) => p.source === 'sim') || isSimSpec(f.policy);
+      try {
+        const { summary, runId } = await searchDataset({
+          problems,
+          strategy: f.strategy,
+          config: definedFields(strategyConfig(f)),
+          deps,
+          out,
+          concurrency: f.concurrency,
+          fresh: f.fresh,
+          trace: f.trace,
+          store: openStore(),
+          runConfig: { dataset: f.dataset, policy: f.policy, judge: f.judge, outcome: f.outcome, simulated },
+          onProgress: (p) =>
+            bar.update(p.done, p.total, `correct ${p.correct}${p.resumed ? ` (${p.resumed} resumed)` : ''}`),
+        });
+        bar.stop();
+        const report = {
+          run: runId,
+          ...(simulated ? { simulated: true, note: 'SIMULATED world: not real model results' } : {}),
+          dataset: f.dataset,
+          policy: f.policy,
+          judge: f.judge,
+          out,
+          ...summary,
+        };
+        process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      } finally {
+        bar.stop();
+        await close();
+      }
+    });
+}
