@@ -1,0 +1,234 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  parseJudgeVerdict,
+  prefixFromChunks,
+  renderJudgeMessages,
+  renderPolicyMessages,
+  renderPolicyPrompt,
+  renderQwenPrmInput,
+} from '../../src/prompts/index.js';
+import {
+  countSimTokens,
+  createSimModel,
+  DEFAULT_SIM_OPTIONS,
+  generateSimProblems,
+  type SimServer,
+  type SimServerMetrics,
+  sampleSimSolution,
+  simChunksOf,
+  startSimServer,
+  wrongChunks,
+} from '../../src/sim/index.js';
+
+const [problem] = generateSimProblems({ count: 1, seed: 13, minSteps: 5, maxSteps: 5 });
+const solution = sampleSimSolution(problem, DEFAULT_SIM_OPTIONS, 3);
+
+interface WireUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+/** The parts of OpenAI / vLLM response bodies these tests read. */
+interface Wire {
+  choices: Array<{
+    index: number;
+    text: string;
+    message: { content: string };
+    finish_reason: string;
+    stop_reason: string | null;
+  }>;
+  usage: WireUsage;
+  data: Array<{ data: number[][] }>;
+  error: { message: string };
+}
+
+async function post(server: SimServer, path: string, body: unknown): Promise<{ status: number; json: Wire }> {
+  const res = await fetch(`${server.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: res.status, json: (await res.json()) as Wire };
+}
+
+describe('sim server', () => {
+  let server: SimServer;
+  beforeAll(async () => {
+    server = await startSimServer({ seed: 3 });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('lists its model and reports health', async () => {
+    const models = (await (await fetch(`${server.baseURL}/models`)).json()) as {
+      data: Array<{ id: string }>;
+    };
+    expect(models.data[0].id).toBe('sim');
+    const health = (await (await fetch(`${server.url}/health`)).json()) as { simulated: boolean };
+    expect(health.simulated).toBe(true);
+  });
+
+  it('answers /v1/completions exactly as the in-process model does, with consistent usage', async () => {
+    const prompt = renderPolicyPrompt(problem.question, prefixFromChunks(solution.slice(0, 2)));
+    const body = { model: 'sim', prompt, n: 5, seed: 11, max_tokens: 400, stop: ['\n\n'] };
+    const { status, json } = await post(server, '/v1/completions', body);
+    expect(status).toBe(200);
+    const local = await createSimModel('sim?seed=3').generate({
+      prompt,
+      n: 5,
+      seed: 11,
+      maxTokens: 400,
+      stop: ['\n\n'],
+    });
+    expect(json.choices.map((c) => c.text)).toEqual(local.samples.map((s) => s.text));
+    expect(json.choices.map((c) => c.index)).toEqual([0, 1, 2, 3, 4]);
+    expect(json.choices.map((c) => c.stop_reason)).toEqual(local.samples.map((s) => s.stopReason));
+    expect(json.usage).toEqual({
+      prompt_tokens: countSimTokens(prompt),
+      completion_tokens: local.usage.completionTokens,
+      total_tokens: countSimTokens(prompt) + local.usage.completionTokens,
+    });
+    // A list of prompts: n choices per prompt, indexed in order.
+    const two = await post(server, '/v1/completions', {
+      prompt: [prompt, prompt],
+      n: 2,
+      seed: 1,
+      max_tokens: 50,
+    });
+    expect(two.json.choices).toHaveLength(4);
+    expect(two.json.usage.prompt_tokens).toBe(2 * countSimTokens(prompt));
+  });
+
+  it('continues a final assistant message on /v1/chat/completions', async () => {
+    const messages = renderPolicyMessages(problem.question, prefixFromChunks(solution.slice(0, 3)));
+    const { json } = await post(server, '/v1/chat/completions', {
+      model: 'sim',
+      messages,
+      continue_final_message: true,
+      add_generation_prompt: false,
+      seed: 2,
+      max_tokens: 1000,
+    });
+    const text = json.choices[0].message.content;
+    expect(simChunksOf(messages[1].content + text).slice(0, 3)).toEqual(solution.slice(0, 3));
+    expect(text).toMatch(/\\boxed\{-?\d+\}\.$/);
+    expect(json.choices[0].finish_reason).toBe('stop');
+    const bad = await post(server, '/v1/chat/completions', {
+      messages,
+      continue_final_message: true,
+      add_generation_prompt: true,
+    });
+    expect(bad.status).toBe(400);
+  });
+
+  it('reads per-request world options from the model name', async () => {
+    const wrongIdx = wrongChunks(problem, solution).indexOf(false);
+    const messages = renderJudgeMessages({
+      problem: problem.question,
+      history: solution.slice(0, wrongIdx),
+      chunk: solution[wrongIdx],
+    });
+    const harsh = await post(server, '/v1/chat/completions', { model: 'sim?specificity=0', messages, n: 20 });
+    expect(harsh.json.choices.every((c) => parseJudgeVerdict(c.message.content) === 'Negative')).toBe(true);
+    const perfect = await post(server, '/v1/chat/completions', {
+      model: 'sim?judge=perfect',
+      messages,
+      n: 20,
+    });
+    expect(perfect.json.choices.every((c) => parseJudgeVerdict(c.message.content) === 'Positive')).toBe(true);
+    const typo = await post(server, '/v1/chat/completions', { model: 'sim?specifity=1', messages });
+    expect(typo.status).toBe(400);
+    expect(typo.json.error.message).toMatch(/unknown option/);
+  });
+
+  it('serves /pooling in the vLLM shape', async () => {
+    const input = renderQwenPrmInput(problem.question, solution);
+    const { status, json } = await post(server, '/pooling', { model: 'sim', input });
+    expect(status).toBe(200);
+    expect(json.data[0].data).toHaveLength(solution.length);
+    expect(json.data[0].data).toEqual((await createSimModel('sim?seed=3').pool!(input)).data);
+    expect((await post(server, '/pooling', { input: 'not a PRM input' })).status).toBe(400);
+  });
+
+  it('counts in /metrics exactly the usage it reported', async () => {
+    server.resetMetrics();
+    let prompt = 0;
+    let completion = 0;
+    let samples = 0;
+    const record = (u: WireUsage, n: number) => {
+      prompt += u.prompt_tokens;
+      completion += u.completion_tokens;
+      samples += n;
+    };
+    for (let i = 0; i < 5; i++) {
+      const r = await post(server, '/v1/completions', {
+        prompt: renderPolicyPrompt(problem.question, ''),
+        n: 3,
+        max_tokens: 100,
+      });
+      record(r.json.usage, r.json.choices.length);
+    }
+    const c = await post(server, '/v1/chat/completions', {
+      messages: renderJudgeMessages({ problem: problem.question, history: [], chunk: solution[0] }),
+    });
+    record(c.json.usage, 1);
+    const p = await post(server, '/pooling', { input: renderQwenPrmInput(problem.question, solution) });
+    record(p.json.usage, 1);
+    await post(server, '/v1/completions', { prompt: 'not a prompt the world answers', max_tokens: 5 });
+    await post(server, '/v1/completions', '{not json');
+    const m = (await (await fetch(`${server.url}/metrics`)).json()) as SimServerMetrics;
+    expect(m.simulated).toBe(true);
+    expect(m.requests).toBe(7);
+    expect(m.promptTokens).toBe(prompt);
+    expect(m.completionTokens).toBe(completion);
+    expect(m.samples).toBe(samples);
+    expect(m.badRequests).toBe(2);
+    expect(m.byEndpoint['/v1/completions'].requests).toBe(5);
+    expect(m.byEndpoint['/v1/chat/completions'].requests).toBe(1);
+    expect(m.byEndpoint['/pooling'].requests).toBe(1);
+    expect(m.byRole.policy?.requests).toBe(5);
+    expect(m.byRole.judge?.requests).toBe(1);
+    expect(m.byRole.prm?.requests).toBe(1);
+    expect(server.metrics()).toEqual(m);
+  });
+});
+
+describe('sim server fault injection and latency', () => {
+  it('answers about fail-rate of requests with HTTP 500, counted apart', async () => {
+    const server = await startSimServer({ failRate: 0.3, seed: 1 });
+    try {
+      let failed = 0;
+      const N = 300;
+      for (let i = 0; i < N; i++) {
+        const r = await post(server, '/v1/completions', {
+          prompt: renderPolicyPrompt(problem.question, ''),
+          max_tokens: 20,
+        });
+        if (r.status === 500) failed++;
+        else expect(r.status).toBe(200);
+      }
+      expect(Math.abs(failed / N - 0.3)).toBeLessThan(4 * Math.sqrt((0.3 * 0.7) / N));
+      const m = server.metrics();
+      expect(m.injectedFailures).toBe(failed);
+      expect(m.requests).toBe(N - failed);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('delays answers by latency-ms', async () => {
+    const server = await startSimServer({ latencyMs: 120 });
+    try {
+      const t0 = performance.now();
+      const r = await post(server, '/v1/completions', {
+        prompt: renderPolicyPrompt(problem.question, ''),
+        max_tokens: 20,
+      });
+      expect(r.status).toBe(200);
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(115);
+    } finally {
+      await server.close();
+    }
+  });
+});
