@@ -149,7 +149,7 @@ export function normalizeAnswer(raw: string): NormalizedAnswer {
   s = s.replace(/~/g, ' ');
   s = s.replace(/[\u2009\u202f\u00a0]/g, ' ');
 
-  s = s.replace(/\s+/g, ' ').trim();
+  s = s.replace(/\s+/g, ' ').replace(/ \^/g, '^').trim();
   // Trailing punctuation and a dangling backslash.
   for (let k = 0; k < 3; k++) s = s.replace(/(?:\s*(?:[.;,!?]|\\\\|\\))+$/, '').trim();
   s = s.replace(/^["'`]+|["'`]+$/g, '').trim();
