@@ -35,6 +35,7 @@ export {
   SIMULATED_NOTICE,
   scoreJson,
   scorePredictions,
+  spreadSample,
   type ThresholdMode,
 } from './processbench.js';
 export { PUBLISHED_PROCESSBENCH, type PublishedResult } from './published.js';

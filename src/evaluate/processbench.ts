@@ -15,25 +15,40 @@ import {
   type ThresholdChoice,
 } from './metrics.js';
 
-/** Load ProcessBench-format samples: the given subsets (default the four) from a folder or one file, `limit` per subset. */
+/**
+ * `n` samples spread evenly over `records` (indices ⌊i·len/n⌋), in file order. ProcessBench files
+ * list the erroneous samples first, so the first n would hold no all-correct sample at all.
+ */
+export function spreadSample<T>(records: readonly T[], n: number | undefined): T[] {
+  if (n === undefined || n >= records.length) return [...records];
+  return Array.from({ length: n }, (_, i) => records[Math.floor((i * records.length) / n)]);
+}
+
+/**
+ * Load ProcessBench-format samples: the given subsets (default the four) from a folder, or one
+ * ProcessBench-format file (its subset is the file name). `limit` takes that many samples per
+ * subset, spread evenly over the subset's file so both classes stay represented.
+ */
 export async function loadProcessBenchSamples(
   options: { path?: string; subsets?: readonly string[]; limit?: number } = {},
 ): Promise<ProcessBenchRecord[]> {
   const isFile =
     options.path !== undefined && existsSync(options.path) && !statSync(options.path).isDirectory();
+  const groups: ProcessBenchRecord[][] = [];
   if (isFile) {
     const loaded = await loadProcessBench({ path: options.path });
     const wanted = options.subsets;
-    let records = wanted ? loaded.records.filter((r) => wanted.includes(r.subset)) : loaded.records;
-    if (options.limit !== undefined) records = records.slice(0, options.limit);
-    return records;
+    const names = [...new Set(loaded.records.map((r) => r.subset))];
+    for (const name of names) {
+      if (wanted && !wanted.includes(name)) continue;
+      groups.push(loaded.records.filter((r) => r.subset === name));
+    }
+  } else {
+    for (const subset of options.subsets ?? PROCESSBENCH_SUBSETS) {
+      groups.push((await loadProcessBench({ path: options.path, split: subset })).records);
+    }
   }
-  const out: ProcessBenchRecord[] = [];
-  for (const subset of options.subsets ?? PROCESSBENCH_SUBSETS) {
-    const loaded = await loadProcessBench({ path: options.path, split: subset, limit: options.limit });
-    out.push(...loaded.records);
-  }
-  return out;
+  return groups.flatMap((g) => spreadSample(g, options.limit));
 }
 
 /** A ProcessBench sample as a `Problem` for a judge (ProcessBench has no gold answers: `answer` is empty). */

@@ -291,7 +291,11 @@ export function register(program: Command): void {
       'ProcessBench folder (gsm8k.json, …) or one ProcessBench-format file (default $STEPWISE_DATA/processbench)',
     )
     .option('--subsets <list>', 'comma-separated subsets (default gsm8k,math,olympiadbench,omnimath)')
-    .option('--limit <n>', 'at most n samples per subset', intOption('--limit', 1))
+    .option(
+      '--limit <n>',
+      'n samples per subset, spread evenly over each file (both classes kept)',
+      intOption('--limit', 1),
+    )
     .option(
       '--threshold <auto|x>',
       'scalar judges: auto (max F1 on --threshold-subset, the default) or a score threshold',
