@@ -29,6 +29,8 @@ export * from './prompts/index.js';
 export * from './sample/index.js';
 // search
 export * from './search/index.js';
+// server (web view)
+export * from './server/index.js';
 // sim (the simulated world)
 export * from './sim/index.js';
 // store and jobs

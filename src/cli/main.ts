@@ -9,6 +9,7 @@ export function buildProgram(): Command {
     .description('Step-level supervision of LLM reasoning: segment, label, judge, search, evaluate, export.')
     .version(VERSION)
     .showHelpAfterError('(run with --help for usage)')
+    .enablePositionalOptions()
     .exitOverride();
   registerCommands(program);
   return program;

@@ -10,6 +10,7 @@ import { register as search } from './search.js';
 import { register as segment } from './segment.js';
 import { register as select } from './select.js';
 import { register as serve } from './serve.js';
+import { register as serveWeb } from './serve-web.js';
 import { register as sim } from './sim.js';
 import { register as solve } from './solve.js';
 import { register as verify } from './verify.js';
@@ -18,7 +19,7 @@ import { register as verify } from './verify.js';
  * Every CLI command, one file each. To add one: create `./<name>.ts` exporting
  * `register(program: Command): void`, import it here and add it to the list.
  */
-const commands: Array<(program: Command) => void> = [segment, data, runs, sample, label, exportData, select, serve, sim, evaluate, verify, solve, search, bench];
+const commands: Array<(program: Command) => void> = [segment, data, runs, sample, label, exportData, select, serve, serveWeb, sim, evaluate, verify, solve, search, bench];
 
 export function registerCommands(program: Command): void {
   for (const register of commands) register(program);

@@ -1,0 +1,36 @@
+import type { Command } from 'commander';
+import { startWebServer } from '../../server/app.js';
+import { intOption } from '../options.js';
+import { serveCommand } from './serve.js';
+
+/** `stepwise serve`: the web view and JSON API over the store and output folders. */
+export function register(program: Command): void {
+  serveCommand(program)
+    .option('--port <n>', 'port (0 = any free port)', intOption('--port', 0), 8484)
+    .option('--host <host>', 'address to bind; anything but loopback requires --token', '127.0.0.1')
+    .option(
+      '--token <token>',
+      'require this token (Bearer header, or open the page once with ?token=…) (or STEPWISE_TOKEN)',
+    )
+    .option(
+      '--dir <folder...>',
+      'folders whose JSON/JSONL outputs can be shown (default: the current folder)',
+    )
+    .option('--store <path>', 'SQLite store to read runs from (default $STEPWISE_HOME/store.sqlite)')
+    .action(async (o) => {
+      const server = await startWebServer({
+        port: o.port,
+        host: o.host,
+        token: o.token ?? process.env.STEPWISE_TOKEN,
+        roots: o.dir,
+        storePath: o.store,
+      });
+      process.stderr.write(`stepwise web view on ${server.url}/${o.token ? '?token=…' : ''}\n`);
+      const stop = async () => {
+        await server.close();
+        process.exit(0);
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+}

@@ -1,0 +1,284 @@
+import { readFileSync, statSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { StepwiseError } from '../core/errors.js';
+import { SEGMENT_MODES, segment } from '../core/segment.js';
+import { type Db, openStore } from '../store/db.js';
+import { getRun, listRuns } from '../store/runs.js';
+import { explainEquivalence } from '../verify/index.js';
+import { VERSION } from '../version.js';
+import { kindOfFile, listFiles, readJsonlPage, safeResolve } from './files.js';
+
+/**
+ * The web view's server: a JSON API over the store and the output files of configured folders,
+ * and the static UI in `web/`. Loopback by default; any other bind needs a token.
+ */
+export interface WebServerOptions {
+  port?: number;
+  host?: string;
+  /** Required for a non-loopback host. Requests then need it (Bearer header, `stepwise_token` cookie, or `?token=`). */
+  token?: string;
+  /** Folders whose JSON/JSONL files can be read (default: the current folder). */
+  roots?: string[];
+  /** SQLite store path (default: the standard store). */
+  storePath?: string;
+  /** Largest request body (default 1 MiB). */
+  maxBodyBytes?: number;
+}
+
+export interface RunningWebServer {
+  url: string;
+  port: number;
+  server: Server;
+  close(): Promise<void>;
+}
+
+/** Error with an HTTP status, answered as `{error}` JSON. */
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const WEB_DIR = new URL('../../web/', import.meta.url);
+const STATIC: Record<string, string> = {
+  '/': 'index.html',
+  '/index.html': 'index.html',
+  '/app.js': 'app.js',
+  '/style.css': 'style.css',
+};
+const TYPES: Record<string, string> = {
+  html: 'text/html; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+};
+
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+  });
+  res.end(text);
+}
+
+function readBody(req: IncomingMessage, max: number): Promise<string> {
+  return new Promise((resolveBody, reject) => {
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > max) {
+      reject(new HttpError(413, `request body larger than ${max} bytes`));
+      req.resume();
+      return;
+    }
+    const parts: Buffer[] = [];
+    let size = 0;
+    req.on('data', (d: Buffer) => {
+      size += d.length;
+      if (size > max) {
+        reject(new HttpError(413, `request body larger than ${max} bytes`));
+        req.destroy();
+        return;
+      }
+      parts.push(d);
+    });
+    req.on('end', () => resolveBody(Buffer.concat(parts).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+async function jsonBody<T>(req: IncomingMessage, max: number, schema: z.ZodType<T>): Promise<T> {
+  if (req.method !== 'POST') throw new HttpError(405, 'use POST with a JSON body');
+  let value: unknown;
+  try {
+    value = JSON.parse(await readBody(req, max));
+  } catch (e) {
+    if (e instanceof HttpError) throw e;
+    throw new HttpError(400, `body is not valid JSON: ${(e as Error).message}`);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new HttpError(400, `${issue.path.join('.') || 'body'}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+function tokenOf(req: IncomingMessage, url: URL): string | null {
+  const auth = req.headers.authorization;
+  if (auth?.startsWith('Bearer ')) return auth.slice(7);
+  const cookie = /(?:^|;\s*)stepwise_token=([^;]+)/.exec(req.headers.cookie ?? '');
+  if (cookie) return decodeURIComponent(cookie[1]);
+  return url.searchParams.get('token');
+}
+
+function intParam(url: URL, name: string, def: number, max: number): number {
+  const raw = url.searchParams.get(name);
+  if (raw === null) return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > max)
+    throw new HttpError(400, `${name} must be an integer in [0, ${max}]`);
+  return n;
+}
+
+const SegmentBody = z.object({
+  text: z.string().max(1_000_000),
+  by: z.enum(SEGMENT_MODES as [string, ...string[]]).default('paragraph'),
+});
+const VerifyBody = z.object({ gold: z.string().max(100_000), pred: z.string().max(100_000) });
+
+/** Start the web view and API. */
+export async function startWebServer(options: WebServerOptions = {}): Promise<RunningWebServer> {
+  const host = options.host ?? '127.0.0.1';
+  if (!isLoopbackHost(host) && !options.token) {
+    throw new StepwiseError(
+      `refusing to serve on ${host} without a token: pass --token (or bind 127.0.0.1)`,
+      { exitCode: 2 },
+    );
+  }
+  const roots = (options.roots?.length ? options.roots : [process.cwd()]).map((r) => resolve(r));
+  const maxBody = options.maxBodyBytes ?? 1 << 20;
+  let db: Db | undefined;
+  const store = () => {
+    db ??= openStore(options.storePath);
+    return db;
+  };
+
+  const fileParam = (url: URL): { path: string; root: number } => {
+    const root = intParam(url, 'root', 0, roots.length - 1);
+    const rel = url.searchParams.get('path') ?? '';
+    const path = safeResolve(roots[root], rel);
+    if (!path) throw new HttpError(404, 'no such file');
+    return { path, root };
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://localhost');
+    } catch {
+      throw new HttpError(400, 'malformed URL');
+    }
+    if (options.token) {
+      if (tokenOf(req, url) !== options.token) throw new HttpError(401, 'missing or wrong token');
+    }
+    const path = url.pathname;
+    if (!path.startsWith('/api/')) {
+      const file = STATIC[path];
+      if (!file || (req.method !== 'GET' && req.method !== 'HEAD')) throw new HttpError(404, 'not found');
+      const body = readFileSync(new URL(file, WEB_DIR));
+      const headers: Record<string, string> = {
+        'content-type': TYPES[file.split('.').pop() ?? 'html'],
+        'cache-control': 'no-cache',
+        'x-content-type-options': 'nosniff',
+      };
+      // A browser opened with ?token= keeps it as a cookie for the API calls of the page.
+      if (options.token && url.searchParams.get('token') === options.token) {
+        headers['set-cookie'] =
+          `stepwise_token=${encodeURIComponent(options.token)}; HttpOnly; SameSite=Strict; Path=/`;
+      }
+      res.writeHead(200, headers);
+      res.end(req.method === 'HEAD' ? undefined : body);
+      return;
+    }
+    if (path === '/api/segment') {
+      const b = await jsonBody(req, maxBody, SegmentBody);
+      sendJson(res, 200, { chunks: segment(b.text, b.by as (typeof SEGMENT_MODES)[number]) });
+      return;
+    }
+    if (path === '/api/verify') {
+      const b = await jsonBody(req, maxBody, VerifyBody);
+      sendJson(res, 200, explainEquivalence(b.gold, b.pred));
+      return;
+    }
+    if (req.method !== 'GET') throw new HttpError(405, 'use GET');
+    if (path === '/api/health') {
+      sendJson(res, 200, { ok: true, version: VERSION });
+      return;
+    }
+    if (path === '/api/runs') {
+      sendJson(res, 200, { runs: listRuns(store(), intParam(url, 'limit', 200, 10_000)) });
+      return;
+    }
+    const runMatch = /^\/api\/runs\/([\w.-]{1,100})$/.exec(path);
+    if (runMatch) {
+      const run = getRun(store(), runMatch[1]);
+      if (!run) throw new HttpError(404, 'no such run');
+      // Where the run's output lies inside a served folder, say where, so the UI can open it.
+      let output: { root: number; path: string; kind: string } | null = null;
+      if (run.output) {
+        const abs = resolve(run.output);
+        for (let i = 0; i < roots.length && !output; i++) {
+          const rel = abs.startsWith(roots[i] + '/') ? abs.slice(roots[i].length + 1) : null;
+          if (rel && safeResolve(roots[i], rel)) output = { root: i, path: rel, kind: kindOfFile(abs) };
+        }
+      }
+      sendJson(res, 200, { run, output });
+      return;
+    }
+    if (path === '/api/files') {
+      sendJson(res, 200, { roots, files: listFiles(roots) });
+      return;
+    }
+    if (path === '/api/file') {
+      const { path: file, root } = fileParam(url);
+      const kind = kindOfFile(file);
+      const rel = url.searchParams.get('path');
+      if (file.endsWith('.jsonl')) {
+        const page = readJsonlPage(file, intParam(url, 'offset', 0, 1e9), intParam(url, 'limit', 100, 5000));
+        sendJson(res, 200, { root, path: rel, kind, ...page });
+      } else {
+        if (statSync(file).size > 64 << 20) throw new HttpError(413, 'file too large to show');
+        let data: unknown;
+        try {
+          data = JSON.parse(readFileSync(file, 'utf8'));
+        } catch {
+          throw new HttpError(422, 'file is not valid JSON');
+        }
+        sendJson(res, 200, { root, path: rel, kind, data });
+      }
+      return;
+    }
+    throw new HttpError(404, 'no such endpoint');
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((e: unknown) => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      if (e instanceof HttpError) sendJson(res, e.status, { error: e.message });
+      else sendJson(res, 500, { error: (e as Error)?.message ?? 'internal error' });
+    });
+  });
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+    else socket.destroy();
+  });
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail);
+    server.listen(options.port ?? 0, host, () => ok());
+  });
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    port,
+    server,
+    close: () =>
+      new Promise<void>((done) => {
+        server.closeAllConnections();
+        server.close(() => done());
+      }),
+  };
+}

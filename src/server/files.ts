@@ -1,0 +1,152 @@
+import { closeSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+
+/**
+ * The output files the web view may read: JSON and JSONL files below configured folders, and
+ * nothing else. Every path from a request is resolved (symlinks included) and must stay inside
+ * one of the roots, or it does not exist as far as the server is concerned.
+ */
+
+/** What a file holds, guessed from its first record. */
+export type FileKind =
+  | 'samples'
+  | 'labels'
+  | 'search'
+  | 'processbench-report'
+  | 'predictions'
+  | 'accuracy-vs-compute'
+  | 'demo-report'
+  | 'eval-chunks'
+  | 'json'
+  | 'jsonl';
+
+export interface FileEntry {
+  root: number;
+  /** Path relative to its root, with `/` separators. */
+  path: string;
+  kind: FileKind;
+  size: number;
+  mtime: string;
+}
+
+const MAX_DEPTH = 4;
+const MAX_FILES = 2000;
+
+/** Resolve `rel` under `root`; null when it escapes the root, does not exist, or is not a regular file. */
+export function safeResolve(root: string, rel: string): string | null {
+  if (typeof rel !== 'string' || rel === '' || rel.includes('\0') || isAbsolute(rel)) return null;
+  try {
+    const realRoot = realpathSync(root);
+    const real = realpathSync(resolve(realRoot, rel));
+    const r = relative(realRoot, real);
+    if (r === '' || r.startsWith('..') || isAbsolute(r)) return null;
+    if (!statSync(real).isFile()) return null;
+    return real;
+  } catch {
+    return null;
+  }
+}
+
+/** Read at most `max` bytes from the start of a file. */
+function head(path: string, max: number): string {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(max);
+    const n = readSync(fd, buf, 0, max, 0);
+    return buf.subarray(0, n).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Guess a record's kind from its shape. */
+export function kindOfRecord(value: unknown, jsonl: boolean): FileKind {
+  if (typeof value !== 'object' || value === null) return jsonl ? 'jsonl' : 'json';
+  const v = value as Record<string, unknown>;
+  if (!jsonl) {
+    if (v.subsets && 'average_f1' in v) return 'processbench-report';
+    if (Array.isArray(v.series) || Array.isArray(v.points)) return 'accuracy-vs-compute';
+    if (v.kind === 'stepwise-demo' || v.demo === true) return 'demo-report';
+    if ('balancedAccuracy' in v || 'balanced_accuracy' in v) return 'eval-chunks';
+    return 'json';
+  }
+  if (Array.isArray(v.samples)) return 'samples';
+  if (typeof v.strategy === 'string' && Array.isArray(v.chunks) && 'finalText' in v) return 'search';
+  if (v.result && typeof v.result === 'object' && Array.isArray((v.result as Record<string, unknown>).trace))
+    return 'search';
+  if (Array.isArray(v.chunks) && v.firstError && typeof v.firstError === 'object') return 'labels';
+  if ('prediction' in v && 'id' in v) return 'predictions';
+  return 'jsonl';
+}
+
+/** The kind of a JSON / JSONL file, from its first record. */
+export function kindOfFile(path: string): FileKind {
+  const jsonl = path.endsWith('.jsonl');
+  try {
+    if (jsonl) {
+      const first = head(path, 1 << 20).split('\n')[0];
+      return kindOfRecord(JSON.parse(first), true);
+    }
+    if (statSync(path).size > 64 << 20) return 'json';
+    return kindOfRecord(JSON.parse(readFileSync(path, 'utf8')), false);
+  } catch {
+    return jsonl ? 'jsonl' : 'json';
+  }
+}
+
+/** Every JSON/JSONL file below the roots (bounded depth and count; hidden folders and node_modules skipped). */
+export function listFiles(roots: readonly string[]): FileEntry[] {
+  const out: FileEntry[] = [];
+  roots.forEach((root, index) => {
+    const walk = (dir: string, depth: number) => {
+      if (depth > MAX_DEPTH || out.length >= MAX_FILES) return;
+      let entries: import('node:fs').Dirent[];
+      try {
+        entries = readdirSync(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const e of entries) {
+        if (e.name.startsWith('.') || e.name === 'node_modules') continue;
+        const full = join(dir, e.name);
+        if (e.isDirectory()) walk(full, depth + 1);
+        else if (e.isFile() && /\.(json|jsonl)$/.test(e.name)) {
+          const st = statSync(full);
+          out.push({
+            root: index,
+            path: relative(root, full).split(sep).join('/'),
+            kind: kindOfFile(full),
+            size: st.size,
+            mtime: st.mtime.toISOString(),
+          });
+        }
+      }
+    };
+    walk(root, 0);
+  });
+  return out;
+}
+
+/** Records of a JSONL file from `offset` (at most `limit`), and the total; lines that do not parse are reported, not thrown. */
+export function readJsonlPage(
+  path: string,
+  offset: number,
+  limit: number,
+): { total: number; records: unknown[]; badLines: number[] } {
+  const lines = readFileSync(path, 'utf8').split('\n');
+  const records: unknown[] = [];
+  const badLines: number[] = [];
+  let total = 0;
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i].trim() === '') continue;
+    if (total >= offset && records.length < limit) {
+      try {
+        records.push(JSON.parse(lines[i]));
+      } catch {
+        badLines.push(i + 1);
+      }
+    }
+    total++;
+  }
+  return { total, records, badLines };
+}

@@ -1,0 +1,194 @@
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRng } from '../../src/core/rng.js';
+import { type RunningWebServer, startWebServer } from '../../src/server/app.js';
+import { openStore } from '../../src/store/db.js';
+import { finishRun, startRun } from '../../src/store/runs.js';
+
+const home = mkdtempSync(join(tmpdir(), 'stepwise-web-'));
+const outputs = join(home, 'outputs');
+const storePath = join(home, 'store.sqlite');
+let server: RunningWebServer;
+
+beforeAll(async () => {
+  mkdirSync(join(outputs, 'nested'), { recursive: true });
+  writeFileSync(
+    join(outputs, 'labels.jsonl'),
+    `${JSON.stringify({ id: 'a#0', problem: 'P', chunks: [{ text: 'x', q: 0.5, labels: { 'abs-q': true } }], firstError: { 'abs-q': -1 } })}\n`,
+  );
+  writeFileSync(
+    join(outputs, 'nested', 'report.json'),
+    JSON.stringify({ subsets: { gsm8k: { f1: 50 } }, average_f1: 50 }),
+  );
+  writeFileSync(join(home, 'secret.json'), '{"secret": true}');
+  symlinkSync(join(home, 'secret.json'), join(outputs, 'link.json'));
+  const db = openStore(storePath);
+  const id = startRun(db, 'label', { rollouts: 8 }, join(outputs, 'labels.jsonl'));
+  finishRun(db, id, 'done', { solutions: 1 });
+  server = await startWebServer({ roots: [outputs], storePath });
+});
+afterAll(() => server.close());
+
+const get = async (path: string, init?: RequestInit) => {
+  const res = await fetch(server.url + path, init);
+  const text = await res.text();
+  let json: Record<string, unknown> | null = null;
+  try {
+    json = JSON.parse(text);
+  } catch {}
+  return { status: res.status, text, json, type: res.headers.get('content-type') };
+};
+
+describe('web API', () => {
+  it('lists runs with the output located inside a served folder', async () => {
+    const { json } = await get('/api/runs');
+    const runs = json!.runs as Array<{ id: string; command: string }>;
+    expect(runs).toHaveLength(1);
+    expect(runs[0].command).toBe('label');
+    const one = await get(`/api/runs/${runs[0].id}`);
+    expect(one.json!.output).toEqual({ root: 0, path: 'labels.jsonl', kind: 'labels' });
+    expect((await get('/api/runs/nope')).status).toBe(404);
+  });
+
+  it('lists and reads output files with their kinds', async () => {
+    const { json } = await get('/api/files');
+    const files = json!.files as Array<{ path: string; kind: string }>;
+    expect(files.map((f) => `${f.path}:${f.kind}`).sort()).toEqual([
+      'labels.jsonl:labels',
+      'nested/report.json:processbench-report',
+    ]);
+    const page = await get('/api/file?root=0&path=labels.jsonl');
+    expect(page.json!.total).toBe(1);
+    expect((page.json!.records as Array<{ id: string }>)[0].id).toBe('a#0');
+  });
+
+  it('paths outside the served folders get 404, traversal and symlinks included', async () => {
+    for (const p of [
+      '../secret.json',
+      '../../etc/passwd',
+      '/etc/passwd',
+      'link.json',
+      'nested/../../secret.json',
+      '%2e%2e/secret.json',
+      'nope.json',
+      'nested',
+    ]) {
+      const r = await get(`/api/file?root=0&path=${encodeURIComponent(p)}`);
+      expect(r.status, p).toBe(404);
+      expect(r.json!.error).toBeTypeOf('string');
+    }
+    for (const p of [
+      '/../../etc/passwd',
+      '/..%2f..%2fetc%2fpasswd',
+      '/static/../../etc/passwd',
+      '/etc/passwd',
+    ]) {
+      expect((await get(p)).status, p).toBe(404);
+    }
+    expect((await get('/api/file?root=7&path=labels.jsonl')).status).toBe(400);
+  });
+
+  it('malformed API input gets a 400 JSON error', async () => {
+    const post = (path: string, body: string) =>
+      get(path, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    for (const [path, body] of [
+      ['/api/segment', 'not json'],
+      ['/api/segment', '{"text": 5}'],
+      ['/api/segment', '{"text": "a", "by": "words"}'],
+      ['/api/verify', '{"gold": "1"}'],
+      ['/api/verify', '[]'],
+    ]) {
+      const r = await post(path, body);
+      expect(r.status, `${path} ${body}`).toBe(400);
+      expect(r.type).toMatch(/application\/json/);
+      expect(r.json!.error).toBeTypeOf('string');
+    }
+    expect((await get('/api/file?root=0&path=labels.jsonl&limit=abc')).status).toBe(400);
+    const ok = await post('/api/segment', '{"text": "a\\n\\nb"}');
+    expect((ok.json!.chunks as unknown[]).length).toBe(2);
+    const big = await post('/api/verify', JSON.stringify({ gold: 'x'.repeat(2_000_000), pred: '1' }));
+    expect(big.status).toBe(413);
+  });
+
+  it('1,000 random requests leave the server up', async () => {
+    const rng = createRng(42);
+    const pieces = [
+      '/api/',
+      'file',
+      'runs',
+      'files',
+      '..',
+      '%00',
+      '%ff',
+      '?',
+      '&',
+      'path=',
+      'root=',
+      '/',
+      'segment',
+      'verify',
+      '%2e%2e',
+      'x'.repeat(50),
+      '~',
+      '#',
+    ];
+    const methods = ['GET', 'POST', 'PUT', 'DELETE', 'HEAD', 'OPTIONS'];
+    let answered = 0;
+    for (let i = 0; i < 1000; i += 25) {
+      await Promise.all(
+        Array.from({ length: 25 }, async () => {
+          let path = '/';
+          for (let k = rng.int(0, 6); k > 0; k--) path += rng.pick(pieces);
+          const method = rng.pick(methods);
+          const body =
+            method === 'POST' || method === 'PUT'
+              ? rng.pick(['{', '{"text":"a"}', 'null', '[1,2', '"x"', '{"gold":"1","pred":"1"}'])
+              : undefined;
+          try {
+            const res = await fetch(server.url + path, { method, body });
+            expect(res.status).toBeLessThan(500);
+            await res.arrayBuffer();
+            answered++;
+          } catch (e) {
+            // fetch itself rejects some URLs before sending (e.g. bad percent-encoding is fine, but a '#'
+            // only truncates); anything else is a real failure.
+            throw new Error(`request ${method} ${path} failed: ${(e as Error).message}`);
+          }
+        }),
+      );
+    }
+    expect(answered).toBe(1000);
+    expect((await get('/api/health')).json!.ok).toBe(true);
+  });
+});
+
+describe('web server binding and tokens', () => {
+  it('a non-loopback host without a token refuses to start', async () => {
+    await expect(startWebServer({ host: '0.0.0.0', roots: [outputs], storePath })).rejects.toThrow(
+      /without a token/,
+    );
+  });
+
+  it('with a token, requests without it get 401 and requests with it pass', async () => {
+    const s = await startWebServer({ host: '0.0.0.0', token: 't0k', roots: [outputs], storePath });
+    try {
+      const base = `http://127.0.0.1:${s.port}`;
+      expect((await fetch(`${base}/api/runs`)).status).toBe(401);
+      expect((await fetch(`${base}/`)).status).toBe(401);
+      expect((await fetch(`${base}/api/runs`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(
+        401,
+      );
+      expect((await fetch(`${base}/api/runs`, { headers: { authorization: 'Bearer t0k' } })).status).toBe(
+        200,
+      );
+      const page = await fetch(`${base}/?token=t0k`);
+      expect(page.status).toBe(200);
+      const cookie = page.headers.get('set-cookie')!.split(';')[0];
+      expect((await fetch(`${base}/api/runs`, { headers: { cookie } })).status).toBe(200);
+    } finally {
+      await s.close();
+    }
+  });
+});
