@@ -2,7 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadProcessBench } from '../../src/data/index.js';
 import { runCli } from '../data/run-cli.js';
+import { sharedData } from '../support/shared-data.js';
 
 describe('stepwise segment', () => {
   it('--help at the top level lists segment, data and runs, each with a one-line description', () => {
@@ -52,5 +54,21 @@ describe('stepwise segment', () => {
     const bad = runCli(['segment', '--by', 'sentences']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/Allowed choices are paragraph, steps, chunk-tags, lines/);
+  });
+
+  it('acceptance 4 through the CLI: ProcessBench steps joined by blank lines come back (records with the most steps per subset)', async () => {
+    const { records } = await loadProcessBench({ path: sharedData('processbench') });
+    // The library test covers all 3,400 records; here the CLI path, on the hardest record of each subset.
+    for (const subset of ['gsm8k', 'math', 'olympiadbench', 'omnimath']) {
+      const record = records
+        .filter((r) => r.subset === subset)
+        .reduce((a, b) => (b.steps.length > a.steps.length ? b : a));
+      const { code, stdout } = runCli(['segment', '--by', 'paragraph', '--json'], {
+        input: record.steps.join('\n\n'),
+      });
+      expect(code).toBe(0);
+      const texts = (JSON.parse(stdout).chunks as Array<{ text: string }>).map((c) => c.text.trim());
+      expect(texts).toEqual(record.steps.map((s) => s.trim()));
+    }
   });
 });
