@@ -55,7 +55,14 @@ function official(rows: Array<{ subset: string; label: number; prediction: numbe
 describe('--predictions scoring (acceptance 1)', () => {
   it('holds all 3,400 real samples in four subsets', () => {
     expect(dataset).toHaveLength(3400);
-    expect(Object.fromEntries(['gsm8k', 'math', 'olympiadbench', 'omnimath'].map((s) => [s, dataset.filter((r) => r.subset === s).length]))).toEqual({
+    expect(
+      Object.fromEntries(
+        ['gsm8k', 'math', 'olympiadbench', 'omnimath'].map((s) => [
+          s,
+          dataset.filter((r) => r.subset === s).length,
+        ]),
+      ),
+    ).toEqual({
       gsm8k: 400,
       math: 1000,
       olympiadbench: 1000,
@@ -64,56 +71,84 @@ describe('--predictions scoring (acceptance 1)', () => {
   });
 
   it('the true labels give F1 = 100 on every subset', () => {
-    const file = writePredictions('truth.jsonl', dataset.map((r) => ({ id: r.id, prediction: r.label })));
+    const file = writePredictions(
+      'truth.jsonl',
+      dataset.map((r) => ({ id: r.id, prediction: r.label })),
+    );
     const s = scoreJson(scorePredictions(file, dataset));
-    for (const m of Object.values(s.subsets)) expect(m).toMatchObject({ error_acc: 100, correct_acc: 100, f1: 100 });
+    for (const m of Object.values(s.subsets))
+      expect(m).toMatchObject({ error_acc: 100, correct_acc: 100, f1: 100 });
     expect(Object.keys(s.subsets)).toEqual(['gsm8k', 'math', 'olympiadbench', 'omnimath']);
     expect(s.average_f1).toBe(100);
   });
 
   it('all −1 gives error_acc 0, correct_acc 100, F1 0', () => {
-    const file = writePredictions('none.jsonl', dataset.map((r) => ({ id: r.id, prediction: -1 })));
+    const file = writePredictions(
+      'none.jsonl',
+      dataset.map((r) => ({ id: r.id, prediction: -1 })),
+    );
     const s = scoreJson(scorePredictions(file, dataset));
-    for (const m of Object.values(s.subsets)) expect(m).toMatchObject({ error_acc: 0, correct_acc: 100, f1: 0 });
+    for (const m of Object.values(s.subsets))
+      expect(m).toMatchObject({ error_acc: 0, correct_acc: 100, f1: 0 });
     expect(s.average_f1).toBe(0);
   });
 
   it('any predictions file: every number equals the official formula to 1e-6', () => {
-    const labels = dataset.map((r) => ({ id: r.id, subset: r.subset, label: r.label, steps: r.steps.length }));
+    const labels = dataset.map((r) => ({
+      id: r.id,
+      subset: r.subset,
+      label: r.label,
+      steps: r.steps.length,
+    }));
     let k = 0;
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 2 ** 31 - 1 }), fc.double({ min: 0, max: 1, noNaN: true }), (seed, pTrue) => {
-        // Predictions: the truth with probability pTrue, else a random index in [−1, steps) or null.
-        let state = seed || 1;
-        const rand = () => {
-          state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-          return state / 2 ** 32;
-        };
-        const rows = labels.map((r) => {
-          const u = rand();
-          const prediction = u < pTrue ? r.label : u > 0.995 ? null : Math.floor(rand() * (r.steps + 1)) - 1;
-          return { ...r, prediction };
-        });
-        const file = writePredictions(`random-${k++}.jsonl`, rows.map(({ id, prediction }) => ({ id, prediction })));
-        const ours = scoreJson(scorePredictions(file, dataset));
-        const ref = official(rows);
-        for (const [name, m] of Object.entries(ref.subsets)) {
-          const o = ours.subsets[name];
-          expect(o.n).toBe(m.n);
-          for (const key of ['error_acc', 'correct_acc', 'f1'] as const) {
-            if (Number.isNaN(m[key])) expect(o[key]).toBe(0);
-            else expect(Math.abs((o[key] as number) - m[key])).toBeLessThan(1e-6);
+      fc.property(
+        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (seed, pTrue) => {
+          // Predictions: the truth with probability pTrue, else a random index in [−1, steps) or null.
+          let state = seed || 1;
+          const rand = () => {
+            state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+            return state / 2 ** 32;
+          };
+          const rows = labels.map((r) => {
+            const u = rand();
+            const prediction =
+              u < pTrue ? r.label : u > 0.995 ? null : Math.floor(rand() * (r.steps + 1)) - 1;
+            return { ...r, prediction };
+          });
+          const file = writePredictions(
+            `random-${k++}.jsonl`,
+            rows.map(({ id, prediction }) => ({ id, prediction })),
+          );
+          const ours = scoreJson(scorePredictions(file, dataset));
+          const ref = official(rows);
+          for (const [name, m] of Object.entries(ref.subsets)) {
+            const o = ours.subsets[name];
+            expect(o.n).toBe(m.n);
+            for (const key of ['error_acc', 'correct_acc', 'f1'] as const) {
+              if (Number.isNaN(m[key])) expect(o[key]).toBe(0);
+              else expect(Math.abs((o[key] as number) - m[key])).toBeLessThan(1e-6);
+            }
           }
-        }
-        if (!Number.isNaN(ref.average_f1)) expect(Math.abs(ours.average_f1! - ref.average_f1)).toBeLessThan(1e-6);
-      }),
+          if (!Number.isNaN(ref.average_f1))
+            expect(Math.abs(ours.average_f1! - ref.average_f1)).toBeLessThan(1e-6);
+        },
+      ),
       { numRuns: 12, seed: 42 },
     );
   });
 
   it('a partial file scores only its lines; bad lines name file, line and field', () => {
     const gsm = dataset.filter((r) => r.subset === 'gsm8k').slice(0, 10);
-    const partial = scorePredictions(writePredictions('partial.jsonl', gsm.map((r) => ({ id: r.id, prediction: r.label }))), dataset);
+    const partial = scorePredictions(
+      writePredictions(
+        'partial.jsonl',
+        gsm.map((r) => ({ id: r.id, prediction: r.label })),
+      ),
+      dataset,
+    );
     expect(Object.keys(partial.subsets)).toEqual(['gsm8k']);
     expect(partial.subsets.gsm8k.n).toBe(10);
     expect(partial.missing).toEqual({ gsm8k: 390 });
@@ -122,7 +157,10 @@ describe('--predictions scoring (acceptance 1)', () => {
       writeFileSync(f, rows);
       expect(() => scorePredictions(f, dataset)).toThrow(re);
     };
-    bad('{"id":"gsm8k-0","prediction":1}\n{"id":"nope-3","prediction":1}', /bad\.jsonl, line 2, field "id": unknown ProcessBench id/);
+    bad(
+      '{"id":"gsm8k-0","prediction":1}\n{"id":"nope-3","prediction":1}',
+      /bad\.jsonl, line 2, field "id": unknown ProcessBench id/,
+    );
     bad('{"id":"gsm8k-0","prediction":1.5}', /line 1, field "prediction"/);
     bad('{"id":"gsm8k-0","prediction":1}\n{"id":"gsm8k-0","prediction":2}', /appears twice/);
     bad('not json', /line 1: not valid JSON/);
@@ -150,7 +188,10 @@ describe('ProcessBench runs', () => {
   });
 
   it('resumes: a second run judges nothing again; another judge is refused', async () => {
-    const samples = spreadSample(dataset.filter((r) => r.subset === 'gsm8k'), 30);
+    const samples = spreadSample(
+      dataset.filter((r) => r.subset === 'gsm8k'),
+      30,
+    );
     expect(samples.some((s) => s.label === -1) && samples.some((s) => s.label !== -1)).toBe(true);
     let calls = 0;
     const inner = await createJudge('generative:sim?sensitivity=0.9', {});
@@ -162,23 +203,39 @@ describe('ProcessBench runs', () => {
       },
     };
     const path = join(dir, 'resume.predictions.jsonl');
-    const first = await runProcessBench({ judge: counting, samples: samples.slice(0, 12), predictionsPath: path });
+    const first = await runProcessBench({
+      judge: counting,
+      samples: samples.slice(0, 12),
+      predictionsPath: path,
+    });
     expect(calls).toBe(12);
     const second = await runProcessBench({ judge: counting, samples, predictionsPath: path });
     expect(calls).toBe(30);
     expect(second.samples).toBe(30);
     expect(first.subsets.gsm8k.n).toBe(12);
     const other = await createJudge('critic:sim', {});
-    await expect(runProcessBench({ judge: other, samples, predictionsPath: path })).rejects.toThrow(/another run/);
+    await expect(runProcessBench({ judge: other, samples, predictionsPath: path })).rejects.toThrow(
+      /another run/,
+    );
   });
 
   it('threshold auto: a scalar judge is tuned on gsm8k and scored with every chunk', async () => {
     const judge = await createJudge('prm:sim?prm=step&prm_noise=0.5', {});
     const samples = [
-      ...spreadSample(dataset.filter((r) => r.subset === 'gsm8k'), 40),
-      ...spreadSample(dataset.filter((r) => r.subset === 'math'), 20),
+      ...spreadSample(
+        dataset.filter((r) => r.subset === 'gsm8k'),
+        40,
+      ),
+      ...spreadSample(
+        dataset.filter((r) => r.subset === 'math'),
+        20,
+      ),
     ];
-    const report = await runProcessBench({ judge, samples, predictionsPath: join(dir, 'prm.predictions.jsonl') });
+    const report = await runProcessBench({
+      judge,
+      samples,
+      predictionsPath: join(dir, 'prm.predictions.jsonl'),
+    });
     expect(report.threshold.mode).toBe('auto');
     expect(report.threshold.chosenOn).toBe('gsm8k');
     expect(report.threshold.value).not.toBeNull();
@@ -217,7 +274,17 @@ describe('CLI', () => {
     const env = { ...process.env, STEPWISE_HOME: join(dir, 'home'), STEPWISE_QUIET: '1' };
     const stdout = execFileSync(
       process.execPath,
-      [bin, 'eval', 'processbench', '--judge', 'critic:sim', '--path', sharedData('processbench'), '--out', out],
+      [
+        bin,
+        'eval',
+        'processbench',
+        '--judge',
+        'critic:sim',
+        '--path',
+        sharedData('processbench'),
+        '--out',
+        out,
+      ],
       { env, encoding: 'utf8', cwd: root },
     );
     expect(stdout).toMatch(/SIMULATED/);
@@ -230,26 +297,47 @@ describe('CLI', () => {
     expect(readFileSync(predictions, 'utf8').trim().split('\n')).toHaveLength(3400);
     // --predictions --json prints exactly {subsets: {name: {error_acc, correct_acc, f1, n}}, average_f1}.
     const scored = JSON.parse(
-      execFileSync(process.execPath, [bin, 'eval', 'processbench', '--predictions', predictions, '--path', sharedData('processbench'), '--json'], {
-        env,
-        encoding: 'utf8',
-        cwd: root,
-      }),
+      execFileSync(
+        process.execPath,
+        [
+          bin,
+          'eval',
+          'processbench',
+          '--predictions',
+          predictions,
+          '--path',
+          sharedData('processbench'),
+          '--json',
+        ],
+        {
+          env,
+          encoding: 'utf8',
+          cwd: root,
+        },
+      ),
     );
     expect(Object.keys(scored)).toEqual(['subsets', 'average_f1']);
     expect(Object.keys(scored.subsets.gsm8k)).toEqual(['error_acc', 'correct_acc', 'f1', 'n']);
     expect(scored.subsets).toEqual(report.subsets);
     expect(scored.average_f1).toBe(report.average_f1);
     // The run is recorded in the store.
-    const runs = execFileSync(process.execPath, [bin, 'runs', '--json'], { env, encoding: 'utf8', cwd: root });
+    const runs = execFileSync(process.execPath, [bin, 'runs', '--json'], {
+      env,
+      encoding: 'utf8',
+      cwd: root,
+    });
     expect(runs).toMatch(/"command":"eval processbench","config":\{"judge":"critic:sim"/);
   });
 
   it('user errors print a message, not a stack trace', () => {
-    const r = spawnSync(process.execPath, [bin, 'eval', 'processbench', '--judge', 'magic:x', '--out', join(dir, 'y.json')], {
-      encoding: 'utf8',
-      env: { ...process.env, STEPWISE_HOME: join(dir, 'home') },
-    });
+    const r = spawnSync(
+      process.execPath,
+      [bin, 'eval', 'processbench', '--judge', 'magic:x', '--out', join(dir, 'y.json')],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, STEPWISE_HOME: join(dir, 'home') },
+      },
+    );
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/unknown kind "magic"/);
     expect(r.stderr).not.toMatch(/at .*\.js:\d+/);

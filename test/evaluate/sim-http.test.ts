@@ -31,11 +31,14 @@ describe('ProcessBench over HTTP against the sim server (acceptance 2)', () => {
     const samples = await loadProcessBenchSamples({ path: file });
     expect(samples).toHaveLength(1000);
 
-    const judge = await createJudge(`generative:openai:sim?sensitivity=${sensitivity}&specificity=${specificity}`, {
-      baseUrl: server.baseURL,
-      noCache: true,
-      maxRetries: 0,
-    });
+    const judge = await createJudge(
+      `generative:openai:sim?sensitivity=${sensitivity}&specificity=${specificity}`,
+      {
+        baseUrl: server.baseURL,
+        noCache: true,
+        maxRetries: 0,
+      },
+    );
     expect(judge.simulated).toBe(true);
     server.resetMetrics();
     const report = await runProcessBench({
@@ -62,7 +65,9 @@ describe('ProcessBench over HTTP against the sim server (acceptance 2)', () => {
     // Early exit: the server saw exactly one judge request per chunk up to and including the
     // predicted first error (all chunks when none was predicted), and nothing after it.
     const judged = report.cost.judge.calls;
-    const { lines } = await import('../../src/jobs/jsonl.js').then((j) => j.readJsonl(join(dir, 'sim.predictions.jsonl')));
+    const { lines } = await import('../../src/jobs/jsonl.js').then((j) =>
+      j.readJsonl(join(dir, 'sim.predictions.jsonl')),
+    );
     const wanted = lines.reduce((s, l) => {
       const r = l.value as { prediction: number; steps: number };
       return s + (r.prediction === -1 ? r.steps : r.prediction + 1);
