@@ -87,9 +87,11 @@ export function createKeepAliveFetch(options: { maxSockets?: number } = {}): Kee
             if (settled) return;
             settled = true;
             signal?.removeEventListener('abort', onAbort);
-            const replyHeaders = new Headers();
-            for (const [k, v] of Object.entries(res.headers)) {
-              if (v !== undefined) replyHeaders.set(k, Array.isArray(v) ? v.join(', ') : v);
+            // Node already lower-cases names; only repeated headers (set-cookie) come as arrays.
+            const replyHeaders: Record<string, string> = {};
+            for (const k in res.headers) {
+              const v = res.headers[k];
+              if (v !== undefined) replyHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
             }
             const status = res.statusCode ?? 500;
             // Response forbids a body on these statuses.
