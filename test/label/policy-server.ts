@@ -14,7 +14,7 @@ export interface ScriptedServerOptions {
   rollout: (question: string, prefix: string, seed: number | undefined, index: number) => string;
   /** Delay before each answer (ms). */
   latencyMs?: number;
-  /** Stall automatically once this many requests have been answered. */
+  /** Stall automatically (once) when this many requests have been answered. */
   stallAfter?: number;
 }
 
@@ -45,6 +45,8 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
   const requests: LoggedRequest[] = [];
   const held: http.ServerResponse[] = [];
   let stalling = false;
+  // `stallAfter` stalls once; after `resume()` the server answers for good.
+  let autoStalled = false;
   let onStall: () => void = () => {};
   const stalled = new Promise<void>((resolve) => {
     onStall = resolve;
@@ -109,10 +111,13 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
         }),
       );
       if (
+        !autoStalled &&
         options.stallAfter !== undefined &&
         requests.filter((r) => r.outcome === 'ok').length >= options.stallAfter
-      )
+      ) {
+        autoStalled = true;
         stall();
+      }
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

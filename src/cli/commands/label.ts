@@ -4,7 +4,7 @@ import type { Problem } from '../../core/types.js';
 import { assertDatasetName, loadProblems } from '../../data/load.js';
 import { readLabelInput } from '../../label/input.js';
 import { type LabelOutputFormat, type LabelSummary, runLabelJob } from '../../label/job.js';
-import type { SearchMode } from '../../label/label.js';
+import { type SearchMode, validateLabelOptions } from '../../label/label.js';
 import { LABEL_SIGNALS, type LabelSignal, parseSignals, type ZeroOverZero } from '../../label/signals.js';
 import { createPolicy, type PromptForm } from '../../models/policy.js';
 import { createModel } from '../../models/spec.js';
@@ -193,6 +193,15 @@ export function register(program: Command): void {
         });
         problems = new Map(loaded.problems.map((p) => [p.id, p]));
       }
+      validateLabelOptions({
+        signals,
+        rollouts: flags.rollouts,
+        search: flags.search,
+        earlyStop: flags.earlyStop !== undefined,
+        params: { gamma: flags.gamma, alpha: flags.alpha, bestOfN: flags.bestOf },
+      });
+      if (pbSignal !== undefined && flags.format === 'processbench' && !signals.includes(pbSignal))
+        throw new UsageError(`--processbench-signal ${pbSignal} is not among --signals ${signals.join(',')}`);
       const solutions = readLabelInput(flags.input, { problems });
       if (solutions.length === 0) throw new UsageError(`${flags.input}: no solutions to label`);
       const storePath = flags.store ?? defaultStorePath();
