@@ -9,7 +9,11 @@ import { QWEN_PRM_SYSTEM, renderQwenPrmInput } from '../../src/prompts/prm.js';
 /** A scripted OpenAI-compatible server: records every request body, answers with `reply`. */
 async function scriptedServer(
   reply: (path: string, body: Record<string, unknown>) => unknown,
-): Promise<{ baseUrl: string; received: Array<{ path: string; body: Record<string, unknown> }>; server: Server }> {
+): Promise<{
+  baseUrl: string;
+  received: Array<{ path: string; body: Record<string, unknown> }>;
+  server: Server;
+}> {
   const received: Array<{ path: string; body: Record<string, unknown> }> = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let data = '';
@@ -35,8 +39,16 @@ function chatReply(texts: string[]) {
     object: 'chat.completion',
     created: 0,
     model: 'judge',
-    choices: texts.map((t, index) => ({ index, message: { role: 'assistant', content: t }, finish_reason: 'stop' })),
-    usage: { prompt_tokens: 100, completion_tokens: 20 * texts.length, total_tokens: 100 + 20 * texts.length },
+    choices: texts.map((t, index) => ({
+      index,
+      message: { role: 'assistant', content: t },
+      finish_reason: 'stop',
+    })),
+    usage: {
+      prompt_tokens: 100,
+      completion_tokens: 20 * texts.length,
+      total_tokens: 100 + 20 * texts.length,
+    },
   };
 }
 
@@ -59,18 +71,25 @@ describe('generative judge over HTTP', () => {
     const s = await scriptedServer((_path, body) => {
       const messages = body.messages as Array<{ role: string; content: string }>;
       const user = messages.find((m) => m.role === 'user')!.content;
-      if (user.includes('3 + 4 = 8')) return chatReply(['The addition is wrong: 3 + 4 = 7. \\boxed{Negative}']);
+      if (user.includes('3 + 4 = 8'))
+        return chatReply(['The addition is wrong: 3 + 4 = 7. \\boxed{Negative}']);
       if (user.includes('boxed{8} apples')) return chatReply(['unused']);
       return chatReply(['I am not sure what to say here.']);
     });
     servers.push(s.server);
-    const judge = await createJudge('generative:openai:judge-7b', { baseUrl: s.baseUrl, noCache: true, maxRetries: 0 });
+    const judge = await createJudge('generative:openai:judge-7b', {
+      baseUrl: s.baseUrl,
+      noCache: true,
+      maxRetries: 0,
+    });
     const r = await judge.judge(problem, chunks, { firstErrorOnly: true });
     expect(s.received).toHaveLength(2);
     expect(s.received.every((q) => q.path === '/v1/chat/completions')).toBe(true);
     const second = s.received[1].body;
     expect(second.model).toBe('judge-7b');
-    const user = (second.messages as Array<{ role: string; content: string }>).find((m) => m.role === 'user')!.content;
+    const user = (second.messages as Array<{ role: string; content: string }>).find(
+      (m) => m.role === 'user',
+    )!.content;
     // The raw request text holds the problem, the previous chunk and the new chunk.
     expect(user).toContain(problem.question);
     expect(user).toContain(chunks[0]);
@@ -89,9 +108,14 @@ describe('generative judge over HTTP', () => {
   });
 
   it('k votes go out as one request with n = k', async () => {
-    const s = await scriptedServer(() => chatReply(['\\boxed{Positive}', '\\boxed{Negative}', '\\boxed{Positive}', 'x']));
+    const s = await scriptedServer(() =>
+      chatReply(['\\boxed{Positive}', '\\boxed{Negative}', '\\boxed{Positive}', 'x']),
+    );
     servers.push(s.server);
-    const judge = await createJudge('generative:openai:judge-7b?votes=4', { baseUrl: s.baseUrl, noCache: true });
+    const judge = await createJudge('generative:openai:judge-7b?votes=4', {
+      baseUrl: s.baseUrl,
+      noCache: true,
+    });
     const r = await judge.judge(problem, chunks.slice(0, 1));
     expect(s.received).toHaveLength(1);
     expect(s.received[0].body.n).toBe(4);
@@ -105,11 +129,24 @@ describe('/pooling PRM over HTTP', () => {
     const s = await scriptedServer(() => ({
       id: 'pool-1',
       object: 'list',
-      data: [{ index: 0, object: 'pooling', data: [[0.05, 0.95], [0.8, 0.2], [0.3, 0.7]] }],
+      data: [
+        {
+          index: 0,
+          object: 'pooling',
+          data: [
+            [0.05, 0.95],
+            [0.8, 0.2],
+            [0.3, 0.7],
+          ],
+        },
+      ],
       usage: { prompt_tokens: 77, total_tokens: 77 },
     }));
     servers.push(s.server);
-    const judge = await createJudge('prm:openai:Qwen/Qwen2.5-Math-PRM-7B', { baseUrl: s.baseUrl, noCache: true });
+    const judge = await createJudge('prm:openai:Qwen/Qwen2.5-Math-PRM-7B', {
+      baseUrl: s.baseUrl,
+      noCache: true,
+    });
     const r = await judge.judge(problem, chunks);
     expect(s.received).toHaveLength(1);
     expect(s.received[0].path).toBe('/pooling');
@@ -134,5 +171,47 @@ describe('/pooling PRM over HTTP', () => {
     servers.push(s.server);
     const judge = await createJudge('prm:openai:prm', { baseUrl: s.baseUrl, noCache: true });
     await expect(judge.judge(problem, chunks)).rejects.toThrow(/1 reward rows for 3 steps/);
+  });
+});
+
+describe('Math-Shepherd PRM over HTTP', () => {
+  it("reads P('+') against P('-') from /v1/completions top logprobs, one request per step tag", async () => {
+    const s = await scriptedServer((_path, body) => {
+      const prompt = body.prompt as string;
+      const steps = prompt.split('ки').length - 1;
+      const good = steps === 2 ? 0.2 : 0.9;
+      return {
+        id: 'c',
+        object: 'text_completion',
+        created: 0,
+        model: 'shepherd',
+        choices: [
+          {
+            index: 0,
+            text: '+',
+            finish_reason: 'length',
+            logprobs: {
+              tokens: ['+'],
+              token_logprobs: [Math.log(good)],
+              top_logprobs: [{ '+': Math.log(good), '-': Math.log(1 - good - 0.01), ' ': Math.log(0.01) }],
+              text_offset: [0],
+            },
+          },
+        ],
+        usage: { prompt_tokens: 40, completion_tokens: 1, total_tokens: 41 },
+      };
+    });
+    servers.push(s.server);
+    const judge = await createJudge('shepherd:openai:math-shepherd-mistral-7b-prm', {
+      baseUrl: s.baseUrl,
+      noCache: true,
+    });
+    const r = await judge.judge(problem, chunks, { firstErrorOnly: true });
+    expect(s.received.map((q) => q.path)).toEqual(['/v1/completions', '/v1/completions']);
+    expect(s.received[0].body).toMatchObject({ max_tokens: 1, temperature: 0, logprobs: 20 });
+    expect(s.received[0].body.prompt).toBe(`${problem.question} Step 1: ${chunks[0]} ки`);
+    expect(r.judgments[0].score).toBeCloseTo(0.9 / (0.9 + 0.09), 9);
+    expect(r.judgments[1].score).toBeCloseTo(0.2 / (0.2 + 0.79), 9);
+    expect(r.firstError).toBe(1);
   });
 });
