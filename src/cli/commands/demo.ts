@@ -1,0 +1,414 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import type { Command } from 'commander';
+import type { Cost, Problem } from '../../core/types.js';
+import type { ProcessBenchRecord } from '../../data/types.js';
+import { evaluateChunks, readLabeledSolutions } from '../../evaluate/chunks.js';
+import { runProcessBench } from '../../evaluate/processbench.js';
+import { createJudge } from '../../judge/create.js';
+import type { StepJudge } from '../../judge/types.js';
+import { runLabelJob } from '../../label/job.js';
+import type { SolutionToLabel } from '../../label/label.js';
+import { createPolicy, type Policy } from '../../models/policy.js';
+import { createModel } from '../../models/spec.js';
+import { runSampleJob, summarizeSamples } from '../../sample/sample.js';
+import { type BenchReport, benchChart } from '../../search/bench.js';
+import { type SearchSummary, searchDataset } from '../../search/dataset.js';
+import { simDatasetProblems, simProblemRows, simProcessBenchRows } from '../../sim/dataset.js';
+import { type Db, openStore } from '../../store/db.js';
+import { finishRun, startRun } from '../../store/runs.js';
+import { checkMathAnswer } from '../../verify/check.js';
+import { intOption } from '../options.js';
+
+/** Settings of the demo. Defaults keep it well under a minute on two cores. */
+export interface DemoOptions {
+  /** Output folder (created). Default `./stepwise-demo`. */
+  outDir?: string;
+  /** Sim problems searched and sampled. Default 60. */
+  problems?: number;
+  /** Samples per problem in the sampling stage. Default 4. */
+  samples?: number;
+  /** Solutions labeled with rollouts. Default 8. */
+  labelSolutions?: number;
+  /** Rollouts per prefix (M) when labeling. Default 8 (StepWiser uses 16). */
+  rollouts?: number;
+  /** Rows of the sim ProcessBench-format set. Default 40. */
+  processbenchRows?: number;
+  /** N of best-of-N. Default 4. */
+  bestOfN?: number;
+  /** Simulated policy and judge error rates. */
+  stepError?: number;
+  sensitivity?: number;
+  specificity?: number;
+  seed?: number;
+  /** Store the runs are recorded in. Default: the default store. */
+  store?: Db;
+  /** Progress lines (stderr in the CLI). */
+  log?: (line: string) => void;
+}
+
+/** What the demo wrote and measured (also written as `report.json`). */
+export interface DemoReport {
+  kind: 'stepwise-demo';
+  demo: true;
+  simulated: true;
+  notice: string;
+  policy: string;
+  judge: string;
+  outDir: string;
+  seconds: number;
+  sample: { problems: number; samplesPerProblem: number; accuracy: number; passAtK: Record<string, number> };
+  label: {
+    solutions: number;
+    chunks: number;
+    rollouts: number;
+    positiveShare: Record<string, number>;
+    requests: number;
+  };
+  evalChunks: { signal: string; accuracy: number; balancedAccuracy: number; solutions: number };
+  processbench: { rows: number; errorAcc: number; correctAcc: number; f1: number };
+  search: Array<{
+    strategy: string;
+    label: string;
+    accuracy: number;
+    tokensPerProblem: number;
+    policyCallsPerProblem: number;
+    judgeCallsPerProblem: number;
+  }>;
+  files: Record<string, string>;
+  runs: string[];
+}
+
+const NOTICE =
+  'SIMULATED world: the policy, the judge and the problems come from the stepwise simulator (src/sim). These numbers show the pipeline working; they are not results of any real model.';
+
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+const tokens = (c: Cost): number =>
+  c.policy.promptTokens + c.policy.completionTokens + c.judge.promptTokens + c.judge.completionTokens;
+
+/**
+ * The whole pipeline on the simulated world, offline: sample solutions, label a few with
+ * rollouts, evaluate the judge (chunk level and a sim ProcessBench-format set), run chunk-reset
+ * and best-of-N against plain sampling, write every output into `outDir` and record the runs.
+ */
+export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
+  const t0 = Date.now();
+  const log = options.log ?? (() => {});
+  const outDir = resolve(options.outDir ?? 'stepwise-demo');
+  mkdirSync(outDir, { recursive: true });
+  const seed = options.seed ?? 0;
+  const stepError = options.stepError ?? 0.1;
+  const sens = options.sensitivity ?? 0.9;
+  const spec = options.specificity ?? 0.9;
+  const policySpec = `sim?step_error=${stepError}`;
+  const judgeSpec = `sim:generative?sensitivity=${sens}&specificity=${spec}`;
+  const store = options.store ?? openStore();
+  const file = (name: string): string => join(outDir, name);
+  const files: Record<string, string> = {};
+  const runs: string[] = [];
+  const demoRun = startRun(
+    store,
+    'demo',
+    { simulated: true, policy: policySpec, judge: judgeSpec, ...options, store: undefined, log: undefined },
+    file('report.json'),
+  );
+  runs.push(demoRun);
+
+  const model = await createModel(policySpec);
+  const policy: Policy = createPolicy(model);
+  const judge: StepJudge = await createJudge(judgeSpec);
+  try {
+    // Problems (written so the same run can be repeated with `stepwise sample --dataset jsonl`).
+    const count = options.problems ?? 60;
+    const problems: Problem[] = simDatasetProblems(count, { seed, stepError });
+    writeFileSync(
+      file('problems.jsonl'),
+      simProblemRows(count, { seed, stepError })
+        .map((r) => JSON.stringify(r))
+        .join('\n') + '\n',
+    );
+    files.problems = 'problems.jsonl';
+
+    // 1. Sample.
+    log(`[1/5] sampling ${options.samples ?? 4} solutions for each of ${count} sim problems`);
+    const sampleRun = startRun(
+      store,
+      'sample',
+      { simulated: true, policy: policySpec, n: options.samples ?? 4 },
+      file('samples.jsonl'),
+    );
+    runs.push(sampleRun);
+    const sampled = await runSampleJob({
+      problems,
+      policy,
+      n: options.samples ?? 4,
+      out: file('samples.jsonl'),
+      maxTokens: 2048,
+      temperature: 1,
+      seed,
+      fresh: true,
+    });
+    const sampleSummary = summarizeSamples(sampled);
+    finishRun(store, sampleRun, 'done', { problems: sampleSummary.problems, samples: sampleSummary.samples });
+    files.samples = 'samples.jsonl';
+
+    // 2. Label a few solutions with rollouts (small M).
+    const labelCount = Math.min(options.labelSolutions ?? 8, sampled.length);
+    const rollouts = options.rollouts ?? 8;
+    log(`[2/5] labeling ${labelCount} solutions with ${rollouts} rollouts per prefix`);
+    const byId = new Map(problems.map((p) => [p.id, p]));
+    const toLabel: SolutionToLabel[] = sampled.slice(0, labelCount).map((r) => ({
+      id: `${r.id}#0`,
+      problem: byId.get(r.id)!,
+      chunks: r.samples[0].chunks.map((c) => c.text),
+      correct: r.samples[0].correct,
+    }));
+    const labelRun = startRun(
+      store,
+      'label',
+      { simulated: true, policy: policySpec, rollouts, solutions: labelCount },
+      file('labels.jsonl'),
+    );
+    runs.push(labelRun);
+    const signals = ['abs-q', 'rel-ratio', 'rel-effective'] as const;
+    const labelSummary = await runLabelJob({
+      solutions: toLabel,
+      policy,
+      checker: (p, t) => checkMathAnswer(p.answer, t),
+      out: file('labels.jsonl'),
+      rollouts,
+      signals,
+      seed,
+      fresh: true,
+    });
+    finishRun(store, labelRun, 'done', { solutions: labelSummary.solutions, chunks: labelSummary.chunks });
+    files.labels = 'labels.jsonl';
+
+    // 3. Evaluate the judge: chunk level against the rollout labels, and first errors on a sim ProcessBench-format set.
+    log('[3/5] evaluating the judge: chunk agreement with the labels, sim ProcessBench-format set');
+    const chunkRun = startRun(
+      store,
+      'eval chunks',
+      { simulated: true, judge: judgeSpec, signal: 'abs-q' },
+      file('eval-chunks.json'),
+    );
+    runs.push(chunkRun);
+    const chunkReport = await evaluateChunks({
+      judge,
+      solutions: readLabeledSolutions(file('labels.jsonl'), 'abs-q'),
+      signal: 'abs-q',
+    });
+    writeFileSync(file('eval-chunks.json'), `${JSON.stringify(chunkReport, null, 2)}\n`);
+    finishRun(store, chunkRun, 'done', { solutions: chunkReport.solutions });
+    files.evalChunks = 'eval-chunks.json';
+
+    const pbRows = simProcessBenchRows(
+      { count: options.processbenchRows ?? 40, errorShare: 0.5 },
+      { seed, stepError },
+    );
+    writeFileSync(file('processbench-sim.json'), `${JSON.stringify(pbRows, null, 2)}\n`);
+    files.processbenchSet = 'processbench-sim.json';
+    const pbRun = startRun(
+      store,
+      'eval processbench',
+      { simulated: true, judge: judgeSpec, path: file('processbench-sim.json') },
+      file('processbench-report.json'),
+    );
+    runs.push(pbRun);
+    const samples: ProcessBenchRecord[] = pbRows.map((r) => ({ ...r, subset: 'sim' }));
+    const pb = await runProcessBench({
+      judge,
+      samples,
+      predictionsPath: file('processbench-predictions.jsonl'),
+      fresh: true,
+      seed,
+    });
+    writeFileSync(file('processbench-report.json'), `${JSON.stringify(pb, null, 2)}\n`);
+    const pbSim = pb.subsets.sim ?? { error_acc: null, correct_acc: null, f1: null, n: 0 };
+    finishRun(store, pbRun, 'done', { samples: pb.samples });
+    files.processbenchPredictions = 'processbench-predictions.jsonl';
+    files.processbenchReport = 'processbench-report.json';
+
+    // 4. Search: plain sampling vs best-of-N vs chunk-reset, same problems, same seed.
+    const n = options.bestOfN ?? 4;
+    const runsOf: Array<{ strategy: string; label: string; config: Record<string, unknown> }> = [
+      { strategy: 'sample', label: 'plain sampling (1 sample)', config: {} },
+      { strategy: 'best-of-n', label: `best-of-${n} (min step score)`, config: { n } },
+      { strategy: 'chunk-reset', label: 'chunk-reset (≤ 5 attempts per chunk)', config: {} },
+    ];
+    log(`[4/5] search on ${count} problems: ${runsOf.map((r) => r.strategy).join(', ')}`);
+    const summaries: Array<{ label: string; summary: SearchSummary; config: Record<string, unknown> }> = [];
+    for (const r of runsOf) {
+      const out = file(`search-${r.strategy}.jsonl`);
+      const { summary, runId } = await searchDataset({
+        problems,
+        strategy: r.strategy,
+        config: { seed, ...r.config },
+        deps: { policy, judge },
+        out,
+        fresh: true,
+        store,
+        runConfig: { simulated: true, policy: policySpec, judge: judgeSpec, dataset: 'sim' },
+      });
+      if (runId) runs.push(runId);
+      summaries.push({ label: r.label, summary, config: r.config });
+      files[`search ${r.strategy}`] = `search-${r.strategy}.jsonl`;
+    }
+
+    // 5. Accuracy vs compute, chart and report.
+    log('[5/5] writing the report');
+    const bench: BenchReport = {
+      simulated: true,
+      note: NOTICE,
+      problems: count,
+      policy: policySpec,
+      judge: judgeSpec,
+      config: { seed },
+      points: summaries.map(({ summary, config }) => ({
+        strategy: summary.strategy,
+        ...(config.n ? { knob: 'n' as const, budget: config.n as number } : {}),
+        accuracy: summary.accuracy,
+        correct: summary.correct,
+        checked: summary.checked,
+        costPerProblem: summary.costPerProblem,
+      })),
+      seconds: (Date.now() - t0) / 1000,
+    };
+    writeFileSync(file('accuracy-vs-compute.json'), `${JSON.stringify(bench, null, 2)}\n`);
+    writeFileSync(file('accuracy-vs-compute.svg'), benchChart(bench));
+    files.accuracyVsCompute = 'accuracy-vs-compute.json';
+    files.chart = 'accuracy-vs-compute.svg';
+    files.report = 'report.json';
+
+    const report: DemoReport = {
+      kind: 'stepwise-demo',
+      demo: true,
+      simulated: true,
+      notice: NOTICE,
+      policy: policySpec,
+      judge: judgeSpec,
+      outDir,
+      seconds: (Date.now() - t0) / 1000,
+      sample: {
+        problems: sampleSummary.problems,
+        samplesPerProblem: sampleSummary.samplesPerProblem,
+        accuracy: sampleSummary.accuracy,
+        passAtK: sampleSummary.passAtK,
+      },
+      label: {
+        solutions: labelSummary.solutions,
+        chunks: labelSummary.chunks,
+        rollouts,
+        positiveShare: Object.fromEntries(
+          Object.entries(labelSummary.signals).map(([k, v]) => [k, v?.share ?? 0]),
+        ),
+        requests: labelSummary.requests,
+      },
+      evalChunks: {
+        signal: 'abs-q',
+        accuracy: num(chunkReport.accuracy),
+        balancedAccuracy: num(chunkReport.balanced_accuracy),
+        solutions: chunkReport.solutions,
+      },
+      processbench: {
+        rows: pbRows.length,
+        errorAcc: num(pbSim.error_acc),
+        correctAcc: num(pbSim.correct_acc),
+        f1: num(pbSim.f1),
+      },
+      search: summaries.map(({ label, summary }) => ({
+        strategy: summary.strategy,
+        label,
+        accuracy: summary.accuracy,
+        tokensPerProblem: tokens(summary.cost) / Math.max(1, summary.problems),
+        policyCallsPerProblem: summary.costPerProblem.policyCalls,
+        judgeCallsPerProblem: summary.costPerProblem.judgeCalls,
+      })),
+      files,
+      runs,
+    };
+    writeFileSync(file('report.json'), `${JSON.stringify(report, null, 2)}\n`);
+    finishRun(store, demoRun, 'done', { problems: count, seconds: Math.round(report.seconds) });
+    return report;
+  } catch (err) {
+    finishRun(store, demoRun, 'failed');
+    throw err;
+  } finally {
+    await model.close?.();
+    await judge.close?.();
+  }
+}
+
+const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
+
+/** The short text report the demo prints. */
+export function formatDemoReport(r: DemoReport, cwd = process.cwd()): string {
+  const dir = relative(cwd, r.outDir) || '.';
+  const w = Math.max(...r.search.map((s) => s.label.length));
+  const lines = [
+    '================================================================',
+    ' stepwise demo — SIMULATED WORLD (not real model results)',
+    '================================================================',
+    NOTICE,
+    '',
+    `policy ${r.policy}   judge ${r.judge}`,
+    '',
+    `sample   ${r.sample.problems} problems × ${r.sample.samplesPerProblem} samples: accuracy ${pct(r.sample.accuracy)}` +
+      Object.entries(r.sample.passAtK)
+        .map(([k, v]) => `, ${k} ${pct(v)}`)
+        .join(''),
+    `label    ${r.label.solutions} solutions, ${r.label.chunks} chunks, M = ${r.label.rollouts} rollouts per prefix; ` +
+      `positive share ${Object.entries(r.label.positiveShare)
+        .map(([k, v]) => `${k} ${pct(v)}`)
+        .join(', ')}`,
+    `judge    chunk level vs abs-q labels: accuracy ${pct(r.evalChunks.accuracy)}, balanced ${pct(r.evalChunks.balancedAccuracy)}`,
+    `         sim ProcessBench-format set (${r.processbench.rows} rows): error_acc ${r.processbench.errorAcc.toFixed(1)}, ` +
+      `correct_acc ${r.processbench.correctAcc.toFixed(1)}, F1 ${r.processbench.f1.toFixed(1)}`,
+    '',
+    `search   ${r.sample.problems} problems, same seed:`,
+    ...r.search.map(
+      (s) =>
+        `  ${s.label.padEnd(w)}  accuracy ${pct(s.accuracy).padStart(6)}   ${Math.round(s.tokensPerProblem)
+          .toString()
+          .padStart(
+            6,
+          )} tokens/problem (policy + judge), ${s.policyCallsPerProblem.toFixed(1)} policy + ${s.judgeCallsPerProblem.toFixed(1)} judge calls`,
+    ),
+    '',
+    `outputs  ${dir}/ (report.json, samples.jsonl, labels.jsonl, eval-chunks.json, processbench-report.json, search-*.jsonl, accuracy-vs-compute.svg)`,
+    `         runs recorded: ${r.runs.length} (see \`stepwise runs\`; browse them with \`stepwise serve --dir ${dir}\`)`,
+    `took     ${r.seconds.toFixed(1)} s`,
+    '',
+    'The same on real models (an OpenAI-compatible server such as vLLM, SGLang, llama.cpp, Ollama):',
+    '  stepwise sample --dataset gsm8k --policy openai:<model> --base-url http://127.0.0.1:8000/v1 --n 4 --limit 60 --out samples.jsonl',
+    '  stepwise label  --input samples.jsonl --dataset gsm8k --policy openai:<model> --base-url http://127.0.0.1:8000/v1 --rollouts 16 --out labels.jsonl',
+    '  stepwise eval chunks --judge generative:openai:<judge> --base-url http://127.0.0.1:8000/v1 --labels labels.jsonl --signal abs-q',
+    '  stepwise eval processbench --judge generative:openai:<judge> --base-url http://127.0.0.1:8000/v1',
+    '  stepwise search --dataset gsm8k --strategy chunk-reset --policy openai:<model> --judge generative:openai:<judge> --base-url http://127.0.0.1:8000/v1 --limit 60 --out search.jsonl',
+    '  stepwise bench search --dataset gsm8k --policy openai:<model> --judge generative:openai:<judge> --base-url http://127.0.0.1:8000/v1 --limit 60 --out bench.json',
+    'or a local GGUF model: replace openai:<model> by gguf:/path/to/model.gguf (and drop --base-url).',
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** `stepwise demo`: the whole pipeline on the simulated world, offline, in well under a minute. */
+export function register(program: Command): void {
+  program
+    .command('demo')
+    .description(
+      'Run the whole pipeline on the SIMULATED world, offline: sample, label, evaluate a judge, search',
+    )
+    .option('--out-dir <dir>', 'folder for the outputs (JSON/JSONL, SVG chart)', 'stepwise-demo')
+    .option('--problems <n>', 'sim problems to sample and search', intOption('--problems', 1), 60)
+    .option('--seed <s>', 'seed of the problems and of every sampled call', intOption('--seed', 0), 0)
+    .option('--json', 'print the report as JSON instead of text')
+    .action(async (f: { outDir: string; problems: number; seed: number; json?: boolean }) => {
+      const report = await runDemo({
+        outDir: f.outDir,
+        problems: f.problems,
+        seed: f.seed,
+        log: (line) => process.stderr.write(`${line}\n`),
+      });
+      process.stdout.write(f.json ? `${JSON.stringify(report, null, 2)}\n` : formatDemoReport(report));
+    });
+}
