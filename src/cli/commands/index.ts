@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { register as bench } from './bench.js';
 import { register as data } from './data.js';
+import { register as demo } from './demo.js';
 import { register as evaluate } from './eval.js';
 import { register as exportData } from './export.js';
 import { register as label } from './label.js';
@@ -19,7 +20,7 @@ import { register as verify } from './verify.js';
  * Every CLI command, one file each. To add one: create `./<name>.ts` exporting
  * `register(program: Command): void`, import it here and add it to the list.
  */
-const commands: Array<(program: Command) => void> = [segment, data, runs, sample, label, exportData, select, serve, serveWeb, sim, evaluate, verify, solve, search, bench];
+const commands: Array<(program: Command) => void> = [segment, data, runs, sample, label, exportData, select, serve, serveWeb, sim, evaluate, verify, solve, search, bench, demo];
 
 export function registerCommands(program: Command): void {
   for (const register of commands) register(program);
