@@ -157,7 +157,10 @@ export function register(program: Command): void {
         const report = {
           run: runId,
           policy: flags.policy,
-          ...(spec.backend === 'sim' ? { simulated: true } : {}),
+          // The sim server takes its spec as the model name: label those runs too.
+          ...(spec.backend === 'sim' || (spec.backend === 'openai' && /^sim($|[:?])/.test(spec.model))
+            ? { simulated: true }
+            : {}),
           dataset: flags.dataset,
           out,
           skippedRecords: skipped,
