@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   parseCriticAnswer,
@@ -20,6 +21,7 @@ import {
   simProcessBenchRows,
   wrongChunks,
 } from '../../src/sim/index.js';
+import { sharedData } from '../support/shared-data.js';
 
 /** Chunks of many sampled solutions, each with its truth (wrong or not). */
 function labelledChunks(count: number, seed: number) {
@@ -155,6 +157,30 @@ describe('simulated critic, PRM and outcome model', () => {
     const idx = parseCriticAnswer(a.samples[0].text)!;
     expect(idx).toBeGreaterThanOrEqual(-1);
     expect(idx).toBeLessThan(3);
+  });
+
+  it('critic and judge over real ProcessBench problems answer labelled guesses', async () => {
+    const rows = JSON.parse(readFileSync(sharedData('processbench/gsm8k.json'), 'utf8')) as Array<{
+      problem: string;
+      steps: string[];
+    }>;
+    const model = createSimModel('sim');
+    for (const row of rows.slice(0, 30)) {
+      const c = await model.generate({ messages: renderCriticMessages(row.problem, row.steps), seed: 1 });
+      const idx = parseCriticAnswer(c.samples[0].text)!;
+      expect(idx).toBeGreaterThanOrEqual(-1);
+      expect(idx).toBeLessThan(row.steps.length);
+      expect(c.samples[0].text).toMatch(/not from the simulated world/);
+      const j = await model.generate({
+        messages: renderJudgeMessages({
+          problem: row.problem,
+          history: row.steps.slice(0, 1),
+          chunk: row.steps[1] ?? '',
+        }),
+      });
+      expect(parseJudgeVerdict(j.samples[0].text)).not.toBeNull();
+      expect(j.samples[0].text).toMatch(/seeded guess/);
+    }
   });
 
   it('PRM: noiseless scores are the exact values (value) or 0.9/0.1 (step); noise keeps the order on average', async () => {

@@ -3,6 +3,7 @@ import { StepwiseError, UsageError } from '../../src/core/errors.js';
 import {
   parseCriticAnswer,
   parseJudgeVerdict,
+  parseOrmPrompt,
   parseOrmVerdict,
   prefixFromChunks,
   renderCriticMessages,
@@ -15,9 +16,12 @@ import {
   renderQwenPrmInput,
 } from '../../src/prompts/index.js';
 import {
+  applyOp,
   countSimTokens,
   createSimModel,
   DEFAULT_SIM_OPTIONS,
+  describeOp,
+  exactValue,
   finishSimSample,
   formatSimSpec,
   generateSimProblems,
@@ -106,6 +110,23 @@ describe('in-process model', () => {
         expect(chunks.at(-1)).toMatch(/\\boxed\{-?\d+\}/);
         expect(replaySimChunks(problem, chunks).state.phase).toBe('done');
       }
+    }
+  });
+
+  it('continues a prefix with a rewritten chunk consistently with its exact value', async () => {
+    // Replace the first operation by a wrong one, then by a right one: the policy and the exact
+    // value both follow the text of the prefix, not the history of how it was produced.
+    const op0 = problem.ops[0];
+    const right = applyOp(problem.start, op0);
+    const sym = op0.kind === 'add' ? '+' : op0.kind === 'subtract' ? '-' : '×';
+    for (const result of [right + 2, right]) {
+      const chunks = [`Step 1: ${describeOp(op0)}. ${problem.start} ${sym} ${op0.operand} = ${result}.`];
+      const prefix = prefixFromChunks(chunks);
+      const M = 4000;
+      const r = await model.generate({ prompt: renderPolicyPrompt(problem.question, prefix), n: M, seed: 9 });
+      const q = r.samples.filter((s) => isSimSolutionCorrect(problem, prefix + s.text)).length / M;
+      const exact = exactValue(problem, chunks);
+      expect(Math.abs(q - exact)).toBeLessThan(4 * Math.sqrt((exact * (1 - exact)) / M));
     }
   });
 
@@ -241,5 +262,16 @@ describe('in-process model', () => {
     const r = await model.generate({ prompt: renderPolicyPrompt('What is 2 + 2?', ''), seed: 1 });
     expect(r.samples[0].text).toMatch(/not from the simulated world/);
     expect(isSimSolutionCorrect(problem, r.samples[0].text)).toBe(false);
+  });
+});
+
+describe('outcome-model prompt (src/prompts/orm.ts)', () => {
+  it('round-trips and parses verdicts', () => {
+    const messages = renderOrmMessages('P?', 'a\n\nb \\boxed{3}');
+    expect(parseOrmPrompt(messages)).toEqual({ problem: 'P?', solution: 'a\n\nb \\boxed{3}' });
+    expect(parseOrmPrompt(messages[0].content)).toEqual({ problem: 'P?', solution: 'a\n\nb \\boxed{3}' });
+    expect(parseOrmPrompt('hello')).toBeNull();
+    expect(parseOrmVerdict('so \\boxed{Correct} ... no, \\boxed{\\text{Incorrect}}')).toBe('Incorrect');
+    expect(parseOrmVerdict('no verdict')).toBeNull();
   });
 });

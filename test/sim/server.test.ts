@@ -199,7 +199,7 @@ describe('sim server fault injection and latency', () => {
     const server = await startSimServer({ failRate: 0.3, seed: 1 });
     try {
       let failed = 0;
-      const N = 300;
+      const N = 200;
       for (let i = 0; i < N; i++) {
         const r = await post(server, '/v1/completions', {
           prompt: renderPolicyPrompt(problem.question, ''),
