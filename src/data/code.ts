@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { UsageError } from '../core/errors.js';
 import type { Problem } from '../core/types.js';
 import { resolveDataPath } from './locate.js';
-import { convertRecords, readRecords } from './records.js';
+import { loadRecords } from './records.js';
 import type { Loaded, LoadOptions } from './types.js';
 
 const HumanEvalRow = z.object({
@@ -23,8 +23,8 @@ export async function loadHumanEval(options: LoadOptions = {}): Promise<Loaded<P
     'HumanEval.jsonl',
     'HumanEval.jsonl.gz',
   ]);
-  const { records, skipped } = convertRecords(
-    readRecords(path, options),
+  const { records, skipped } = await loadRecords(
+    path,
     HumanEvalRow,
     (row): Problem => ({
       id: row.task_id,
@@ -77,16 +77,13 @@ export async function loadMbpp(options: LoadOptions = {}): Promise<Loaded<Proble
         `unknown MBPP split "${options.split}" (expected ${Object.keys(MBPP_SPLITS).join(', ')})`,
       );
   }
-  const raw = readRecords(path, options);
-  if (range) {
-    const [lo, hi] = range;
-    raw.records = raw.records.filter((r) => {
-      const id = (r.value as { task_id?: unknown })?.task_id;
-      return typeof id !== 'number' || (id >= lo && id <= hi);
-    });
-  }
-  const { records, skipped } = convertRecords(
-    raw,
+  const inRange = (value: unknown) => {
+    if (!range) return true;
+    const id = (value as { task_id?: unknown } | null)?.task_id;
+    return typeof id !== 'number' || (id >= range[0] && id <= range[1]);
+  };
+  const { records, skipped } = await loadRecords(
+    path,
     MbppRow,
     (row): Problem => {
       const tests = [row.test_setup_code, ...row.test_list].filter((s) => s.trim() !== '');
@@ -105,7 +102,7 @@ export async function loadMbpp(options: LoadOptions = {}): Promise<Loaded<Proble
         },
       };
     },
-    options,
+    { ...options, keep: inRange },
   );
   return { records, skipped, path };
 }

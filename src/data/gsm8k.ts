@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Problem } from '../core/types.js';
 import { gsm8kFinalAnswer } from './answers.js';
 import { resolveDataPath } from './locate.js';
-import { convertRecords, RecordProblem, readRecords } from './records.js';
+import { loadRecords, RecordProblem } from './records.js';
 import type { Loaded, LoadOptions } from './types.js';
 
 const Gsm8kRow = z.object({ question: z.string().min(1), answer: z.string() });
@@ -23,8 +23,8 @@ export async function loadGsm8k(options: LoadOptions = {}): Promise<Loaded<Probl
   const split = options.split ?? 'test';
   const path = resolveDataPath('gsm8k', options.path, 'gsm8k', [`${split}.jsonl`]);
   const name = options.path ? (options.split ?? splitFromFile(path)) : split;
-  const { records, skipped } = convertRecords(
-    readRecords(path, options),
+  const { records, skipped } = await loadRecords(
+    path,
     Gsm8kRow,
     (row, raw): Problem => {
       const answer = gsm8kFinalAnswer(row.answer);

@@ -13,5 +13,5 @@ export { loadMathShepherd, MATH_SHEPHERD_TAG, parseMathShepherd } from './mathsh
 export { loadPrm800k, prm800kLabel } from './prm800k.js';
 export { loadProcessBench, PROCESSBENCH_SUBSETS } from './processbench.js';
 export { PULL_SOURCES, type PullFile, type PullOptions, type PullSource, pullDataset } from './pull.js';
-export { type RawRecord, readRecords } from './records.js';
+export { type InvalidLine, type RawItem, type RawRecord, readRecords, streamRecords } from './records.js';
 export * from './types.js';

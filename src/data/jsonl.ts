@@ -3,7 +3,7 @@ import { UsageError } from '../core/errors.js';
 import type { Problem } from '../core/types.js';
 import { splitFromFile } from './gsm8k.js';
 import { resolveDataPath } from './locate.js';
-import { convertRecords, RecordProblem, readRecords } from './records.js';
+import { loadRecords, RecordProblem } from './records.js';
 import type { FieldMapping, Loaded, LoadOptions } from './types.js';
 
 /** The value at a dotted path (`meta.gold`) of a record, or undefined. */
@@ -50,8 +50,8 @@ export async function loadJsonlProblems(options: LoadOptions = {}): Promise<Load
   };
   const domain = options.domain ?? 'math';
   const source = splitFromFile(path);
-  const { records, skipped } = convertRecords(
-    readRecords(path, options),
+  const { records, skipped } = await loadRecords(
+    path,
     z.record(z.string(), z.unknown()),
     (row, raw): Problem => {
       const question = getField(row, fields.question);

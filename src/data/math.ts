@@ -3,7 +3,7 @@ import type { Problem } from '../core/types.js';
 import { lastBoxed } from './answers.js';
 import { splitFromFile } from './gsm8k.js';
 import { resolveDataPath } from './locate.js';
-import { convertRecords, RecordProblem, readRecords } from './records.js';
+import { loadRecords, RecordProblem } from './records.js';
 import type { Loaded, LoadOptions } from './types.js';
 
 const MathRow = z.object({
@@ -36,8 +36,8 @@ export async function loadMath(
   const split = options.split ?? 'test';
   const path = resolveDataPath(source, options.path, source, [`${split}.jsonl`]);
   const name = options.path ? (options.split ?? splitFromFile(path)) : split;
-  const { records, skipped } = convertRecords(
-    readRecords(path, options),
+  const { records, skipped } = await loadRecords(
+    path,
     MathRow,
     (row, raw): Problem => {
       const answer = row.answer?.trim() || lastBoxed(row.solution);

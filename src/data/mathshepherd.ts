@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { splitFromFile } from './gsm8k.js';
 import { resolveDataPath } from './locate.js';
-import { convertRecords, RecordProblem, readRecords } from './records.js';
+import { loadRecords, RecordProblem } from './records.js';
 import type { Loaded, LoadOptions, MathShepherdRecord } from './types.js';
 
 /** Math-Shepherd's step tag: it ends every step in `input`; `label` has `+` or `-` in its place. */
@@ -58,8 +58,8 @@ export async function loadMathShepherd(options: LoadOptions = {}): Promise<Loade
   const split = options.split ?? 'math-shepherd';
   const path = resolveDataPath('mathshepherd', options.path, 'mathshepherd', [`${split}.jsonl`]);
   const name = options.path ? (options.split ?? splitFromFile(path)) : split;
-  const { records, skipped } = convertRecords(
-    readRecords(path, options),
+  const { records, skipped } = await loadRecords(
+    path,
     MathShepherdRow,
     (row, raw): MathShepherdRecord => {
       const parsed = parseMathShepherd(row.input, row.label);

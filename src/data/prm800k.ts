@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { UsageError } from '../core/errors.js';
 import { splitFromFile } from './gsm8k.js';
 import { resolveDataPath } from './locate.js';
-import { convertRecords, RecordProblem, readRecords } from './records.js';
+import { loadRecords, RecordProblem } from './records.js';
 import type { Loaded, LoadOptions, NeutralAs, Prm800kRating, Prm800kRecord } from './types.js';
 
 const Rating = z.union([z.literal(-1), z.literal(0), z.literal(1), z.null()]);
@@ -60,8 +60,8 @@ export async function loadPrm800k(options: LoadOptions = {}): Promise<Loaded<Prm
       ? resolveDataPath('prm800k', undefined, 'prm800k-examples', ['prm800k_examples.jsonl'])
       : resolveDataPath('prm800k', options.path, 'prm800k', [`${split}.jsonl`]);
   const name = options.path ? (options.split ?? splitFromFile(path)) : split;
-  const { records, skipped } = convertRecords(
-    readRecords(path, options),
+  const { records, skipped } = await loadRecords(
+    path,
     Prm800kRow,
     (row, raw): Prm800kRecord => {
       const steps: string[] = [];

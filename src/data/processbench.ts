@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { StepwiseError } from '../core/errors.js';
 import { splitFromFile } from './gsm8k.js';
 import { resolveDataPath } from './locate.js';
-import { convertRecords, RecordProblem, readRecords } from './records.js';
+import { loadRecords, RecordProblem } from './records.js';
 import type { Loaded, LoadOptions, ProcessBenchRecord } from './types.js';
 
 /** The four ProcessBench subsets, in the paper's order; each is one JSON array `<subset>.json`. */
@@ -44,8 +44,8 @@ export async function loadProcessBench(options: LoadOptions = {}): Promise<Loade
     const remaining = options.limit === undefined ? undefined : options.limit - records.length;
     if (remaining !== undefined && remaining <= 0) break;
     const subset = splitFromFile(file);
-    const loaded = convertRecords(
-      readRecords(file, options),
+    const loaded = await loadRecords(
+      file,
       ProcessBenchRow,
       (row): ProcessBenchRecord => {
         if (row.label >= row.steps.length)

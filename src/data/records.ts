@@ -1,5 +1,6 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { createGunzip, gunzipSync } from 'node:zlib';
 import type { z } from 'zod';
 import { InputError, type InputLocation } from '../core/errors.js';
 
@@ -66,19 +67,20 @@ function splitConcatenatedJson(text: string): Array<{ start: number; end: number
   return depth === 0 && !inString ? values : null;
 }
 
-/**
- * Read the records of a data file: a JSON array (location = array index), JSONL (location = line),
- * or JSON objects written one after another (location = the line where each starts).
- * Text that is not JSON throws an {@link InputError} naming file and line, or is skipped and
- * counted with `skipInvalid`.
- */
-export function readRecords(
-  file: string,
-  options: ReadOptions = {},
-): { records: RawRecord[]; skipped: number } {
-  const text = readText(file);
+/** A line that is not JSON: where, and the parser's complaint. */
+export interface InvalidLine {
+  location: InputLocation;
+  ordinal: number;
+  error: string;
+}
+
+/** A raw record, or a line that could not be parsed (kept so `skipInvalid` can count it). */
+export type RawItem = RawRecord | InvalidLine;
+
+/** Parse the text of a whole data file into items (JSON array, JSONL, or concatenated objects). */
+function parseItems(text: string, file: string): RawItem[] {
   const first = text.search(/\S/);
-  if (first < 0) return { records: [], skipped: 0 };
+  if (first < 0) return [];
   if (text[first] === '[') {
     let parsed: unknown;
     try {
@@ -90,10 +92,7 @@ export function readRecords(
       throw new InputError({ file, line }, `not a valid JSON array (${message})`);
     }
     if (!Array.isArray(parsed)) throw new InputError({ file }, 'expected a JSON array of records');
-    return {
-      records: parsed.map((value, index) => ({ location: { file, index }, ordinal: index, value })),
-      skipped: 0,
-    };
+    return parsed.map((value, index) => ({ location: { file, index }, ordinal: index, value }));
   }
 
   const lines = text.split('\n');
@@ -101,32 +100,94 @@ export function readRecords(
   if (!isJson(lines[firstLine].trim())) {
     // Not one object per line: maybe pretty-printed objects one after another.
     const spans = splitConcatenatedJson(text);
-    if (spans && spans.length > 0 && spans.every((s) => isJson(text.slice(s.start, s.end)))) {
-      return {
-        records: spans.map((s, ordinal) => ({
-          location: { file, line: lineAt(text, s.start) },
-          ordinal,
-          value: JSON.parse(text.slice(s.start, s.end)),
-        })),
-        skipped: 0,
-      };
+    if (spans && spans.length > 0 && spans.every((sp) => isJson(text.slice(sp.start, sp.end)))) {
+      return spans.map((sp, ordinal) => ({
+        location: { file, line: lineAt(text, sp.start) },
+        ordinal,
+        value: JSON.parse(text.slice(sp.start, sp.end)),
+      }));
     }
   }
-
-  const records: RawRecord[] = [];
-  let skipped = 0;
+  const items: RawItem[] = [];
   let ordinal = 0;
   for (let i = 0; i < lines.length; i++) {
-    const s = lines[i].trim();
-    if (s === '') continue;
-    const location = { file, line: i + 1 };
-    try {
-      records.push({ location, ordinal, value: JSON.parse(s) });
-    } catch (e) {
-      if (!options.skipInvalid) throw new InputError(location, `not valid JSON (${(e as Error).message})`);
-      skipped++;
+    const line = lines[i].trim();
+    if (line === '') continue;
+    items.push(parseLine(line, { file, line: i + 1 }, ordinal++));
+  }
+  return items;
+}
+
+function parseLine(line: string, location: InputLocation, ordinal: number): RawItem {
+  try {
+    return { location, ordinal, value: JSON.parse(line) };
+  } catch (e) {
+    return { location, ordinal, error: `not valid JSON (${(e as Error).message})` };
+  }
+}
+
+/** Files at least this big are streamed line by line (JSONL only) instead of read whole. */
+const STREAM_THRESHOLD_BYTES = 64 * 1024 * 1024;
+
+function checkFile(file: string): number {
+  if (!existsSync(file)) throw new InputError({ file }, 'file not found');
+  const stat = statSync(file);
+  if (stat.isDirectory()) throw new InputError({ file }, 'is a folder, expected a file');
+  return stat.size;
+}
+
+/**
+ * The items of a data file, in order. Small files are read whole (JSON arrays, JSONL,
+ * concatenated objects); big ones (≥ 64 MB, e.g. Math-Shepherd's 793 MB) are streamed as JSONL,
+ * so memory stays flat and a `limit` stops reading early. `streamAboveBytes` moves that threshold.
+ */
+export async function* streamRecords(
+  file: string,
+  options: { streamAboveBytes?: number } = {},
+): AsyncGenerator<RawItem> {
+  const size = checkFile(file);
+  const threshold = options.streamAboveBytes ?? STREAM_THRESHOLD_BYTES / (file.endsWith('.gz') ? 8 : 1);
+  if (size < threshold) {
+    yield* parseItems(readText(file), file);
+    return;
+  }
+  const stream = createReadStream(file);
+  const lines = createInterface({
+    input: file.endsWith('.gz') ? stream.pipe(createGunzip()) : stream,
+    crlfDelay: Number.POSITIVE_INFINITY,
+  });
+  try {
+    let lineNo = 0;
+    let ordinal = 0;
+    for await (const raw of lines) {
+      lineNo++;
+      const line = (lineNo === 1 ? raw.replace(/^\uFEFF/, '') : raw).trim();
+      if (line === '') continue;
+      yield parseLine(line, { file, line: lineNo }, ordinal++);
     }
-    ordinal++;
+  } finally {
+    lines.close();
+    stream.destroy();
+  }
+}
+
+/**
+ * Read the records of a data file: a JSON array (location = array index), JSONL (location = line),
+ * or JSON objects written one after another (location = the line where each starts).
+ * Text that is not JSON throws an {@link InputError} naming file and line, or is skipped and
+ * counted with `skipInvalid`.
+ */
+export function readRecords(
+  file: string,
+  options: ReadOptions = {},
+): { records: RawRecord[]; skipped: number } {
+  checkFile(file);
+  const records: RawRecord[] = [];
+  let skipped = 0;
+  for (const item of parseItems(readText(file), file)) {
+    if (!('error' in item)) records.push(item);
+    else if (options.skipInvalid) skipped++;
+    else throw new InputError(item.location, item.error);
   }
   return { records, skipped };
 }
@@ -162,38 +223,46 @@ function issuePath(path: ReadonlyArray<PropertyKey>): string | undefined {
 }
 
 /**
- * Validate raw records with `schema` and turn each into a normalised record with `convert`.
- * The first bad record throws an {@link InputError} naming file, line or index, and field;
- * with `skipInvalid` bad records are skipped and counted.
+ * Read `file`, validate each record with `schema` and turn it into a normalised record with
+ * `convert`. The first bad record (not JSON, failing the schema, or rejected by `convert` with a
+ * {@link RecordProblem}) throws an {@link InputError} naming file, line or index, and field;
+ * with `skipInvalid` bad records are skipped and counted. `keep` drops records before validation
+ * (e.g. a split by id); `limit` stops reading once that many records are kept.
  */
-export function convertRecords<S extends z.ZodType, T>(
-  raw: { records: RawRecord[]; skipped: number },
+export async function loadRecords<S extends z.ZodType, T>(
+  file: string,
   schema: S,
   convert: (value: z.infer<S>, record: RawRecord) => T,
-  options: ReadOptions & { limit?: number } = {},
-): { records: T[]; skipped: number } {
+  options: ReadOptions & { limit?: number; keep?: (value: unknown) => boolean } = {},
+): Promise<{ records: T[]; skipped: number }> {
   const out: T[] = [];
-  let skipped = raw.skipped;
-  for (const record of raw.records) {
-    if (options.limit !== undefined && out.length >= options.limit) break;
+  let skipped = 0;
+  if (options.limit !== undefined && options.limit <= 0) return { records: out, skipped };
+  for await (const item of streamRecords(file)) {
     let field: string | undefined;
     let problem: string;
-    const parsed = schema.safeParse(record.value);
-    if (parsed.success) {
-      try {
-        out.push(convert(parsed.data, record));
-        continue;
-      } catch (e) {
-        if (!(e instanceof RecordProblem)) throw e;
-        field = e.field;
-        problem = e.message;
-      }
+    if ('error' in item) {
+      problem = item.error;
     } else {
-      const issue = parsed.error.issues[0];
-      field = issuePath(issue.path);
-      problem = issue.message;
+      if (options.keep && !options.keep(item.value)) continue;
+      const parsed = schema.safeParse(item.value);
+      if (parsed.success) {
+        try {
+          out.push(convert(parsed.data, item));
+          if (options.limit !== undefined && out.length >= options.limit) break;
+          continue;
+        } catch (e) {
+          if (!(e instanceof RecordProblem)) throw e;
+          field = e.field;
+          problem = e.message;
+        }
+      } else {
+        const issue = parsed.error.issues[0];
+        field = issuePath(issue.path);
+        problem = issue.message;
+      }
     }
-    if (!options.skipInvalid) throw new InputError({ ...record.location, field }, problem);
+    if (!options.skipInvalid) throw new InputError({ ...item.location, field }, problem);
     skipped++;
   }
   return { records: out, skipped };

@@ -17,6 +17,7 @@ import {
   matchBraces,
   parseFieldMapping,
   readRecords,
+  streamRecords,
 } from '../../src/data/index.js';
 import { fixtureDir, jsonl, prm800kRow, processBenchRow } from './fixtures.js';
 
@@ -94,6 +95,23 @@ describe('readRecords', () => {
     const skipped = readRecords(`${dir}/bad.jsonl`, { skipInvalid: true });
     expect(skipped.skipped).toBe(1);
     expect(skipped.records.map((r) => r.ordinal)).toEqual([0, 1, 3]);
+  });
+
+  it('streams big JSONL files line by line with the same locations (plain and gzip)', async () => {
+    const text = '{"a":1}\r\n\n{"a":\n{"a":3}\n';
+    const dir = fixtureDir({ 'big.jsonl': text, 'big.jsonl.gz': gzipSync(text) });
+    for (const file of [`${dir}/big.jsonl`, `${dir}/big.jsonl.gz`]) {
+      const items = [];
+      for await (const item of streamRecords(file, { streamAboveBytes: 0 })) items.push(item);
+      expect(items).toEqual([
+        { location: { file, line: 1 }, ordinal: 0, value: { a: 1 } },
+        { location: { file, line: 3 }, ordinal: 1, error: expect.stringMatching(/^not valid JSON/) },
+        { location: { file, line: 4 }, ordinal: 2, value: { a: 3 } },
+      ]);
+      const whole = [];
+      for await (const item of streamRecords(file)) whole.push(item);
+      expect(whole).toEqual(items);
+    }
   });
 
   it('a broken JSON array and a missing file are InputErrors', async () => {
