@@ -1,8 +1,9 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import pLimit from 'p-limit';
 import { emptyCost } from '../core/cost.js';
 import { UsageError } from '../core/errors.js';
 import type { Cost } from '../core/types.js';
+import { readJsonl } from '../jobs/jsonl.js';
 import { runJsonlJob } from '../jobs/run-job.js';
 import type { Policy } from '../models/policy.js';
 import type { AnswerChecker } from './estimate.js';
@@ -97,6 +98,22 @@ export function summarizeSignals(
 }
 
 /**
+ * A resumed output must hold label records: resuming from some other JSONL (the input itself,
+ * a sample file) would silently skip solutions and break the summary.
+ */
+function assertResumable(file: string): void {
+  if (!existsSync(file)) return;
+  const { lines } = readJsonl(file, { skipInvalid: true });
+  for (const { line, value } of lines) {
+    const v = value as Partial<LabeledSolutionRecord> | null;
+    if (!v || typeof v.id !== 'string' || !Array.isArray(v.chunks) || typeof v.firstError !== 'object')
+      throw new UsageError(
+        `${file}, line ${line}: not a \`stepwise label\` record, so the output cannot be resumed (use another --out, or --fresh to overwrite)`,
+      );
+  }
+}
+
+/**
  * Label every solution, appending each finished record to the output as it completes (a killed
  * job resumes where it stopped; the model cache makes any rollout already received free), then
  * rewrite the output in input order. Concurrency limits solutions and generate calls; identical
@@ -123,6 +140,7 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
     if (ids.has(s.id)) throw new UsageError(`duplicate solution id "${s.id}"`);
     ids.add(s.id);
   }
+  if (!options.fresh) assertResumable(labelsFile);
   let resumed = 0;
   const records = await runJsonlJob<SolutionToLabel, LabeledSolutionRecord>({
     items: options.solutions,
