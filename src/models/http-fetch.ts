@@ -40,6 +40,72 @@ function bodyBytes(body: RequestInit['body']): string | Uint8Array | undefined {
   throw new TypeError('keep-alive fetch supports only string or byte bodies');
 }
 
+/**
+ * Reply headers as a read-only map. Names are lower-case (Node's); own enumerable properties are
+ * the headers themselves, which is how the SDK's request logger reads a non-`Headers` object.
+ */
+class ReplyHeaders {
+  constructor(raw: http.IncomingHttpHeaders) {
+    for (const k in raw) {
+      const v = raw[k];
+      if (v !== undefined)
+        (this as unknown as Record<string, string>)[k] = Array.isArray(v) ? v.join(', ') : v;
+    }
+  }
+  get(name: string): string | null {
+    const v = (this as unknown as Record<string, string | undefined>)[name.toLowerCase()];
+    return typeof v === 'string' ? v : null;
+  }
+  has(name: string): boolean {
+    return this.get(name) !== null;
+  }
+  forEach(fn: (value: string, name: string) => void): void {
+    for (const [k, v] of Object.entries(this)) fn(v as string, k);
+  }
+  entries(): IterableIterator<[string, string]> {
+    return (Object.entries(this) as Array<[string, string]>)[Symbol.iterator]();
+  }
+  [Symbol.iterator](): IterableIterator<[string, string]> {
+    return this.entries();
+  }
+}
+
+/**
+ * A buffered reply with the part of the `Response` interface the SDK uses for non-streaming
+ * calls (status, ok, headers.get, json, text). Building a WHATWG `Response` and `Headers` per
+ * request was a tenth of the client's CPU time; streaming is not supported (`body` is null).
+ */
+class BufferedResponse {
+  readonly body = null;
+  readonly bodyUsed = false;
+  readonly redirected = false;
+  readonly type = 'basic';
+  readonly headers: ReplyHeaders;
+  private readonly payload: Buffer;
+  constructor(
+    readonly status: number,
+    readonly statusText: string,
+    raw: http.IncomingHttpHeaders,
+    chunks: Buffer[],
+    readonly url: string,
+  ) {
+    this.headers = new ReplyHeaders(raw);
+    this.payload = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+  }
+  get ok(): boolean {
+    return this.status >= 200 && this.status < 300;
+  }
+  async text(): Promise<string> {
+    return this.payload.toString('utf8');
+  }
+  async json(): Promise<unknown> {
+    return JSON.parse(this.payload.toString('utf8'));
+  }
+  async arrayBuffer(): Promise<ArrayBuffer> {
+    return new Uint8Array(this.payload).buffer;
+  }
+}
+
 /** Create a keep-alive fetch with at most `maxSockets` connections per host. */
 export function createKeepAliveFetch(options: { maxSockets?: number } = {}): KeepAliveFetch {
   const maxSockets = options.maxSockets ?? 256;
@@ -87,16 +153,15 @@ export function createKeepAliveFetch(options: { maxSockets?: number } = {}): Kee
             if (settled) return;
             settled = true;
             signal?.removeEventListener('abort', onAbort);
-            // Node already lower-cases names; only repeated headers (set-cookie) come as arrays.
-            const replyHeaders: Record<string, string> = {};
-            for (const k in res.headers) {
-              const v = res.headers[k];
-              if (v !== undefined) replyHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
-            }
-            const status = res.statusCode ?? 500;
-            // Response forbids a body on these statuses.
-            const payload = status === 204 || status === 304 ? null : Buffer.concat(chunks);
-            resolve(new Response(payload, { status, statusText: res.statusMessage, headers: replyHeaders }));
+            resolve(
+              new BufferedResponse(
+                res.statusCode ?? 500,
+                res.statusMessage ?? '',
+                res.headers,
+                chunks,
+                url.href,
+              ) as unknown as Response,
+            );
           });
         },
       );

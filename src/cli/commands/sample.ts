@@ -41,6 +41,11 @@ function unwrap(model: LanguageModel): LanguageModel {
   return (model as Partial<CachedModel>).inner ?? model;
 }
 
+function endpointCount(model: LanguageModel): number {
+  const inner = unwrap(model);
+  return inner instanceof OpenAIModel ? inner.endpoints.endpoints.length : 1;
+}
+
 /** `stepwise sample`: K solutions per problem with correctness, accuracy and pass@k. */
 export function register(program: Command): void {
   program
@@ -65,7 +70,12 @@ export function register(program: Command): void {
       'run seed: each problem gets a seed derived from it and its id',
       intOption('--seed', 0),
     )
-    .option('--concurrency <c>', 'problems (requests) in flight', intOption('--concurrency', 1), 16)
+    .option(
+      '--concurrency <c>',
+      'requests in flight per endpoint (problems in flight: this × endpoints)',
+      intOption('--concurrency', 1),
+      16,
+    )
     .option(
       '--base-url <url>',
       'OpenAI-compatible server URL(s) ending in /v1, comma-separated (default OPENAI_BASE_URL)',
@@ -132,7 +142,8 @@ export function register(program: Command): void {
           temperature: flags.temperature,
           topP: flags.topP,
           seed: flags.seed,
-          concurrency: flags.concurrency,
+          // --concurrency is per endpoint: keep every endpoint busy.
+          concurrency: flags.concurrency * endpointCount(model),
           segmentBy: flags.segmentBy,
           fresh: flags.fresh,
           noCache: !flags.cache,
