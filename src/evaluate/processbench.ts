@@ -165,7 +165,7 @@ export async function runProcessBench(options: ProcessBenchRunOptions): Promise<
     const present = [...new Set(samples.map((s) => s.subset))].join(', ');
     throw new UsageError(
       `--threshold auto picks the threshold on the ${threshold.subset} subset, which this run does not include ` +
-        `(subsets: ${present || 'none'}); include it, choose another subset, or pass --threshold <number>`,
+        `(subsets: ${present || 'none'}); include it, choose another with --threshold-subset <name>, or pass --threshold <number>`,
     );
   }
   const ids = new Set<string>();

@@ -1,4 +1,4 @@
-import { emptyCost } from '../core/cost.js';
+import { CostLedger } from '../core/cost.js';
 import type { Cost, Judgment, Verdict } from '../core/types.js';
 import type { Usage } from '../models/types.js';
 import type { JudgeOptions, JudgeResult } from './types.js';
@@ -6,17 +6,34 @@ import type { JudgeOptions, JudgeResult } from './types.js';
 /** Default threshold of score-based verdicts: a chunk is negative when its score is below it. */
 export const DEFAULT_THRESHOLD = 0.5;
 
-/** A judge-role cost accumulator: every model call a judge makes is recorded here. */
+/**
+ * The judge-role account of one `judge` call: every model call a judge makes is recorded in a
+ * {@link CostLedger} under role `judge` (rollouts of a rollout judge included: they are spent on
+ * judging). Cache hits cost nothing: their calls, samples and tokens are not counted.
+ */
 export class JudgeCost {
-  readonly cost: Cost = emptyCost();
+  private readonly ledger = new CostLedger();
 
-  /** Record one call's usage and the number of samples it returned. */
-  record(usage: Usage, samples: number): void {
-    const c = this.cost.judge;
-    c.calls += usage.calls;
-    c.samples += samples;
-    c.promptTokens += usage.promptTokens;
-    c.completionTokens += usage.completionTokens;
+  /** Record one call's usage and the number of samples it returned (`cached`: served from the cache). */
+  record(usage: Usage, samples: number, cached = false): void {
+    this.ledger.record('judge', {
+      calls: usage.calls,
+      samples: cached || usage.calls === 0 ? 0 : samples,
+      promptTokens: usage.promptTokens,
+      completionTokens: usage.completionTokens,
+    });
+  }
+
+  /** Add a cost computed elsewhere, all of it as the judge's. */
+  addAsJudge(cost: Cost): void {
+    for (const role of ['policy', 'judge'] as const) {
+      const c = cost[role];
+      this.ledger.record('judge', c);
+    }
+  }
+
+  get cost(): Cost {
+    return this.ledger.snapshot();
   }
 }
 

@@ -130,7 +130,7 @@ export function createGenerativeJudge(
       },
       { signal: options.signal },
     );
-    cost.record(result.usage, result.samples.length);
+    cost.record(result.usage, result.samples.length, result.cached);
     return judgmentFromVotes(i, result.samples, threshold);
   }
 

@@ -54,7 +54,7 @@ export function createOrmJudge(model: LanguageModel, settings: OrmJudgeSettings 
       },
       { signal: options.signal },
     );
-    cost.record(out.usage, out.samples.length);
+    cost.record(out.usage, out.samples.length, out.cached);
     let correct = 0;
     let parsed = 0;
     let rationale: string | undefined;

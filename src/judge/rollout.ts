@@ -102,11 +102,7 @@ export function createRolloutJudge(
         throwIfAborted(options.signal);
         const e = await estimatePrefixValue(policy, checker, problem, chunks, prefixLength, ro);
         // The rollouts are spent on judging: they count as the judge's cost.
-        const c = cost.cost.judge;
-        c.calls += e.cost.policy.calls;
-        c.samples += e.cost.policy.samples;
-        c.promptTokens += e.cost.policy.promptTokens;
-        c.completionTokens += e.cost.policy.completionTokens;
+        cost.addAsJudge(e.cost);
         q.set(prefixLength, e.q);
         return e.q;
       };

@@ -89,7 +89,7 @@ export function createShepherdJudge(model: LanguageModel, settings: ShepherdPrmS
       { prompt: prefix, n: 1, temperature: 0, maxTokens: 1, logprobs: settings.topLogprobs ?? 20 },
       { signal: options.signal },
     );
-    cost.record(out.usage, out.samples.length);
+    cost.record(out.usage, out.samples.length, out.cached);
     const first: TokenLogprob | undefined = out.samples[0]?.logprobs?.[0];
     if (!first) {
       throw new StepwiseError(
