@@ -136,6 +136,7 @@ function stopList(v: unknown): string[] | undefined {
 /** The sampling fields shared by both generation endpoints. */
 function samplingOf(body: Record<string, unknown>): Omit<GenerateRequest, 'prompt' | 'messages'> {
   if (body.echo === true) throw new HttpError(400, 'echo is not supported by the sim server');
+  if (body.stream === true) throw new HttpError(400, 'stream is not supported by the sim server');
   const logprobs = body.logprobs;
   const wantsLogprobs = logprobs !== undefined && logprobs !== null && logprobs !== false;
   return {

@@ -114,19 +114,31 @@ describe('exact values', () => {
     expect(firstWrongStep(p, ['Let me think.', 'Step 1: add 2. 10 + 2 = 12.'])).toBe(-1);
   });
 
-  it('exact step values agree with Monte Carlo continuations in process', () => {
-    const problems = generateSimProblems({ count: 6, seed: 11 });
+  it.each([
+    ['default options', O],
+    [
+      'frequent checks, false alarms, restatements',
+      resolveSimOptions({
+        stepError: 0.2,
+        checkRate: 0.5,
+        catchRate: 0.6,
+        falseAlarm: 0.2,
+        restateRate: 0.4,
+      }),
+    ],
+  ])('exact step values agree with Monte Carlo continuations in process (%s)', (_name, o) => {
+    const problems = generateSimProblems({ count: 5, seed: 11 });
     let checked = 0;
     for (const [pi, prob] of problems.entries()) {
-      const sol = sampleSimSolution(prob, O, 100 + pi);
-      const values = exactStepValues(prob, sol, O);
+      const sol = sampleSimSolution(prob, o, 100 + pi);
+      const values = exactStepValues(prob, sol, o);
       for (let i = 0; i <= sol.length; i += 2) {
-        const M = 3000;
+        const M = 2500;
         const rng = createRng(`mc:${pi}:${i}`);
         const state = replaySimChunks(prob, sol.slice(0, i)).state;
         let ok = 0;
         for (let j = 0; j < M; j++) {
-          const rest = sampleSimChunks(prob, O, state, rng);
+          const rest = sampleSimChunks(prob, o, state, rng);
           const last = rest.length > 0 ? rest[rest.length - 1] : sol[i - 1];
           if (last.includes(`\\boxed{${solveSimProblem(prob)}}`)) ok++;
         }
@@ -136,6 +148,6 @@ describe('exact values', () => {
         checked++;
       }
     }
-    expect(checked).toBeGreaterThan(15);
+    expect(checked).toBeGreaterThan(12);
   });
 });
