@@ -115,10 +115,7 @@ export class GgufModel implements LanguageModel {
     let modelPath: string;
     if (/^(hf:|https?:)/.test(options.model)) {
       try {
-        modelPath = await lib.resolveModelFile(options.model, {
-          directory: options.modelsDir,
-          cli: false,
-        } as Parameters<LlamaModule['resolveModelFile']>[1]);
+        modelPath = await lib.resolveModelFile(options.model, { directory: options.modelsDir, cli: false });
       } catch (err) {
         throw new StepwiseError(
           `gguf: could not resolve ${options.model} (downloading needs internet access): ${(err as Error).message}`,
