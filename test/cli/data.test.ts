@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -121,5 +122,16 @@ describe('stepwise data', () => {
     const math = runCli(['data', 'pull', 'math']);
     expect(math.code).toBe(2);
     expect(math.stderr).toMatch(/cannot pull math/);
+  });
+
+  it('a reader that stops early (| head -n 1) ends the output quietly, without an EPIPE trace', () => {
+    const cmd = `node bin/stepwise.js data show processbench --path '${sharedData('processbench')}' --json | head -n 1`;
+    const r = spawnSync('sh', ['-c', cmd], {
+      cwd: new URL('../..', import.meta.url).pathname,
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout).id).toBe('gsm8k-0');
+    expect(r.stderr).not.toMatch(/EPIPE|\n\s+at /);
   });
 });

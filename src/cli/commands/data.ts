@@ -34,6 +34,35 @@ function preview(record: DatasetRecord): string {
   return `${record.id}\t${record.steps.length} steps\tfirst error ${record.firstError}\t${short(record.question)}`;
 }
 
+/**
+ * Print one line per record to stdout in ~1 MB writes, waiting when the pipe is full (a big set
+ * never becomes one giant string). A reader that goes away (`| head`) ends the output quietly.
+ */
+async function writeLines<T>(records: readonly T[], format: (record: T) => string): Promise<void> {
+  const out = process.stdout;
+  let closed = false;
+  out.on('error', () => {
+    closed = true; // EPIPE and friends: nobody is reading any more
+  });
+  let buffer = '';
+  const flush = async () => {
+    if (buffer === '' || closed) return;
+    const ok = out.write(buffer);
+    buffer = '';
+    if (!ok)
+      await new Promise<void>((resolve) => {
+        out.once('drain', resolve);
+        out.once('close', resolve);
+      });
+  };
+  for (const record of records) {
+    if (closed) return;
+    buffer += `${format(record)}\n`;
+    if (buffer.length >= 1 << 20) await flush();
+  }
+  await flush();
+}
+
 interface ShowOptions {
   path?: string;
   limit?: string;
@@ -110,8 +139,7 @@ Examples:
         domain: opts.domain,
       };
       const { records, skipped, path } = await loadDatasetRecords(name, options);
-      const lines = records.map((r) => (opts.json ? JSON.stringify(r) : preview(r)));
-      if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
+      await writeLines(records, (r) => (opts.json ? JSON.stringify(r) : preview(r)));
       process.stderr.write(
         `${records.length} ${name} records from ${path}${opts.skipInvalid ? `, ${skipped} invalid skipped` : ''}\n`,
       );
