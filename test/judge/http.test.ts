@@ -7,9 +7,7 @@ import { parseJudgePrompt } from '../../src/prompts/judge.js';
 import { QWEN_PRM_SYSTEM, renderQwenPrmInput } from '../../src/prompts/prm.js';
 
 /** A scripted OpenAI-compatible server: records every request body, answers with `reply`. */
-async function scriptedServer(
-  reply: (path: string, body: Record<string, unknown>) => unknown,
-): Promise<{
+async function scriptedServer(reply: (path: string, body: Record<string, unknown>) => unknown): Promise<{
   baseUrl: string;
   received: Array<{ path: string; body: Record<string, unknown> }>;
   server: Server;
