@@ -105,6 +105,23 @@ describe('generative judge over HTTP', () => {
     expect(r.cost.judge).toMatchObject({ calls: 2, promptTokens: 200, completionTokens: 40 });
   });
 
+  it('the request for the last chunk holds every previous chunk, in order', async () => {
+    const s = await scriptedServer(() => chatReply(['Fine. \\boxed{Positive}']));
+    servers.push(s.server);
+    const judge = await createJudge('generative:openai:judge-7b', { baseUrl: s.baseUrl, noCache: true });
+    const r = await judge.judge(problem, chunks, { firstErrorOnly: true });
+    expect(r.firstError).toBe(-1);
+    expect(s.received).toHaveLength(3);
+    const byChunk = s.received.map((q) => parseJudgePrompt(q.body.messages as never)!);
+    byChunk.sort((a, b) => a.history.length - b.history.length);
+    byChunk.forEach((p, i) => {
+      expect(p).toEqual({ problem: problem.question, history: chunks.slice(0, i), chunk: chunks[i] });
+    });
+    const last = JSON.stringify(s.received[2].body.messages);
+    expect(last.indexOf('Tom starts with 3 apples.')).toBeLessThan(last.indexOf('He buys 4 more'));
+    expect(last.indexOf('He buys 4 more')).toBeLessThan(last.indexOf('boxed{8} apples'));
+  });
+
   it('k votes go out as one request with n = k', async () => {
     const s = await scriptedServer(() =>
       chatReply(['\\boxed{Positive}', '\\boxed{Negative}', '\\boxed{Positive}', 'x']),
