@@ -32,50 +32,50 @@ export async function beamSearch(
   ];
   const finished: Beam[] = [];
   for (let depth = 0; depth < config.maxSteps && active.length > 0; depth++) {
+    // Expand every surviving beam, then judge every new step, each batch concurrently (seeds are
+    // drawn in beam order before any await, so runs reproduce).
+    const expansions = await Promise.all(
+      active.map((beam) => rt.sampleSteps(beam.chunks, depth === 0 ? config.n : config.beamWidth)),
+    );
+    const pending = active.flatMap((beam, b) => expansions[b].map((s) => ({ beam, s })));
+    const rulings = await Promise.all(
+      pending.map(({ beam, s }) => (s.text === '' ? null : rt.judgeStep([...beam.chunks, s.text], depth))),
+    );
     const candidates: Beam[] = [];
-    for (const beam of active) {
-      const steps = await rt.sampleSteps(beam.chunks, depth === 0 ? config.n : config.beamWidth);
-      for (const s of steps) {
-        if (s.text === '') {
-          // The model ended the solution (or wrote an empty step) right after the prefix.
-          const node = rt.node({
-            parent: beam.node?.id ?? null,
-            depth,
-            text: '',
-            status: 'pruned',
-            final: s.final,
-          });
-          if (s.final && beam.node)
-            candidates.push({
-              chunks: beam.chunks,
-              scores: beam.scores,
-              node,
-              final: true,
-              score: beam.score,
-            });
-          continue;
-        }
-        const chunks = [...beam.chunks, s.text];
-        const ruling = await rt.judgeStep(chunks, depth);
-        const scores = [...beam.scores, ruling.score];
+    pending.forEach(({ beam, s }, k) => {
+      const ruling = rulings[k];
+      if (ruling === null) {
+        // The model ended the solution (or wrote an empty step) right after the prefix.
         const node = rt.node({
           parent: beam.node?.id ?? null,
           depth,
-          text: s.text,
+          text: '',
           status: 'pruned',
-          verdict: ruling.verdict,
-          score: ruling.score,
           final: s.final,
         });
-        candidates.push({
-          chunks,
-          scores,
-          node,
-          final: s.final,
-          score: aggregateScores(scores, config.aggregation),
-        });
+        if (s.final && beam.node)
+          candidates.push({ chunks: beam.chunks, scores: beam.scores, node, final: true, score: beam.score });
+        return;
       }
-    }
+      const chunks = [...beam.chunks, s.text];
+      const scores = [...beam.scores, ruling.score];
+      const node = rt.node({
+        parent: beam.node?.id ?? null,
+        depth,
+        text: s.text,
+        status: 'pruned',
+        verdict: ruling.verdict,
+        score: ruling.score,
+        final: s.final,
+      });
+      candidates.push({
+        chunks,
+        scores,
+        node,
+        final: s.final,
+        score: aggregateScores(scores, config.aggregation),
+      });
+    });
     for (const c of candidates) if (c.final) finished.push(c);
     const open = candidates.filter((c) => !c.final);
     if (finished.length >= config.n || depth === config.maxSteps - 1) {

@@ -20,12 +20,13 @@ export async function sampleAndScore(rt: SearchRuntime, problem: Problem): Promi
   const { config, deps } = rt;
   const texts = await rt.sampleSolutions(config.n);
   const checker = deps.checker ?? defaultChecker;
+  // Judge the candidates concurrently; seeds are drawn in candidate order, so runs reproduce.
+  const split = texts.map((text) => splitSolution(text, config.stepSeparator));
+  const rulings = await Promise.all(split.map((chunks) => rt.judgeAll(chunks)));
   const out: ScoredCandidate[] = [];
   for (const [i, text] of texts.entries()) {
-    const chunks = splitSolution(text, config.stepSeparator);
-    const rulings = await rt.judgeAll(chunks);
     const score = aggregateScores(
-      rulings.map((r) => r.score),
+      rulings[i].map((r) => r.score),
       config.aggregation,
     );
     const answer = checker(problem, text).answer;
@@ -39,7 +40,7 @@ export async function sampleAndScore(rt: SearchRuntime, problem: Problem): Promi
       score,
       answer,
     });
-    out.push({ text, chunks, rulings, score, answer, node });
+    out.push({ text, chunks: split[i], rulings: rulings[i], score, answer, node });
   }
   return out;
 }

@@ -284,7 +284,7 @@ interface SearchCommandFlags extends SearchFlags {
   concurrency: number;
   fresh?: boolean;
   trace: boolean;
-  goldCheck: boolean;
+  goldCheck?: boolean;
   quiet?: boolean;
 }
 
@@ -309,6 +309,7 @@ export function register(program: Command): void {
     .option('--concurrency <c>', 'problems searched at once', intOption('--concurrency', 1), 4)
     .option('--fresh', 'start the output over instead of resuming it')
     .option('--no-trace', 'leave the attempt tree out of the output lines')
+    .option('--gold-check', 'check final answers against the gold answers (the default)')
     .option(
       '--no-gold-check',
       'do not check final answers against the gold answers (accuracy is then not reported)',
@@ -316,7 +317,9 @@ export function register(program: Command): void {
     .option('--quiet', 'no progress bar')
     .action(async (f: SearchCommandFlags) => {
       getStrategy(f.strategy);
-      const problems = (await loadSearchProblems(f)).map((p) => (f.goldCheck ? p : { ...p, answer: '' }));
+      const problems = (await loadSearchProblems(f)).map((p) =>
+        f.goldCheck !== false ? p : { ...p, answer: '' },
+      );
       const { deps, close } = await buildSearchDeps(f, [f.strategy]);
       const out = resolve(f.out);
       const bar = createProgressBar(`search ${f.strategy}`, { quiet: f.quiet });
