@@ -259,7 +259,10 @@ export async function loadRecords<S extends z.ZodType, T>(
       } else {
         const issue = parsed.error.issues[0];
         field = issuePath(issue.path);
-        problem = issue.message;
+        problem = issue.message.replace(
+          /^Invalid input: expected (.+), received undefined$/,
+          'missing (expected $1)',
+        );
       }
     }
     if (!options.skipInvalid) throw new InputError({ ...item.location, field }, problem);

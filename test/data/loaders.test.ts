@@ -162,6 +162,10 @@ describe('GSM8K loader', () => {
     });
     const err = await inputError(() => loadGsm8k({ path: `${dir}/test.jsonl` }));
     expect(err.location).toMatchObject({ line: 2, field: 'question' });
+    expect(err.message).toMatch(/line 2, field "question": Invalid input: expected string, received number$/);
+    const missing = fixtureDir({ 'test.jsonl': jsonl([{ answer: '#### 1' }]) });
+    const err2 = await inputError(() => loadGsm8k({ path: `${missing}/test.jsonl` }));
+    expect(err2.message).toMatch(/line 1, field "question": missing \(expected string\)$/);
   });
 });
 
