@@ -219,6 +219,9 @@ def run_worker(first_test, report_fd, out_path, err_path):
             send({"event": "start", "test": i})
             result = run(i, TESTS[i]["code"], "<test %d>" % i)
             send(result)
+            if result["status"] != "passed" and CONFIG.get("failFast"):
+                send({"event": "yield"})
+                os._exit(0)
             if result["forked"] and i + 1 < len(TESTS):
                 # Start the next test in a clean process group: the supervisor kills strays.
                 send({"event": "yield"})
@@ -295,7 +298,10 @@ def supervise():
     truncated = False
     keep = CONFIG.get("captureBytes", 65536)
 
-    while program is None or (program_ok(program) and next_test < len(TESTS)):
+    def stopped():
+        return CONFIG.get("failFast") and any(r is not None and r["status"] != "passed" for r in results)
+
+    while program is None or (program_ok(program) and next_test < len(TESTS) and not stopped()):
         out_path = os.path.join(WORK_DIR, ".stdout-%d" % workers)
         err_path = os.path.join(WORK_DIR, ".stderr-%d" % workers)
         read_fd, write_fd = os.pipe()

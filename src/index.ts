@@ -7,6 +7,8 @@ export * from './core/cost.js';
 export * from './core/errors.js';
 export * from './core/rng.js';
 export * from './core/segment.js';
+// code (sandboxed tests, code steps, mutation labels, code search)
+export * from './code/index.js';
 // core
 export * from './core/types.js';
 // data
@@ -39,4 +41,5 @@ export * from './store/index.js';
 export * from './train/index.js';
 // verify
 export * from './verify/index.js';
+export * from './verify/code/index.js';
 export { VERSION } from './version.js';

@@ -1,3 +1,4 @@
+export * from './code.js';
 export * from './critic.js';
 export * from './judge.js';
 export * from './orm.js';

@@ -1,4 +1,5 @@
 import { StepwiseError } from '../core/errors.js';
+import { type CodeProblemLike, checkCodeSolution } from './code/tasks.js';
 import { type EquivalenceOptions, isEquivalent } from './equivalence.js';
 import { extractAnswer } from './extract.js';
 
@@ -24,11 +25,14 @@ export interface SolutionCheck {
  * domain whose checker runs tests in a sandbox (code) plugs in here.
  */
 export async function checkSolution(
-  problem: { domain: 'math' | 'code'; answer: string },
+  problem: { domain: 'math' | 'code'; answer: string } & CodeProblemLike,
   solutionText: string,
 ): Promise<SolutionCheck> {
   if (problem.domain === 'math') return checkMathAnswer(problem.answer, solutionText);
-  throw new StepwiseError(
-    `checking ${problem.domain} solutions needs the code checker (src/verify/code), which does not handle them in this build`,
-  );
+  if (problem.domain === 'code') {
+    // Code: run the problem's tests in the sandbox (src/verify/code).
+    const { answer, correct } = await checkCodeSolution(problem, solutionText);
+    return { answer, correct };
+  }
+  throw new StepwiseError(`cannot check solutions of domain "${String(problem.domain)}"`);
 }

@@ -28,6 +28,7 @@ export {
   assembleProgram,
   type CodeCheck,
   type CodeCheckOptions,
+  type CodeProblemLike,
   type CodeTask,
   type CodeTaskKind,
   checkCodeSolution,

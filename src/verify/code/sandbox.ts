@@ -16,7 +16,8 @@ import { StepwiseError } from '../../core/errors.js';
  * - `fork-limit` — a process could not be created because of the process cap;
  * - `network-blocked` — the code tried to use the network;
  * - `output-limit` — the code wrote more than the output cap;
- * - `not-run` — the test was never reached (only when the whole run was cut off).
+ * - `not-run` — the test was never reached (after a failure, with `failFast`).
+ * When the program itself fails (syntax error, exception at top level), every test gets its status.
  */
 export type SandboxStatus =
   | 'passed'
@@ -50,6 +51,8 @@ export interface SandboxLimits {
   outputBytes: number;
   /** Bytes of stdout / stderr kept in the result. */
   captureBytes: number;
+  /** Stop at the first test that does not pass (the rest are `not-run`): enough for pass/fail, much cheaper for hanging candidates. */
+  failFast: boolean;
 }
 
 export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = {
@@ -59,6 +62,7 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = {
   maxProcesses: 8,
   outputBytes: 1 << 20,
   captureBytes: 16 << 10,
+  failFast: false,
 };
 
 /** A program and its tests. */
@@ -345,6 +349,7 @@ export class Sandbox {
       maxProcesses: limits.maxProcesses,
       outputBytes: limits.outputBytes,
       captureBytes: limits.captureBytes,
+      failFast: limits.failFast,
       cgroup,
       nprocRlimit: true,
       parentDeathSignal: true,

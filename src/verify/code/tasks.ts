@@ -38,7 +38,14 @@ export interface CodeTask {
   reference?: string;
 }
 
-function metaString(problem: Problem, ...keys: string[]): string | undefined {
+/**
+ * What the code checker reads from a problem: `answer` (test code) and, when the data set has
+ * them, `source`, `id`, `question` and `meta` (HumanEval / MBPP fields as src/data loads them).
+ */
+export type CodeProblemLike = Pick<Problem, 'answer'> &
+  Partial<Pick<Problem, 'id' | 'source' | 'question' | 'meta'>>;
+
+function metaString(problem: CodeProblemLike, ...keys: string[]): string | undefined {
   for (const k of keys) {
     const v = problem.meta?.[k];
     if (typeof v === 'string') return v;
@@ -46,7 +53,7 @@ function metaString(problem: Problem, ...keys: string[]): string | undefined {
   return undefined;
 }
 
-function metaStrings(problem: Problem, ...keys: string[]): string[] | undefined {
+function metaStrings(problem: CodeProblemLike, ...keys: string[]): string[] | undefined {
   for (const k of keys) {
     const v = problem.meta?.[k];
     if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v as string[];
@@ -59,21 +66,22 @@ function metaStrings(problem: Problem, ...keys: string[]): string[] | undefined 
  * problem whose `answer` is test code) into a {@link CodeTask}. `challenge` adds MBPP's
  * `challenge_test_list`.
  */
-export function codeTaskOf(problem: Problem, options: { challenge?: boolean } = {}): CodeTask {
-  const source = problem.source.toLowerCase();
+export function codeTaskOf(problem: CodeProblemLike, options: { challenge?: boolean } = {}): CodeTask {
+  const source = (problem.source ?? '').toLowerCase();
+  const id = problem.id ?? '(code problem)';
   if (source === 'humaneval' || metaString(problem, 'entry_point', 'entryPoint') !== undefined) {
     const entryPoint = metaString(problem, 'entry_point', 'entryPoint');
-    const prompt = metaString(problem, 'prompt') ?? problem.question;
+    const prompt = metaString(problem, 'prompt') ?? problem.question ?? '';
     const test = metaString(problem, 'test') ?? problem.answer;
     if (!entryPoint)
       throw new InputError(
-        { file: problem.id, field: 'meta.entry_point' },
+        { file: id, field: 'meta.entry_point' },
         'HumanEval problem without an entry point',
       );
     const canonical = metaString(problem, 'canonical_solution', 'canonicalSolution');
     return {
       kind: 'humaneval',
-      id: problem.id,
+      id,
       entryPoint,
       prompt,
       setup: '',
@@ -90,14 +98,14 @@ export function codeTaskOf(problem: Problem, options: { challenge?: boolean } = 
     const code = metaString(problem, 'code');
     return {
       kind: 'mbpp',
-      id: problem.id,
+      id,
       entryPoint: mbppEntryPoint(asserts),
       setup: metaString(problem, 'test_setup_code', 'testSetupCode') ?? '',
       tests: asserts.map((code, i) => ({ name: `assert ${i}`, code })),
       reference: code?.replace(/\r\n/g, '\n'),
     };
   }
-  return { kind: 'tests', id: problem.id, setup: '', tests: [{ name: 'tests', code: problem.answer }] };
+  return { kind: 'tests', id, setup: '', tests: [{ name: 'tests', code: problem.answer }] };
 }
 
 /** The extracted candidate code and the full program the sandbox runs. */
@@ -174,7 +182,7 @@ export async function runCodeTask(
  * the candidate does.
  */
 export async function checkCodeSolution(
-  problem: Problem,
+  problem: CodeProblemLike,
   completionText: string,
   options: CodeCheckOptions = {},
 ): Promise<CodeCheck> {
@@ -206,7 +214,7 @@ export async function checkReferenceSolution(
 ): Promise<CodeCheck> {
   const task = codeTaskOf(problem, options);
   if (task.reference === undefined)
-    throw new InputError({ file: problem.id, field: 'meta' }, 'this code problem has no reference solution');
+    throw new InputError({ file: task.id, field: 'meta' }, 'this code problem has no reference solution');
   const program = task.setup.trim() === '' ? task.reference : `${task.reference}\n\n${task.setup}\n`;
   return fromResult(task.reference, await runCodeTask(task, program, options));
 }
