@@ -1,5 +1,5 @@
 /** Bulk sampling: K solutions per problem, segmented and checked, with accuracy and pass@k. */
-export { meanPassAtK, passAtK, reportedKs } from './passk.js';
+export { reportedKs } from './passk.js';
 export {
   runSampleJob,
   type SampledSolution,

@@ -5,7 +5,8 @@ import type { Policy } from '../models/policy.js';
 import { itemSeed } from '../models/seeds.js';
 import type { FinishReason } from '../models/types.js';
 import { checkSolution } from '../verify/check.js';
-import { meanPassAtK, reportedKs } from './passk.js';
+import { meanPassAtK } from '../verify/code/passk.js';
+import { reportedKs } from './passk.js';
 
 /** One sampled solution of a problem. */
 export interface SampledSolution {
@@ -137,7 +138,13 @@ export function summarizeSamples(records: readonly SampleRecord[]): SampleSummar
   const all = records.flatMap((r) => r.samples);
   const counts = records.map((r) => ({ n: r.samples.length, c: r.samples.filter((s) => s.correct).length }));
   const passAtK: Record<string, number> = {};
-  if (k > 0) for (const kk of reportedKs(k)) passAtK[`pass@${kk}`] = meanPassAtK(counts, kk);
+  // pass@k (unbiased estimator, shared with code evaluation) over problems with at least k samples.
+  if (k > 0)
+    for (const kk of reportedKs(k))
+      passAtK[`pass@${kk}`] = meanPassAtK(
+        counts.filter((c) => c.n >= kk),
+        kk,
+      );
   const completion = all.reduce((a, s) => a + s.tokens, 0);
   return {
     problems: records.length,
