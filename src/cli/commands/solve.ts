@@ -4,6 +4,7 @@ import { totalTokens } from '../../core/cost.js';
 import type { Problem } from '../../core/types.js';
 import { runStrategy, STRATEGY_NAMES } from '../../search/registry.js';
 import type { SearchResult } from '../../search/types.js';
+import { parseSimQuestion, solveSimProblem } from '../../sim/world.js';
 import {
   addModelOptions,
   addStrategyOptions,
@@ -61,7 +62,7 @@ export function register(program: Command): void {
     .description('Solve one problem with a search strategy; print each chunk with its verdict and attempts')
     .argument(
       '<problem>',
-      'the problem text (for sim policies, a sim question: see `stepwise sim problems`)',
+      'the problem text (for sim policies a sim question, e.g. from `stepwise sim example`)',
     );
   addModelOptions(cmd);
   cmd.addOption(
@@ -71,11 +72,23 @@ export function register(program: Command): void {
   );
   addStrategyOptions(cmd);
   cmd
-    .option('--answer <gold>', 'gold answer: the final answer is checked against it')
+    .option(
+      '--answer <gold>',
+      'gold answer: the final answer is checked against it (sim questions: computed)',
+    )
     .option('--json', 'print the whole result (chunks, trace, backtracks, cost) as JSON')
     .action(async (question: string, f: SolveFlags) => {
       const { deps, close } = await buildSearchDeps(f, [f.strategy]);
-      const problem: Problem = { id: 'cli', question, answer: f.answer ?? '', domain: 'math', source: 'cli' };
+      // A sim question carries its own gold answer; the world can compute it.
+      const sim = parseSimQuestion(question);
+      const gold = f.answer ?? (sim ? String(solveSimProblem(sim)) : '');
+      const problem: Problem = {
+        id: 'cli',
+        question,
+        answer: gold,
+        domain: 'math',
+        source: sim ? 'sim' : 'cli',
+      };
       const simulated = isSimSpec(f.policy);
       try {
         const result = await runStrategy(f.strategy, problem, definedFields(strategyConfig(f)), deps);
