@@ -46,6 +46,26 @@ describe('stepwise segment', () => {
     });
   });
 
+  it("--original validates a model's <chunk> tagging and falls back with the reason", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'stepwise-seg-'));
+    writeFileSync(join(dir, 'orig.txt'), 'Let x = 2.\n\nThen 2x = 4.');
+    const good = runCli(['segment', '--original', join(dir, 'orig.txt'), '--json'], {
+      input: '<chunk>Let x = 2.\n\nThen 2x = 4.</chunk>',
+    });
+    expect(JSON.parse(good.stdout)).toEqual({
+      chunks: [{ index: 0, text: 'Let x = 2.\n\nThen 2x = 4.', span: { start: 0, end: 24 } }],
+      accepted: true,
+    });
+    const bad = runCli(['segment', '--original', join(dir, 'orig.txt'), '--fallback', 'lines', '--json'], {
+      input: '<chunk>Let x = 2.</chunk>\n\n<chunk>Then 2x = 5.</chunk>',
+    });
+    const out = JSON.parse(bad.stdout);
+    expect(out.accepted).toBe(false);
+    expect(out.reason).toMatch(/do not strip back to the original text/);
+    expect(out.chunks.map((c: { text: string }) => c.text)).toEqual(['Let x = 2.', 'Then 2x = 4.']);
+    expect(bad.stderr).toMatch(/tagging rejected .*used --fallback lines/);
+  });
+
   it('a missing file or an unknown mode exits 2 without a stack trace', () => {
     const missing = runCli(['segment', '/nonexistent/file.txt', '--json']);
     expect(missing.code).toBe(2);
