@@ -10,7 +10,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { OpenAIModel } from '../src/models/openai.js';
 import { renderPolicyPrompt } from '../src/prompts/policy.js';
@@ -50,6 +50,8 @@ interface Measurement {
   requestsPerSecond: number;
   /** achieved ÷ (concurrency / latency); only meaningful when latency > 0. */
   efficiency?: number;
+  /** CPU time of the client process per request (user + system). */
+  clientCpuMsPerRequest: number;
   retries: number;
 }
 
@@ -72,9 +74,11 @@ async function measure(latencyMs: number, concurrency: number, requests: number)
     await Promise.all(Array.from({ length: concurrency }, worker));
     requests = warmRequests;
     next = 0;
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     await Promise.all(Array.from({ length: concurrency }, worker));
     const seconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
     const rps = requests / seconds;
     return {
       latencyMs,
@@ -83,6 +87,7 @@ async function measure(latencyMs: number, concurrency: number, requests: number)
       seconds: Number(seconds.toFixed(3)),
       requestsPerSecond: Math.round(rps),
       ...(latencyMs > 0 ? { efficiency: Number((rps / (concurrency / (latencyMs / 1000))).toFixed(3)) } : {}),
+      clientCpuMsPerRequest: Number(((cpu.user + cpu.system) / 1000 / requests).toFixed(3)),
       retries: model.stats().retries,
     };
   } finally {
@@ -104,6 +109,8 @@ process.stdout.write(
       server: 'stepwise sim serve (separate process)',
       client: 'OpenAIModel (openai SDK 6.49.0, keep-alive node:http fetch)',
       cores: availableParallelism(),
+      // Other processes compete for the same cores: the load average says how much.
+      loadAverage1m: Number(loadavg()[0].toFixed(2)),
       zeroLatency: zero,
       withLatency: slow,
       targets: { requestsPerSecondAtZeroLatency: 1500, efficiencyAt50ms: 0.85 },
