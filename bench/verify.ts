@@ -29,7 +29,8 @@ function argValue(name: string): string | undefined {
 }
 
 const dataRoot = process.env.STEPWISE_DATA ?? new URL('../../shared/data', import.meta.url).pathname;
-const casesFile = argValue('--cases') ?? join(dataRoot, '..', 'eval', 'answer-equiv', 'answer_equiv_cases.jsonl');
+const casesFile =
+  argValue('--cases') ?? join(dataRoot, '..', 'eval', 'answer-equiv', 'answer_equiv_cases.jsonl');
 const passes = Number(argValue('--passes') ?? 5);
 const cases: Case[] = readFileSync(casesFile, 'utf8')
   .split('\n')

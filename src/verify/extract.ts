@@ -88,7 +88,9 @@ function tidy(ans: string): string {
     s = s.replace(/^\$+|\$+$/g, '').trim();
     if (s.startsWith('\\(') && s.endsWith('\\)')) s = s.slice(2, -2).trim();
     if (s.startsWith('\\[') && s.endsWith('\\]')) s = s.slice(2, -2).trim();
-    s = s.replace(/[\s.,;:!]+$/, '').trim();
+    let end = s.length;
+    while (end > 0 && /[\s.,;:!]/.test(s[end - 1])) end--;
+    s = s.slice(0, end).trim();
     if (s === before) break;
   }
   return s;
@@ -96,7 +98,7 @@ function tidy(ans: string): string {
 
 const NUMBER_RE = /-?\d[\d,]*(?:\.\d+)?(?:\s*\/\s*\d+)?|-?\.\d+/g;
 const MATH_SPAN_RE =
-  /(?<!\\)\$\$((?:\\\$|[^$]){1,3000}?)\$\$|(?<!\\)\$((?:\\\$|[^$]){1,3000}?)(?<!\\)\$|\\\(([\s\S]{1,3000}?)\\\)|\\\[([\s\S]{1,3000}?)\\\]/g;
+  /(?<!\\)\$\$((?:\\\$|[^$]){1,1000}?)\$\$|(?<!\\)\$((?:\\\$|[^$]){1,1000}?)(?<!\\)\$|\\\(([\s\S]{1,1000}?)\\\)|\\\[([\s\S]{1,1000}?)\\\]/g;
 
 /** Last math span `$…$`, `$$…$$`, `\(…\)`, `\[…\]` in the text. */
 function lastMathSpan(text: string): string | null {

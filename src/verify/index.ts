@@ -17,3 +17,4 @@ export {
 } from './equivalence.js';
 export { extractAnswer, findBoxed } from './extract.js';
 export { type NormalizedAnswer, normalizeAnswer } from './normalize.js';
+export { warmUpEngines as warmUpVerifier } from './numeric.js';

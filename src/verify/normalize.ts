@@ -82,17 +82,38 @@ const UNIT_WORD = /^[a-zA-Z]{2,}\.?$|^[a-zA-Z]{1,3}(?:\^\{?[23]\}?|[²³])\.?$|^
 
 /** Strip trailing unit words (`64 square feet`, `125 miles`, `1000.99 m²`) after a numeric part. */
 function stripUnits(s: string): string {
-  const m = /^(.*?\d[^a-zA-Z]*?)\s*((?:[a-zA-Z]+\.?(?:\^\{?[23]\}?|[²³])?\s*)+)$/.exec(s);
-  if (!m) return s;
-  const head = m[1].trim();
-  const words = m[2].trim().split(/\s+/);
-  if (head === '' || /[a-zA-Z]/.test(head.replace(/\\[a-zA-Z]+/g, ''))) return s;
+  const tokens = s.split(' ');
+  // A unit glued to the number: 1000.99m², 5cm.
+  const last = tokens[tokens.length - 1];
+  let k = last.length;
+  while (k > 0 && /[a-zA-Z²³^{}.23]/.test(last[k - 1])) k--;
+  if (
+    k > 0 &&
+    k < last.length &&
+    /\d/.test(last[k - 1]) &&
+    UNIT_WORD.test(last.slice(k)) &&
+    /[a-zA-Z]{2}/.test(last.slice(k))
+  ) {
+    tokens.splice(tokens.length - 1, 1, last.slice(0, k), last.slice(k));
+  }
+  let first = tokens.length;
+  while (first > 0 && UNIT_WORD.test(tokens[first - 1])) first--;
+  if (first === tokens.length || first === 0) return s;
+  const head = tokens.slice(0, first).join(' ').trim();
+  const words = tokens.slice(first);
+  if (head === '' || !/\d/.test(head) || /[a-zA-Z]/.test(head.replace(/\\[a-zA-Z]+/g, ''))) return s;
+  if (head.endsWith('\\')) return s;
   // A lone single letter after a number is a variable (5x, 2 y), not a unit.
   if (words.length === 1 && /^[a-zA-Z]$/.test(words[0])) return s;
-  if (head.endsWith('\\')) return s;
-  if (!words.every((w) => UNIT_WORD.test(w))) return s;
   if (/[=<>]|\\(?:le|ge|leq|geq|lt|gt|neq|in)\b/.test(head)) return s;
   return head;
+}
+
+/** Remove trailing punctuation (`.`, `,`, `;`, `!`, `?`), spaces and dangling backslashes. */
+function trimTrailingPunctuation(s: string): string {
+  let end = s.length;
+  while (end > 0 && /[\s.;,!?\\]/.test(s[end - 1])) end--;
+  return s.slice(0, end);
 }
 
 /** Upper bound on the characters normalised; longer answers are compared as raw text only. */
@@ -151,7 +172,7 @@ export function normalizeAnswer(raw: string): NormalizedAnswer {
 
   s = s.replace(/\s+/g, ' ').replace(/ \^/g, '^').trim();
   // Trailing punctuation and a dangling backslash.
-  for (let k = 0; k < 3; k++) s = s.replace(/(?:\s*(?:[.;,!?]|\\\\|\\))+$/, '').trim();
+  s = trimTrailingPunctuation(s).trim();
   s = s.replace(/^["'`]+|["'`]+$/g, '').trim();
 
   // Thousands commas / spaces in a lone number: 7,425,000  1 000  1,000.99
