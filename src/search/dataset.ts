@@ -1,5 +1,8 @@
+import { existsSync } from 'node:fs';
 import { addCosts, emptyCost } from '../core/cost.js';
+import { UsageError } from '../core/errors.js';
 import type { Cost, Problem } from '../core/types.js';
+import { readJsonl } from '../jobs/jsonl.js';
 import { runJsonlJob } from '../jobs/run-job.js';
 import type { Db } from '../store/db.js';
 import { finishRun, startRun, updateRunCounts } from '../store/runs.js';
@@ -103,6 +106,22 @@ export function summarizeSearch(
   };
 }
 
+/**
+ * A resumed output must hold results of the same strategy: mixing strategies in one file would
+ * make its accuracy meaningless. Throws a UsageError that says what to do.
+ */
+function assertResumable(out: string, strategy: string, fresh?: boolean): void {
+  if (fresh || !existsSync(out)) return;
+  const { lines } = readJsonl(out, { skipInvalid: true });
+  const other = lines
+    .map((l) => (l.value as { strategy?: unknown } | null)?.strategy)
+    .find((s) => typeof s === 'string' && s !== strategy);
+  if (other !== undefined)
+    throw new UsageError(
+      `${out} holds results of strategy "${other}", not "${strategy}": pass --fresh to start it over, or choose another --out`,
+    );
+}
+
 /** Options of {@link searchDataset}. */
 export interface SearchJobOptions {
   problems: readonly Problem[];
@@ -132,6 +151,7 @@ export async function searchDataset(
   options: SearchJobOptions,
 ): Promise<{ records: SearchRecord[]; summary: SearchSummary; runId?: string }> {
   const { store } = options;
+  assertResumable(options.out, options.strategy, options.fresh);
   const runId = store
     ? startRun(
         store,

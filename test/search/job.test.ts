@@ -50,6 +50,9 @@ describe('searchDataset', () => {
     expect(counters.calls).toBe(before);
     expect(again.summary.correct).toBe(first.summary.correct);
     expect(listRuns(db)).toHaveLength(2);
+    await expect(
+      searchDataset({ problems, strategy: 'best-of-n', deps: { policy, judge, checker }, out, store: db }),
+    ).rejects.toThrow(/holds results of strategy "chunk-reset".*--fresh/);
   });
 
   it('summarizeSearch: accuracy only over problems with a gold answer', () => {
