@@ -1,5 +1,12 @@
 export { type CodeSegmentBy, chunkLines, joinCodeSteps, segmentCode, splitCodeBlocks } from './blocks.js';
 export {
+  type MutationLabelJobOptions,
+  type MutationLabelSummary,
+  partsFileFor,
+  runMutationLabelJob,
+  summarize as summarizeMutationLabels,
+} from './job.js';
+export {
   type CodeLabelRow,
   codeSteps,
   firstMutatedStep,

@@ -5,6 +5,7 @@ import { register as demo } from './demo.js';
 import { register as evaluate } from './eval.js';
 import { register as exportData } from './export.js';
 import { register as label } from './label.js';
+import { register as labelCode } from './label-code.js';
 import { register as runs } from './runs.js';
 import { register as sample } from './sample.js';
 import { register as search } from './search.js';
@@ -20,7 +21,7 @@ import { register as verify } from './verify.js';
  * Every CLI command, one file each. To add one: create `./<name>.ts` exporting
  * `register(program: Command): void`, import it here and add it to the list.
  */
-const commands: Array<(program: Command) => void> = [segment, data, runs, sample, label, exportData, select, serve, serveWeb, sim, evaluate, verify, solve, search, bench, demo];
+const commands: Array<(program: Command) => void> = [segment, data, runs, sample, label, labelCode, exportData, select, serve, serveWeb, sim, evaluate, verify, solve, search, bench, demo];
 
 export function registerCommands(program: Command): void {
   for (const register of commands) register(program);

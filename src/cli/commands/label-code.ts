@@ -1,0 +1,127 @@
+import type { Command } from 'commander';
+import type { CodeSegmentBy } from '../../code/index.js';
+import { MUTATION_SIGNAL, runMutationLabelJob } from '../../code/index.js';
+import { UsageError } from '../../core/errors.js';
+import { loadHumanEval, loadMbpp } from '../../data/index.js';
+import { defaultStorePath, openStore } from '../../store/db.js';
+import { finishRun, startRun, updateRunCounts } from '../../store/runs.js';
+import { choiceOption, intOption } from '../options.js';
+import { createProgressBar } from '../progress.js';
+
+const DATASETS = ['mbpp', 'humaneval'] as const;
+const SEGMENTS: readonly CodeSegmentBy[] = ['blocks', 'lines'];
+
+export function register(program: Command): void {
+  program
+    .command('label-code')
+    .description(
+      'Step labels for code by mutation: mutate reference solutions (syntax tree), keep mutants that fail the tests, label steps before the first mutated one positive and that one negative (TRL stepwise rows)',
+    )
+    .requiredOption(
+      '--dataset <name>',
+      `code data set: ${DATASETS.join(' | ')}`,
+      choiceOption('--dataset', DATASETS),
+    )
+    .option('--path <file>', 'data file (default: $STEPWISE_DATA/<dataset>, then the data pull cache)')
+    .option('--split <name>', 'MBPP split by task id: test | train | validation | prompt (default: all 974)')
+    .option('--limit <n>', 'label only the first n problems', intOption('--limit', 1))
+    .option(
+      '--mutants-per-problem <k>',
+      'failing mutants to keep per problem',
+      intOption('--mutants-per-problem', 1),
+      3,
+    )
+    .option(
+      '--max-attempts <n>',
+      'mutants to try per problem before giving up',
+      intOption('--max-attempts', 1),
+      24,
+    )
+    .option('--seed <n>', 'seed for the order in which mutants are tried', intOption('--seed'), 0)
+    .option(
+      '--segment <how>',
+      `steps: ${SEGMENTS.join(' | ')} (logical blocks or lines)`,
+      choiceOption('--segment', SEGMENTS),
+      'blocks',
+    )
+    .option('--no-reference', 'do not add the reference solution as an all-positive row')
+    .option('--timeout <ms>', 'wall-clock limit per test in the sandbox', intOption('--timeout', 100), 5000)
+    .option(
+      '--concurrency <n>',
+      'sandbox runs at a time (default: number of cores)',
+      intOption('--concurrency', 1),
+    )
+    .requiredOption(
+      '--out <file>',
+      'output JSONL: one row per labeled solution ({prompt, completions, labels} + label-file fields)',
+    )
+    .option('--fresh', 'start over instead of resuming from <out>.parts.jsonl')
+    .option('--store <path>', 'SQLite store for the run record (default $STEPWISE_HOME/store.sqlite)')
+    .option('--quiet', 'no progress bar')
+    .action(async (flags) => {
+      if (flags.split !== undefined && flags.dataset !== 'mbpp')
+        throw new UsageError('--split applies to --dataset mbpp only');
+      const loaded =
+        flags.dataset === 'mbpp'
+          ? await loadMbpp({ path: flags.path, split: flags.split, limit: flags.limit })
+          : await loadHumanEval({ path: flags.path, limit: flags.limit });
+      const problems = loaded.records;
+      if (problems.length === 0) throw new UsageError(`${loaded.path}: no problems to label`);
+      const db = openStore(flags.store ?? defaultStorePath());
+      const config = {
+        dataset: flags.dataset,
+        path: loaded.path,
+        split: flags.split,
+        limit: flags.limit,
+        mutantsPerProblem: flags.mutantsPerProblem,
+        maxAttempts: flags.maxAttempts,
+        seed: flags.seed,
+        segment: flags.segment,
+        reference: flags.reference,
+        timeoutMs: flags.timeout,
+      };
+      const runId = startRun(db, 'label-code', config, flags.out);
+      const bar = createProgressBar('label-code', { quiet: flags.quiet });
+      let lastCounts = 0;
+      try {
+        const summary = await runMutationLabelJob({
+          problems,
+          out: flags.out,
+          mutantsPerProblem: flags.mutantsPerProblem,
+          maxAttempts: flags.maxAttempts,
+          seed: flags.seed,
+          segment: flags.segment,
+          includeReference: flags.reference,
+          limits: { timeoutMs: flags.timeout, programTimeoutMs: flags.timeout },
+          concurrency: flags.concurrency,
+          fresh: flags.fresh,
+          onProgress: (p) => {
+            bar.update(p.done, p.total, p.resumed ? `(${p.resumed} resumed)` : '');
+            if (p.done - lastCounts >= 25 || p.done === p.total) {
+              lastCounts = p.done;
+              updateRunCounts(db, runId, { done: p.done, total: p.total, resumed: p.resumed });
+            }
+          },
+        });
+        bar.stop();
+        finishRun(db, runId, 'done', {
+          problems: summary.problems,
+          labeled: summary.labeled,
+          rows: summary.rows,
+          steps: summary.steps,
+          mutantsTried: summary.mutantsTried,
+        });
+        process.stderr.write(
+          `label-code: ${summary.labeled}/${summary.problems} problems (${(100 * summary.labeledShare).toFixed(1)}%) have a failing mutant; ${summary.rows} rows (${summary.mutantRows} mutant, ${summary.referenceRows} reference), ${summary.positiveSteps} positive / ${summary.negativeSteps} negative steps -> ${flags.out}\n` +
+            `  export: stepwise export --task prm --format trl --signal ${MUTATION_SIGNAL} --from ${flags.out} --out <file>\n`,
+        );
+        process.stdout.write(`${JSON.stringify({ run: runId, signal: MUTATION_SIGNAL, ...summary })}\n`);
+      } catch (e) {
+        bar.stop();
+        finishRun(db, runId, 'failed');
+        throw e;
+      } finally {
+        db.close();
+      }
+    });
+}
