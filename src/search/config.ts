@@ -49,8 +49,11 @@ export interface SearchConfig {
   positiveAt?: number;
   negativeBelow?: number;
 
-  /** Votes (k sampled judgments) per chunk sent to the judge. StepWiser: 1. */
-  judgeVotes: number;
+  /**
+   * Votes (k sampled judgments) per chunk asked of the judge. Unset (default): the judge's own
+   * setting (its spec's `votes`, else 1 as in StepWiser).
+   */
+  judgeVotes?: number;
 
   /** GLoRe: the draft is refined when its outcome score is below this. */
   refineBelow: number;
@@ -74,7 +77,6 @@ export const DEFAULT_SEARCH_CONFIG: Readonly<SearchConfig> = Object.freeze({
   fallback: 'best-scored',
   childrenPerNode: 5,
   maxBacktracks: 5,
-  judgeVotes: 1,
   refineBelow: 0.5,
   refinements: 'both',
 });
@@ -102,9 +104,9 @@ export function resolveSearchConfig(partial: Partial<SearchConfig> = {}): Search
     'maxSteps',
     'maxTokens',
     'maxStepTokens',
-    'judgeVotes',
   ] as const)
     positiveInt(k, c[k]);
+  if (c.judgeVotes !== undefined) positiveInt('judgeVotes', c.judgeVotes);
   if (!Number.isInteger(c.maxBacktracks) || c.maxBacktracks < 0)
     throw new UsageError(
       `search config: maxBacktracks must be a non-negative integer (got ${c.maxBacktracks})`,

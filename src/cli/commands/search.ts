@@ -144,7 +144,11 @@ export function addStrategyOptions(cmd: Command): Command {
       'score < s is negative; between the two is neutral',
       floatOption('--negative-below', 0, 1),
     )
-    .option('--judge-votes <k>', 'sampled judgments per chunk (default 1)', intOption('--judge-votes', 1))
+    .option(
+      '--judge-votes <k>',
+      "sampled judgments per chunk (default: the judge spec's votes, else 1)",
+      intOption('--judge-votes', 1),
+    )
     .option(
       '--refine-below <s>',
       'refine: refine drafts whose outcome score is below s (default 0.5)',
