@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from './db.js';
 
+/** A run is `running` until it finishes as `done` or `failed` (a crashed run stays `running`). */
 export type RunStatus = 'running' | 'done' | 'failed';
 
+/** One recorded run of a command: what ran, with which config, when, and how much it did. */
 export interface RunRecord {
   id: string;
   command: string;
@@ -59,6 +61,7 @@ export function updateRunCounts(db: Db, id: string, counts: Record<string, numbe
   db.prepare('UPDATE runs SET counts = ? WHERE id = ?').run(JSON.stringify(merged), id);
 }
 
+/** Mark a run finished (`done` or `failed`), stamp its end time, and merge final counts. */
 export function finishRun(
   db: Db,
   id: string,
@@ -95,6 +98,7 @@ export function listRuns(db: Db, limit = 50, filter: RunFilter = {}): RunRecord[
   return (db.prepare(sql).all(...params, limit) as RunRow[]).map(fromRow);
 }
 
+/** One run by id, or null. */
 export function getRun(db: Db, id: string): RunRecord | null {
   const r = db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;
   return r ? fromRow(r) : null;
