@@ -47,7 +47,9 @@ export function register(program: Command): void {
       'Sweep budgets of several search strategies: accuracy vs policy + judge tokens (JSON and SVG chart)',
     );
   addDatasetOptions(cmd);
-  addModelOptions(cmd);
+  // Off by default: a cached call costs nothing, and points share requests (best-of-4's first
+  // samples are best-of-16's first samples), which would understate the compute axis.
+  addModelOptions(cmd, { cacheByDefault: false });
   addStrategyOptions(cmd);
   cmd
     .option(

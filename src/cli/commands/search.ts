@@ -26,7 +26,7 @@ export interface SearchFlags {
   timeoutMs?: number;
   maxRetries?: number;
   threads?: number;
-  cache: boolean;
+  cache?: boolean;
   form: PromptForm;
   seed?: number;
   temperature?: number;
@@ -49,7 +49,10 @@ export interface SearchFlags {
 }
 
 /** Model flags: policy, judge, outcome model and how to reach them. */
-export function addModelOptions(cmd: Command, options: { policyRequired?: boolean } = {}): Command {
+export function addModelOptions(
+  cmd: Command,
+  options: { policyRequired?: boolean; cacheByDefault?: boolean } = {},
+): Command {
   const policyHelp =
     'policy model: openai:<model> (with --base-url), gguf:<path>, or sim[?step_error=…] (simulated)';
   (options.policyRequired === false
@@ -72,7 +75,12 @@ export function addModelOptions(cmd: Command, options: { policyRequired?: boolea
     .option('--timeout-ms <ms>', 'timeout of one HTTP request', intOption('--timeout-ms', 1))
     .option('--max-retries <r>', 'retries of a failed request', intOption('--max-retries', 0))
     .option('--threads <t>', 'CPU threads for gguf models', intOption('--threads', 1))
-    .option('--no-cache', 'bypass the model-call cache')
+    .option(
+      options.cacheByDefault === false ? '--cache' : '--no-cache',
+      options.cacheByDefault === false
+        ? 'use the model-call cache (cached calls then cost nothing, which understates the compute of later points)'
+        : 'bypass the model-call cache (cached calls cost nothing: use this to measure compute)',
+    )
     .addOption(
       new Option('--form <form>', 'policy prompt form: raw completion or chat')
         .choices(['raw', 'chat'])
@@ -217,7 +225,7 @@ export async function buildSearchDeps(
     timeoutMs: f.timeoutMs,
     maxRetries: f.maxRetries,
     threads: f.threads,
-    noCache: !f.cache,
+    noCache: f.cache !== true,
     onWarning: warn,
   };
   const model = await createModel(f.policy, { ...common, baseUrl: f.baseUrl });
