@@ -154,14 +154,14 @@ function checkTime(ctx: Ctx): void {
 function relationValue(node: AnswerNode): AnswerNode | null {
   if (node.kind !== 'rel') return null;
   const { ops, sides, latex } = node;
+  // "x = 5+5+1 = 1/3 ≈ 11": the exact value is the last one before the first ≈.
+  const approxAt = ops.indexOf('≈');
+  if (approxAt > 0 && ops.slice(0, approxAt).every((o) => o === '=') && isSimpleName(latex[0])) {
+    return sides[approxAt];
+  }
   if (ops.every((o) => o === '=' || o === '≈') && isSimpleName(latex[0])) return sides[sides.length - 1];
   if (ops.every((o) => o === '∈') && ops.length === 1 && isSimpleName(latex[0])) return sides[1];
   if (ops.length === 1 && ops[0] === '≈') return sides[0];
-  // "a = b ≈ c": the exact value is the last one before the first ≈.
-  const firstApprox = ops.indexOf('≈');
-  if (firstApprox > 0 && ops.slice(0, firstApprox).every((o) => o === '=') && isSimpleName(latex[0])) {
-    return sides[firstApprox];
-  }
   return null;
 }
 

@@ -34,6 +34,46 @@ export function repairEscapes(s: string): string {
   });
 }
 
+/** Commands whose doubled backslash (`\\\\frac` from a raw-string artefact) is repaired. */
+const DOUBLED_COMMANDS = new Set([
+  'frac',
+  'dfrac',
+  'tfrac',
+  'cfrac',
+  'left',
+  'right',
+  'sqrt',
+  'pi',
+  'infty',
+  'le',
+  'leq',
+  'ge',
+  'geq',
+  'neq',
+  'cdot',
+  'times',
+  'text',
+  'mathrm',
+  'boxed',
+  'pm',
+  'sin',
+  'cos',
+  'tan',
+  'log',
+  'ln',
+  'in',
+  'cup',
+  'approx',
+]);
+
+/** `\\\\frac{1}{2}` (doubled backslashes from escaping) is `\\frac{1}{2}`; row breaks `\\\\ ` stay. */
+export function repairDoubledBackslashes(s: string): string {
+  if (!s.includes('\\\\')) return s;
+  return s.replace(/\\\\([a-zA-Z]+)/g, (whole, name: string) =>
+    DOUBLED_COMMANDS.has(name) ? `\\${name}` : whole,
+  );
+}
+
 /** Remove one level of `\cmd{…}` wrappers (balanced braces), keeping the content. */
 export function unwrapCommand(s: string, names: string[], replacer?: (inner: string) => string): string {
   const re = new RegExp(`\\\\(?:${names.join('|')})\\s*\\{`, 'g');
@@ -125,7 +165,7 @@ export const MAX_ANSWER_CHARS = 4000;
  * currency, degrees, percent (recorded in `percent`), trailing punctuation and unit words.
  */
 export function normalizeAnswer(raw: string): NormalizedAnswer {
-  let s = repairEscapes(String(raw)).trim();
+  let s = repairDoubledBackslashes(repairEscapes(String(raw))).trim();
   if (s.length > MAX_ANSWER_CHARS) return { text: s, percent: false };
   let percent = false;
 

@@ -122,6 +122,9 @@ export function sampleValue(name: string, point: number): number {
 
 /** Parse a plain number written as an integer, decimal, `a/b`, `\frac{a}{b}` or mixed `3\frac{1}{2}`. */
 export function parsePlainNumber(s: string): number | null {
+  // Mixed number written with a space: 7 3/4 is 7 + 3/4.
+  const mixed = /^\s*([-+]?)(\d+)\s+(\d+)\s*\/\s*(\d+)\s*$/.exec(s);
+  if (mixed) return (mixed[1] === '-' ? -1 : 1) * (Number(mixed[2]) + Number(mixed[3]) / Number(mixed[4]));
   const t = s.replace(/\s+/g, '');
   let m = /^([-+]?)(\d+\.?\d*|\.\d+)(?:[eE]([-+]?\d+))?$/.exec(t);
   if (m) return Number(`${m[1]}${m[2]}${m[3] !== undefined ? `e${m[3]}` : ''}`);

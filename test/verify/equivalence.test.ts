@@ -179,3 +179,21 @@ describe('explainEquivalence', () => {
     expect(r.reason).toMatch(/cap/);
   });
 });
+
+describe('isEquivalent: approximations and mixed numbers', () => {
+  it('an approximation follows the exact value it rounds', () => {
+    expect(isEquivalent('x = 1/3', 'x = 5+5+1 = 1/3 \\approx 11')).toBe(true);
+    expect(isEquivalent('1/3', 'x=1/3\\approx1.3')).toBe(true);
+    expect(isEquivalent('11', 'x \\approx 11')).toBe(true);
+  });
+
+  it('mixed numbers with a space or a fraction', () => {
+    expect(isEquivalent('\\frac{31}{4}', '7 3/4')).toBe(true);
+    expect(isEquivalent('7.75', '7\\frac{3}{4}')).toBe(true);
+    expect(isEquivalent('\\frac{21}{4}', '7 3/4')).toBe(false);
+  });
+
+  it('doubled backslashes from escaping are repaired', () => {
+    expect(isEquivalent('\\\\frac{1}{2}', '0.5')).toBe(true);
+  });
+});
