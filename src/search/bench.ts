@@ -70,6 +70,8 @@ export interface BenchOptions {
   policy?: string;
   judge?: string;
   onPoint?: (point: BenchPoint, index: number, total: number) => void;
+  /** The models are simulated (sim policy or judge), whatever the problems' source. */
+  simulated?: boolean;
 }
 
 /**
@@ -109,7 +111,7 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
     points.push(point);
     options.onPoint?.(point, i, runs.length);
   }
-  const simulated = options.problems.some((p) => p.source === 'sim');
+  const simulated = options.simulated === true || options.problems.some((p) => p.source === 'sim');
   return {
     simulated,
     note: simulated

@@ -59,7 +59,7 @@ export interface SearchSummary {
 export function toSearchRecord(
   problem: Problem,
   r: SearchResult,
-  options: { trace?: boolean } = {},
+  options: { trace?: boolean; simulated?: boolean } = {},
 ): SearchRecord {
   return {
     id: problem.id,
@@ -72,7 +72,7 @@ export function toSearchRecord(
     cost: r.cost,
     stats: r.stats,
     ...(options.trace === false ? {} : { trace: r.trace, backtracks: r.backtracks }),
-    ...(problem.source === 'sim' ? { simulated: true as const } : {}),
+    ...(problem.source === 'sim' || options.simulated ? { simulated: true as const } : {}),
   };
 }
 
@@ -135,6 +135,8 @@ export interface SearchJobOptions {
   fresh?: boolean;
   /** Keep the trace of attempts in each record (default true: the web view draws it). */
   trace?: boolean;
+  /** Mark every record simulated (a simulated policy or judge), whatever the problems' source. */
+  simulated?: boolean;
   onProgress?: (p: { done: number; total: number; resumed: number; correct: number }) => void;
   /** Record the run in this store (command `search`), so `stepwise runs` and the web view see it. */
   store?: Db;
@@ -179,7 +181,7 @@ export async function searchDataset(
       process: async (problem) => {
         const r = await runStrategy(options.strategy, problem, options.config ?? {}, options.deps);
         if (r.correct) correct++;
-        return toSearchRecord(problem, r, { trace: options.trace });
+        return toSearchRecord(problem, r, { trace: options.trace, simulated: options.simulated });
       },
       onProgress: (p) => {
         options.onProgress?.({ ...p, correct });

@@ -85,11 +85,11 @@ export function register(program: Command): void {
           concurrency: f.concurrency,
           policy: f.policy,
           judge: f.judge,
+          simulated: isSimSpec(f.policy) || isSimSpec(f.judge) || isSimSpec(f.outcome),
           onPoint: (p, i) =>
             bar.update(i + 1, total, `${p.strategy}${p.budget ? ` ${p.knob}=${p.budget}` : ''}`),
         });
         bar.stop();
-        if (isSimSpec(f.policy)) report.simulated = true;
         mkdirSync(dirname(out), { recursive: true });
         writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
         writeFileSync(svg, benchChart(report));

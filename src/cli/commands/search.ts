@@ -335,7 +335,11 @@ export function register(program: Command): void {
       const { deps, close } = await buildSearchDeps(f, [f.strategy]);
       const out = resolve(f.out);
       const bar = createProgressBar(`search ${f.strategy}`, { quiet: f.quiet });
-      const simulated = problems.some((p) => p.source === 'sim') || isSimSpec(f.policy);
+      const simulated =
+        problems.some((p) => p.source === 'sim') ||
+        isSimSpec(f.policy) ||
+        isSimSpec(f.judge) ||
+        isSimSpec(f.outcome);
       try {
         const { summary, runId } = await searchDataset({
           problems,
@@ -346,20 +350,24 @@ export function register(program: Command): void {
           concurrency: f.concurrency,
           fresh: f.fresh,
           trace: f.trace,
+          simulated,
           store: openStore(),
           runConfig: { dataset: f.dataset, policy: f.policy, judge: f.judge, outcome: f.outcome, simulated },
           onProgress: (p) =>
             bar.update(p.done, p.total, `correct ${p.correct}${p.resumed ? ` (${p.resumed} resumed)` : ''}`),
         });
         bar.stop();
+        const { simulated: fromProblems, ...rest } = summary;
+        const isSim = simulated || fromProblems;
         const report = {
           run: runId,
-          ...(simulated ? { simulated: true, note: 'SIMULATED world: not real model results' } : {}),
+          simulated: isSim,
+          ...(isSim ? { note: 'SIMULATED world: not real model results' } : {}),
           dataset: f.dataset,
           policy: f.policy,
           judge: f.judge,
           out,
-          ...summary,
+          ...rest,
         };
         process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       } finally {

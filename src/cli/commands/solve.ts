@@ -89,7 +89,7 @@ export function register(program: Command): void {
         domain: 'math',
         source: sim ? 'sim' : 'cli',
       };
-      const simulated = isSimSpec(f.policy);
+      const simulated = isSimSpec(f.policy) || isSimSpec(f.judge) || isSimSpec(f.outcome);
       try {
         const result = await runStrategy(f.strategy, problem, definedFields(strategyConfig(f)), deps);
         if (f.json)
