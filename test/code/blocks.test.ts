@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { chunkLines, segmentCode, splitCodeBlocks } from '../../src/code/blocks.js';
 import { codeSteps } from '../../src/code/label.js';
 import { firstNewBlock } from '../../src/code/search.js';
-import { chunkLines, segmentCode, splitCodeBlocks } from '../../src/code/blocks.js';
 import { chunkGaps, rebuildText } from '../../src/core/segment.js';
 import { loadHumanEval, loadMbpp } from '../../src/data/index.js';
 import { sharedData } from '../support/shared-data.js';
@@ -53,12 +53,18 @@ describe('code steps', () => {
     const chunks = splitCodeBlocks(code);
     expect(rebuildText(chunks, chunkGaps(code, chunks))).toBe(code);
     for (const c of chunks) expect(code.slice(c.span.start, c.span.end)).toBe(c.text);
-    expect(segmentCode('def f():\n    return 1\n', 'lines').map((c) => c.text)).toEqual(['def f():', '    return 1']);
+    expect(segmentCode('def f():\n    return 1\n', 'lines').map((c) => c.text)).toEqual([
+      'def f():',
+      '    return 1',
+    ]);
     expect(chunkLines(code, chunks[2])).toEqual({ first: 8, last: 8 });
   });
 
   it('handles unfinished code and finds the first new block of a sample', () => {
-    expect(splitCodeBlocks('def f(x):\n    y = [1,\n  2').map((c) => c.text)).toEqual(['def f(x):', '    y = [1,\n  2']);
+    expect(splitCodeBlocks('def f(x):\n    y = [1,\n  2').map((c) => c.text)).toEqual([
+      'def f(x):',
+      '    y = [1,\n  2',
+    ]);
     expect(firstNewBlock(['def f(x):'], '    y = x + 1\n    return y')).toBe('    y = x + 1');
     expect(firstNewBlock(['def f(x):'], '    for i in x:\n        print(i)\n    return 0')).toBe(
       '    for i in x:\n        print(i)',

@@ -26,9 +26,11 @@ describe('code extraction', () => {
   it('reads raw completions and MBPP markers', () => {
     expect(extractCode('[BEGIN]\ndef f():\n    return 1\n[DONE] trailing')).toBe('\ndef f():\n    return 1');
     expect(extractCode('   \n')).toBeNull();
-    expect(truncateBodyCompletion('    return x\n\ndef helper():\n    pass\n\nif __name__ == "__main__":\n    f()')).toBe(
-      '    return x\n\ndef helper():\n    pass',
-    );
+    expect(
+      truncateBodyCompletion(
+        '    return x\n\ndef helper():\n    pass\n\nif __name__ == "__main__":\n    f()',
+      ),
+    ).toBe('    return x\n\ndef helper():\n    pass');
     expect(promptImports('from typing import List\nimport math\n\ndef f():\n    import os\n')).toBe(
       'from typing import List\nimport math',
     );
@@ -46,7 +48,9 @@ describe('code extraction', () => {
     };
     const task = codeTaskOf(problem);
     expect(task.kind).toBe('humaneval');
-    expect(assembleProgram(task, '    return sum(xs)\n').program).toBe(`${problem.question}    return sum(xs)\n`);
+    expect(assembleProgram(task, '    return sum(xs)\n').program).toBe(
+      `${problem.question}    return sum(xs)\n`,
+    );
     const whole = assembleProgram(task, '```python\ndef f(xs):\n    return sum(xs)\n```');
     expect(whole.program).toBe('from typing import List\ndef f(xs):\n    return sum(xs)\n');
   });

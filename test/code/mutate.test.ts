@@ -23,7 +23,15 @@ describe('syntax-tree mutants', () => {
     const mutants = result.get('a')?.mutants ?? [];
     expect(result.get('bad')?.error).toMatch(/SyntaxError/);
     const kinds = new Set(mutants.map((m) => m.kind));
-    for (const k of ['comparison', 'constant', 'boolean', 'arithmetic', 'drop', 'call', 'off-by-one'] as const) {
+    for (const k of [
+      'comparison',
+      'constant',
+      'boolean',
+      'arithmetic',
+      'drop',
+      'call',
+      'off-by-one',
+    ] as const) {
       if (k !== 'off-by-one') expect(kinds.has(k), k).toBe(true);
     }
     const refLines = reference.split('\n');
@@ -31,7 +39,7 @@ describe('syntax-tree mutants', () => {
       expect(m.code).not.toBe(reference);
       const lines = m.code.split('\n');
       if (m.dropped) {
-        expect(m.code.trimEnd().split("\n").length).toBeLessThan(refLines.length);
+        expect(m.code.trimEnd().split('\n').length).toBeLessThan(refLines.length);
       } else {
         // Exactly the line of the change differs.
         expect(lines.length).toBe(refLines.length);
@@ -49,7 +57,13 @@ describe('syntax-tree mutants', () => {
 
   it('labels the first mutated step negative and the steps before it positive', async () => {
     const mutants = (await generateMutants([{ id: 'a', code: reference }])).get('a')?.mutants ?? [];
-    const problem: Problem = { id: 'toy', question: 'Count items above k.', answer: '', domain: 'code', source: 'mbpp' };
+    const problem: Problem = {
+      id: 'toy',
+      question: 'Count items above k.',
+      answer: '',
+      domain: 'code',
+      source: 'mbpp',
+    };
     const inIf = mutants.find((m) => m.description === '> -> >=')!;
     const row = mutantRow(problem, inIf, 'failed')!;
     expect(row.completions).toEqual([

@@ -13,7 +13,15 @@ describe('pass@k (unbiased estimator)', () => {
   });
 
   it('averages over problems', () => {
-    expect(meanPassAtK([{ n: 5, c: 2 }, { n: 5, c: 0 }], 1)).toBeCloseTo(0.2, 12);
+    expect(
+      meanPassAtK(
+        [
+          { n: 5, c: 2 },
+          { n: 5, c: 0 },
+        ],
+        1,
+      ),
+    ).toBeCloseTo(0.2, 12);
     expect(meanPassAtK([], 1)).toBeNaN();
   });
 

@@ -16,11 +16,15 @@ describe('reference solutions in the sandbox (real data)', () => {
     const problems = (await loadHumanEval({ path: sharedData('humaneval/HumanEval.jsonl') })).records;
     expect(problems).toHaveLength(164);
     const checks = await Promise.all(problems.map((p) => checkReferenceSolution(p, { sandbox })));
-    const failing = checks.flatMap((c, i) => (c.correct ? [] : [`${problems[i].id}: ${c.status} ${c.program.message ?? ''}`]));
+    const failing = checks.flatMap((c, i) =>
+      c.correct ? [] : [`${problems[i].id}: ${c.status} ${c.program.message ?? ''}`],
+    );
     expect(failing).toEqual([]);
   });
 
-  it('at least 99% of the 974 MBPP reference solutions pass theirs (test_setup_code included)', { timeout: 300_000 }, async () => {
+  it('at least 99% of the 974 MBPP reference solutions pass theirs (test_setup_code included)', {
+    timeout: 300_000,
+  }, async () => {
     const problems = (await loadMbpp({ path: sharedData('mbpp/mbpp.jsonl') })).records;
     expect(problems).toHaveLength(974);
     const checks = await Promise.all(problems.map((p) => checkReferenceSolution(p, { sandbox })));
@@ -42,13 +46,15 @@ describe('reference solutions in the sandbox (real data)', () => {
     expect(wrong.status).toBe('failed');
     const fenced = `Here is my solution:\n\`\`\`python\n${mbpp[1].meta?.code as string}\n\`\`\`\nIt uses sets.`;
     const ok = await checkSolution(mbpp[1], fenced);
-    expect(ok).toEqual({ answer: (mbpp[1].meta?.code as string).trimEnd(), correct: true });
+    expect(ok).toEqual({ answer: String(mbpp[1].meta?.code).trimEnd(), correct: true });
     expect((await checkSolution(mbpp[1], 'I cannot solve this.')).correct).toBe(false);
   });
 });
 
 describe('mutation labels (real data, stratified subset of MBPP)', () => {
-  it('finds a failing mutant for at least 90% of problems; every row has as many labels as steps', { timeout: 240_000 }, async () => {
+  it('finds a failing mutant for at least 90% of problems; every row has as many labels as steps', {
+    timeout: 240_000,
+  }, async () => {
     const all = (await loadMbpp({ path: sharedData('mbpp/mbpp.jsonl') })).records;
     // Every 16th problem: spans the whole id range (the full set is in bench/sandbox.ts and `stepwise label-code`).
     const problems = all.filter((_, i) => i % 16 === 0);

@@ -97,7 +97,11 @@ describe('sandbox', () => {
     expect(r.tests[1].message).toMatch(/SIGSEGV/);
     expect(r.stdout.length).toBeLessThanOrEqual(1000);
     expect(r.outputTruncated).toBe(true);
-    const fast = await sandbox.run({ program, tests: [{ code: 'assert False' }, ok], limits: { failFast: true } });
+    const fast = await sandbox.run({
+      program,
+      tests: [{ code: 'assert False' }, ok],
+      limits: { failFast: true },
+    });
     expect(fast.tests.map((t) => t.status)).toEqual(['failed', 'not-run']);
   });
 
@@ -107,7 +111,7 @@ describe('sandbox', () => {
       tests: [
         { code: 'assert "stepwise-sbx-" in cwd, cwd' },
         { code: 'import os\nos.execv("/bin/true", ["true"])' },
-        { code: "assert 1 + 1 == 2" },
+        { code: 'assert 1 + 1 == 2' },
       ],
     });
     expect(r.tests.map((t) => t.status)).toEqual(['passed', 'error', 'passed']);
