@@ -49,7 +49,7 @@ function compareOne(c: Case): boolean {
   return isEquivalent(gold, pred);
 }
 
-function runPass(): { ms: number; agree: number; times: number[] } {
+function runPass(): { ms: number; agree: number; times: number[]; slowest: string[] } {
   const times: number[] = [];
   let agree = 0;
   const t0 = performance.now();
@@ -58,7 +58,9 @@ function runPass(): { ms: number; agree: number; times: number[] } {
     if (compareOne(c) === c.equal) agree++;
     times.push(performance.now() - ts);
   }
-  return { ms: performance.now() - t0, agree, times };
+  const order = times.map((t, i) => [t, i] as const).sort((a, b) => b[0] - a[0]);
+  const slowest = order.slice(0, 3).map(([t, i]) => `${cases[i].id}=${t.toFixed(2)}ms`);
+  return { ms: performance.now() - t0, agree, times, slowest };
 }
 
 const quantile = (xs: number[], q: number): number => {
@@ -70,10 +72,12 @@ const first = runPass();
 const loadMs = engineLoadTime();
 const warm: number[] = [];
 let lastTimes = first.times;
+let lastSlowest = first.slowest;
 for (let i = 1; i < passes; i++) {
   const r = runPass();
   warm.push(r.ms);
   lastTimes = r.times;
+  lastSlowest = r.slowest;
 }
 const warmMs = warm.length ? warm.reduce((a, b) => a + b, 0) / warm.length : Number.NaN;
 const round = (x: number) => Math.round(x * 10) / 10;
@@ -90,6 +94,7 @@ console.log(
         medianMs: round(quantile(first.times, 0.5) * 1000) / 1000,
         p95Ms: round(quantile(first.times, 0.95) * 1000) / 1000,
         maxMs: round(Math.max(...first.times)),
+        slowest: first.slowest,
       },
       warmPasses: {
         passes: warm.length,
@@ -97,6 +102,8 @@ console.log(
         comparisonsPerSecond: round(cases.length / (warmMs / 1000)),
         medianMs: round(quantile(lastTimes, 0.5) * 1000) / 1000,
         maxMs: round(Math.max(...lastTimes) * 1000) / 1000,
+        slowest: lastSlowest,
+        passMs: warm.map(round),
       },
     },
     null,

@@ -5,6 +5,7 @@ import {
   engineLoadTime,
   type NumericValue,
   SAMPLE_POINTS,
+  valuesAt,
   valuesEqual,
 } from './numeric.js';
 import { type AnswerNode, isSimpleName, parseAnswer, type RelOp } from './structure.js';
@@ -339,8 +340,7 @@ function proportional(f: string, g: string, sign: 'any' | 'positive', ctx: Ctx):
   let used = 0;
   for (let k = 0; k < SAMPLE_POINTS; k++) {
     checkTime(ctx);
-    const vf = cf.evaluate(k);
-    const vg = cg.evaluate(k);
+    const [vf, vg] = valuesAt(cf, cg, k);
     if (!vf || !vg || vf.shape.length > 0 || vg.shape.length > 0) continue;
     if (Math.abs(vf.im[0]) > 1e-9 || Math.abs(vg.im[0]) > 1e-9) continue;
     const x = vf.re[0];
@@ -439,8 +439,7 @@ function sameValues(
   let compared = 0;
   for (let k = 0; k < points; k++) {
     checkTime(ctx);
-    const va = ca.evaluate(k);
-    const vb = cb.evaluate(k);
+    const [va, vb] = valuesAt(ca, cb, k);
     if (va === null && vb === null) continue;
     if (va === null || vb === null) return false;
     if (!valuesEqual(scale(va, sa), scale(vb, sb), ctx.tol)) return false;

@@ -5,6 +5,7 @@
  * created lazily, once per process; compiled expressions are cached.
  */
 import { createRequire } from 'node:module';
+import { compileFast, type FastFunction } from './fast-eval.js';
 import { LatexParseError, latexToMathjs } from './latex.js';
 
 const require = createRequire(import.meta.url);
@@ -20,7 +21,32 @@ export interface NumericValue {
 export interface CompiledExpression {
   engine: 'number' | 'mathjs' | 'compute-engine';
   variables: string[];
+  /** Full evaluation (complex numbers, matrices). */
   evaluate(point: number): NumericValue | null;
+  /** Real-valued plain-JavaScript evaluation; absent when the expression needs the full engine. */
+  fast?: (point: number) => number;
+}
+
+/**
+ * Values of two expressions at sample point k: the plain-JavaScript path when both sides have it
+ * and give real numbers, otherwise the full engines for both (so both sides use one semantics).
+ */
+export function valuesAt(
+  a: CompiledExpression,
+  b: CompiledExpression,
+  point: number,
+): [NumericValue | null, NumericValue | null] {
+  if (a.fast && b.fast) {
+    const x = a.fast(point);
+    const y = b.fast(point);
+    if (!Number.isNaN(x) && !Number.isNaN(y)) {
+      return [
+        { re: [x], im: [0], shape: [] },
+        { re: [y], im: [0], shape: [] },
+      ];
+    }
+  }
+  return [a.evaluate(point), b.evaluate(point)];
 }
 
 /** Number of sample points at which expressions with variables are compared. */
@@ -155,6 +181,8 @@ export function compileExpression(latex: string): CompiledExpression | null {
 /** Remember each sample-point value: the same answers recur across a grading run. */
 function memoize(c: CompiledExpression): CompiledExpression {
   const values: Array<NumericValue | null | undefined> = [];
+  const fastValues: number[] = [];
+  const fast = c.fast;
   return {
     engine: c.engine,
     variables: c.variables,
@@ -166,6 +194,17 @@ function memoize(c: CompiledExpression): CompiledExpression {
       }
       return v;
     },
+    fast:
+      fast === undefined
+        ? undefined
+        : (point: number) => {
+            let v = fastValues[point];
+            if (v === undefined) {
+              v = fast(point);
+              fastValues[point] = v;
+            }
+            return v;
+          },
   };
 }
 
@@ -178,23 +217,43 @@ function compileFresh(latex: string): CompiledExpression | null {
   const plain = parsePlainNumber(latex);
   if (plain !== null) {
     const value: NumericValue = { re: [plain], im: [0], shape: [] };
-    return { engine: 'number', variables: [], evaluate: () => value };
+    return { engine: 'number', variables: [], evaluate: () => value, fast: () => plain };
   }
   try {
     const { source, variables } = latexToMathjs(latex);
-    const code = math().compile(source);
+    const scopeAt = (point: number): Record<string, number> => {
+      const scope: Record<string, number> = {};
+      for (const v of variables) scope[v] = sampleValue(v, point);
+      return scope;
+    };
+    const fastFn: FastFunction | null = compileFast(source);
+    // biome-ignore lint/suspicious/noExplicitAny: mathjs compiled expression.
+    let code: any = null;
+    let codeError = false;
     return {
       engine: 'mathjs',
       variables,
       evaluate(point: number): NumericValue | null {
-        const scope: Record<string, number> = {};
-        for (const v of variables) scope[v] = sampleValue(v, point);
+        if (codeError) return null;
         try {
-          return toNumeric(code.evaluate(scope));
+          // mathjs is loaded and the expression compiled only when the fast path cannot decide.
+          code ??= math().compile(source);
+          return toNumeric(code.evaluate(scopeAt(point)));
         } catch {
+          if (code === null) codeError = true;
           return null;
         }
       },
+      fast:
+        fastFn === null
+          ? undefined
+          : (point: number) => {
+              try {
+                return fastFn(scopeAt(point));
+              } catch {
+                return Number.NaN;
+              }
+            },
     };
   } catch (err) {
     // Only notation we do not know goes to the (slow) compute engine; malformed input stays unread.
