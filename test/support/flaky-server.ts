@@ -11,7 +11,7 @@ import { parsePolicyPrompt } from '../../src/prompts/policy.js';
  * Answers are short step-by-step solutions ending in `\boxed{}`; with `answerFor` the boxed
  * value is the gold answer with probability `correctRate`.
  *
- * Run it by hand: `npx tsx test/support/flaky-server.ts [--port P]` prints its base URL.
+ * Run it by hand: `npx tsx test/support/flaky-server.ts [--port P] [--gsm8k FILE]` prints its base URL.
  */
 export interface FlakyServerOptions {
   port?: number;
@@ -224,9 +224,18 @@ export async function startFlakyServer(options: FlakyServerOptions = {}): Promis
 
 // Run by hand: print the base URL and a running count of requests on stderr.
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const i = process.argv.indexOf('--port');
-  const port = i >= 0 ? Number(process.argv[i + 1]) : 0;
-  const server = await startFlakyServer({ port });
+  const arg = (name: string): string | undefined => {
+    const i = process.argv.indexOf(name);
+    return i >= 0 ? process.argv[i + 1] : undefined;
+  };
+  // --gsm8k FILE: answer each GSM8K question correctly half of the time.
+  const gsm8k = arg('--gsm8k');
+  const gold = new Map<string, string>();
+  if (gsm8k) {
+    const { loadProblems } = await import('../../src/data/load.js');
+    for (const p of (await loadProblems('gsm8k', { path: gsm8k })).problems) gold.set(p.question, p.answer);
+  }
+  const server = await startFlakyServer({ port: Number(arg('--port') ?? 0), answerFor: (q) => gold.get(q) });
   process.stdout.write(`${server.url}\n`);
   setInterval(() => {
     const by: Record<string, number> = {};
