@@ -7,6 +7,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     // The CI reads a plain "N passed, N failed" closing line; the summary reporter prints it.
     reporters: ['default', './test/support/summary-reporter.ts'],
-    env: { STEPWISE_DATA: new URL('../shared/data', import.meta.url).pathname },
+    env: { STEPWISE_DATA: process.env.STEPWISE_DATA ?? new URL('../shared/data', import.meta.url).pathname },
   },
 });

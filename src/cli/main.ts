@@ -17,6 +17,13 @@ export function buildProgram(): Command {
 
 /** Run the CLI: user errors print their message (no stack trace) and exit with their code. */
 export async function main(argv: string[] = process.argv): Promise<void> {
+  // `stepwise … | head` closes the pipe early: that is the reader's choice, not an error.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw e;
+    });
+  }
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
