@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,6 +72,28 @@ describe('GGUF backend (stories260K)', () => {
     ).toBe('user: Hi\n\nassistant: Once');
     const r = await model.generate({ messages: [{ role: 'user', content: 'Tell a story' }], maxTokens: 4 });
     expect(r.warnings.join(' ')).toMatch(/plain/);
+  });
+
+  it('says how to install node-llama-cpp when it is missing', () => {
+    // A resolve hook makes the optional dependency unresolvable, as on an install without it.
+    const hook =
+      'export async function resolve(s, c, n) { if (s === "node-llama-cpp") { const e = new Error("Cannot find package node-llama-cpp"); e.code = "ERR_MODULE_NOT_FOUND"; throw e; } return n(s, c); }';
+    const script = `
+      import { register } from 'node:module';
+      register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hook)}));
+      const { createGgufModel } = await import(${JSON.stringify(new URL('../../src/models/gguf.ts', import.meta.url).pathname)});
+      try { await createGgufModel({ model: ${JSON.stringify(MODEL)} }); console.log('loaded'); }
+      catch (e) { console.log(JSON.stringify({ name: e.name, message: e.message })); }
+    `;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: new URL('../..', import.meta.url).pathname,
+      encoding: 'utf8',
+    });
+    const out = JSON.parse(r.stdout.trim());
+    expect(out.name).toBe('StepwiseError');
+    expect(out.message).toMatch(
+      /optional dependency node-llama-cpp: install it with `npm i node-llama-cpp@3.21.1`/,
+    );
   });
 
   it('fails with a clear message for a missing file', async () => {
