@@ -81,7 +81,10 @@ describe('isEquivalent: symbolic', () => {
     ne('f(x)', 'f(y)');
   });
 
-  it('complex numbers', () => {
+  it('complex numbers (real-valued fast path falls back to the complex engine)', () => {
+    eq('\\sqrt{-4}', '2i');
+    eq('e^{i\\pi}', '-1');
+    ne('\\sqrt{-4}', '2');
     eq('\\frac34i', '\\frac{3}{4}i');
     eq('(1+i)^2', '2i');
     ne('1+i', '1-i');
