@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { StepwiseError } from '../../core/errors.js';
@@ -131,7 +132,14 @@ export function register(program: Command): void {
       const config = { ...flags, out, problems: problems.length };
       const runId = startRun(db, 'sample', config, out);
       const bar = createProgressBar('sample', { quiet: flags.quiet });
+      // Ctrl-C: stop sending, mark the run failed, say how to resume (finished problems are kept).
+      const interrupt = new AbortController();
+      // One signal is shared by every request in flight (each adds an abort listener).
+      setMaxListeners(1_000_000, interrupt.signal);
+      const onSigint = (): void => interrupt.abort();
+      process.once('SIGINT', onSigint);
       let lastCounts = 0;
+      let progress = { done: 0, total: problems.length, resumed: 0 };
       try {
         const records = await runSampleJob({
           problems,
@@ -147,8 +155,10 @@ export function register(program: Command): void {
           segmentBy: flags.segmentBy,
           fresh: flags.fresh,
           noCache: !flags.cache,
+          signal: interrupt.signal,
           onWarning: warn,
           onProgress: (p) => {
+            progress = p;
             bar.update(p.done, p.total, p.resumed ? `(${p.resumed} resumed)` : '');
             if (p.done - lastCounts >= 25 || p.done === p.total) {
               lastCounts = p.done;
@@ -156,6 +166,7 @@ export function register(program: Command): void {
             }
           },
         });
+        interrupt.signal.throwIfAborted();
         bar.stop();
         const summary = summarizeSamples(records);
         const inner = unwrap(model);
@@ -191,9 +202,14 @@ export function register(program: Command): void {
         process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       } catch (err) {
         bar.stop();
-        finishRun(db, runId, 'failed');
+        finishRun(db, runId, 'failed', { ...progress });
+        if (interrupt.signal.aborted)
+          throw new StepwiseError(`interrupted: rerun the same command to finish the rest of ${out}`, {
+            exitCode: 130,
+          });
         throw err;
       } finally {
+        process.removeListener('SIGINT', onSigint);
         await model.close?.();
       }
     });
