@@ -106,6 +106,17 @@ describe('OpenAIModel', () => {
     expect(s.requests.slice(5).map((q) => q.outcome)).toEqual(['ok', 'ok']);
   });
 
+  it('falls back for concurrent requests that were already in flight when n was found unsupported', async () => {
+    const s = await server({ nativeN: false, latencyMs: 5 });
+    const m = model({ model: 'm', baseUrl: s.url });
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => m.generate({ prompt: `p${i}`, n: 3 })),
+    );
+    expect(results.every((r) => r.samples.length === 3)).toBe(true);
+    expect(s.requests.filter((q) => q.outcome === 'ok')).toHaveLength(24);
+    expect(s.requests.filter((q) => q.outcome === 'bad-request')).toHaveLength(8);
+  });
+
   it('falls back when the server silently returns fewer choices than n', async () => {
     const s = await server({ nativeN: 'ignore' });
     const m = model({ model: 'm', baseUrl: s.url });
