@@ -27,6 +27,8 @@ export interface TranslatedExpression {
   source: string;
   /** Variable names used (already `v_`-prefixed), in order of first appearance. */
   variables: string[];
+  /** When the whole expression is one matrix literal: the mathjs source of each entry, by row. */
+  matrix?: string[][];
 }
 
 type Token =
@@ -235,6 +237,8 @@ class Parser {
   private pos = 0;
   private depth = 0;
   readonly variables: string[] = [];
+  /** Every matrix literal emitted, with its entries. */
+  readonly matrices: Array<{ source: string; rows: string[][] }> = [];
 
   constructor(private readonly toks: Token[]) {}
 
@@ -670,7 +674,9 @@ class Parser {
     const width = kept[0].length;
     if (!kept.every((r) => r.length === width)) throw new LatexParseError('ragged matrix');
     if (env === 'vmatrix') return `det([${kept.map((r) => `[${r.join(', ')}]`).join(', ')}])`;
-    return `[${kept.map((r) => `[${r.join(', ')}]`).join(', ')}]`;
+    const literal = `[${kept.map((r) => `[${r.join(', ')}]`).join(', ')}]`;
+    this.matrices.push({ source: literal, rows: kept });
+    return literal;
   }
 }
 
@@ -693,5 +699,16 @@ export function latexToMathjs(latex: string): TranslatedExpression {
   if (toks.length === 0) throw new LatexParseError('empty expression');
   const parser = new Parser(toks);
   const source = parser.parse();
-  return { source, variables: parser.variables };
+  let bare = source;
+  while (
+    bare.startsWith('(') &&
+    bare.endsWith(')') &&
+    parser.matrices.length === 1 &&
+    bare !== parser.matrices[0].source
+  ) {
+    bare = bare.slice(1, -1);
+  }
+  const only =
+    parser.matrices.length === 1 && parser.matrices[0].source === bare ? parser.matrices[0].rows : undefined;
+  return { source, variables: parser.variables, matrix: only };
 }

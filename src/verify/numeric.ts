@@ -23,8 +23,11 @@ export interface CompiledExpression {
   variables: string[];
   /** Full evaluation (complex numbers, matrices). */
   evaluate(point: number): NumericValue | null;
-  /** Real-valued plain-JavaScript evaluation; absent when the expression needs the full engine. */
-  fast?: (point: number) => number;
+  /**
+   * Real-valued plain-JavaScript evaluation (scalars and matrix literals); absent when the
+   * expression needs the full engine; null at a point where it is not a real number.
+   */
+  fast?: (point: number) => NumericValue | null;
 }
 
 /**
@@ -39,12 +42,7 @@ export function valuesAt(
   if (a.fast && b.fast) {
     const x = a.fast(point);
     const y = b.fast(point);
-    if (!Number.isNaN(x) && !Number.isNaN(y)) {
-      return [
-        { re: [x], im: [0], shape: [] },
-        { re: [y], im: [0], shape: [] },
-      ];
-    }
+    if (x !== null && y !== null) return [x, y];
   }
   return [a.evaluate(point), b.evaluate(point)];
 }
@@ -181,7 +179,7 @@ export function compileExpression(latex: string): CompiledExpression | null {
 /** Remember each sample-point value: the same answers recur across a grading run. */
 function memoize(c: CompiledExpression): CompiledExpression {
   const values: Array<NumericValue | null | undefined> = [];
-  const fastValues: number[] = [];
+  const fastValues: Array<NumericValue | null | undefined> = [];
   const fast = c.fast;
   return {
     engine: c.engine,
@@ -217,16 +215,16 @@ function compileFresh(latex: string): CompiledExpression | null {
   const plain = parsePlainNumber(latex);
   if (plain !== null) {
     const value: NumericValue = { re: [plain], im: [0], shape: [] };
-    return { engine: 'number', variables: [], evaluate: () => value, fast: () => plain };
+    return { engine: 'number', variables: [], evaluate: () => value, fast: () => value };
   }
   try {
-    const { source, variables } = latexToMathjs(latex);
+    const { source, variables, matrix } = latexToMathjs(latex);
     const scopeAt = (point: number): Record<string, number> => {
       const scope: Record<string, number> = {};
       for (const v of variables) scope[v] = sampleValue(v, point);
       return scope;
     };
-    const fastFn: FastFunction | null = compileFast(source);
+    const fastFn = compileFastValue(source, matrix);
     // biome-ignore lint/suspicious/noExplicitAny: mathjs compiled expression.
     let code: any = null;
     let codeError = false;
@@ -251,7 +249,7 @@ function compileFresh(latex: string): CompiledExpression | null {
               try {
                 return fastFn(scopeAt(point));
               } catch {
-                return Number.NaN;
+                return null;
               }
             },
     };
@@ -260,6 +258,35 @@ function compileFresh(latex: string): CompiledExpression | null {
     if (err instanceof LatexParseError && err.unsupported) return compileWithComputeEngine(latex);
     return null;
   }
+}
+
+/** A plain-JavaScript evaluator for a scalar expression or a matrix literal, or null. */
+function compileFastValue(
+  source: string,
+  matrix: string[][] | undefined,
+): ((scope: Record<string, number>) => NumericValue | null) | null {
+  if (matrix) {
+    const cells: FastFunction[] = [];
+    for (const row of matrix) {
+      for (const entry of row) {
+        const f = compileFast(entry);
+        if (!f) return null;
+        cells.push(f);
+      }
+    }
+    const shape = [matrix.length, matrix[0].length];
+    return (scope) => {
+      const re = cells.map((f) => f(scope));
+      if (re.some((x) => Number.isNaN(x))) return null;
+      return { re, im: re.map(() => 0), shape };
+    };
+  }
+  const f = compileFast(source);
+  if (!f) return null;
+  return (scope) => {
+    const x = f(scope);
+    return Number.isNaN(x) ? null : { re: [x], im: [0], shape: [] };
+  };
 }
 
 /** Fallback for LaTeX our parser rejects: compute-engine parse, then numeric substitution. */
