@@ -6,8 +6,11 @@ const statusEl = document.getElementById('status');
 
 const esc = (v) =>
   String(v ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
-const fmt = (n, d = 1) => (typeof n === 'number' && Number.isFinite(n) ? n.toFixed(d) : '—');
-const int = (n) => (typeof n === 'number' ? n.toLocaleString('en-US') : '—');
+const isNum = (n) => typeof n === 'number' && Number.isFinite(n);
+const fmt = (n, d = 1) => (isNum(n) ? n.toFixed(d) : '—');
+const pct = (x, d = 1) => (isNum(x) ? `${(100 * x).toFixed(d)}%` : '—');
+const int = (n) => (isNum(n) ? Math.round(n).toLocaleString('en-US') : '—');
+const plural = (n, one, many = `${one}s`) => `${int(n)} ${n === 1 ? one : many}`;
 
 async function api(path) {
   const res = await fetch(path, { credentials: 'same-origin' });
@@ -18,6 +21,10 @@ async function api(path) {
 
 const fileHref = (root, path, extra = '') =>
   `#/file?root=${encodeURIComponent(root)}&path=${encodeURIComponent(path)}${extra}`;
+const fileApi = (root, path, extra = '') =>
+  `/api/file?root=${encodeURIComponent(root)}&path=${encodeURIComponent(path)}${extra}`;
+/** The folder part of a served path ('' at the top of a root), with a trailing slash. */
+const dirOf = (path) => (path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '');
 
 function parseHash() {
   const h = location.hash.replace(/^#/, '') || '/';
@@ -29,47 +36,71 @@ function parseHash() {
 const VERDICT_CLASS = { positive: 'pos', negative: 'neg', neutral: 'neu' };
 /** Q-value in [0,1] → red (0) … amber … green (1). */
 function qColor(q) {
-  if (typeof q !== 'number') return '#d0d0cc';
-  const h = Math.round(120 * Math.max(0, Math.min(1, q)));
-  return `hsl(${h} 60% 42%)`;
+  if (!isNum(q)) return '#b9b9b4';
+  return `hsl(${Math.round(120 * Math.max(0, Math.min(1, q)))} 60% 40%)`;
 }
 function qBackground(q) {
-  if (typeof q !== 'number') return '#fff';
-  const h = Math.round(120 * Math.max(0, Math.min(1, q)));
-  return `hsl(${h} 60% 95%)`;
+  if (!isNum(q)) return '#f4f4f2';
+  return `hsl(${Math.round(120 * Math.max(0, Math.min(1, q)))} 60% 95%)`;
 }
+
+const SIM_TEXT =
+  'These results come from the stepwise simulated world (src/sim): a simulated policy, judge and problems. They show the pipeline working; they are not results of any real model.';
 
 function simulatedBanner(flag, text) {
   if (!flag) return '';
-  return `<div class="banner" role="note"><b>Simulated.</b> ${esc(
-    text || 'These numbers come from the stepwise simulated reasoning world, not from a real model.',
-  )}</div>`;
+  return `<div class="banner sim-banner" role="note"><b>Simulated.</b> ${esc(text || SIM_TEXT)}</div>`;
+}
+const simBadge = (flag) => (flag ? '<span class="badge sim" title="simulated world, not a real model">simulated</span>' : '');
+
+function progressBar(counts) {
+  const done = counts?.done;
+  const total = counts?.total;
+  if (!isNum(done) || !isNum(total) || total <= 0) return '';
+  const share = Math.max(0, Math.min(1, done / total));
+  return `<span class="progress" title="${int(done)} of ${int(total)}"><span style="width:${(share * 100).toFixed(1)}%"></span></span> <span class="muted">${int(done)}/${int(total)}</span>`;
 }
 
-// ---------- pages ----------
+/** The cost-like counts of a run (tokens, calls, rollouts), in a short line. */
+function costOf(counts) {
+  return Object.entries(counts || {})
+    .filter(([k, v]) => isNum(v) && /token|call|rollout/i.test(k))
+    .map(([k, v]) => `${esc(k)} ${int(v)}`)
+    .join(' · ');
+}
+
+const kpi = (label, value, cls = '') =>
+  `<span class="kpi ${cls}"><span class="muted">${esc(label)}</span><b>${value}</b></span>`;
+
+// ---------- runs ----------
 async function runsPage() {
   const [{ runs }, { files }] = await Promise.all([api('/api/runs'), api('/api/files')]);
   const rows = runs
     .map((r) => {
       const dur = r.endedAt ? `${((new Date(r.endedAt) - new Date(r.startedAt)) / 1000).toFixed(1)} s` : '';
-      const counts = Object.entries(r.counts || {})
-        .map(([k, v]) => `${esc(k)} ${esc(typeof v === 'number' ? int(v) : v)}`)
-        .join(', ');
       const status = `<span class="badge ${r.status === 'done' ? 'pos' : r.status === 'failed' ? 'neg' : 'running'}">${esc(r.status)}</span>`;
-      return `<tr data-run="${esc(r.id)}"><td><a href="#/run/${encodeURIComponent(r.id)}">${esc(r.id)}</a></td><td>${esc(r.command)}</td><td>${status}</td><td>${esc(new Date(r.startedAt).toLocaleString())}</td><td class="num">${dur}</td><td>${counts}</td></tr>`;
+      const progress = r.status === 'running' ? progressBar(r.counts) : '';
+      const out = r.outputFile
+        ? `<a href="${fileHref(r.outputFile.root, r.outputFile.path)}">${esc(r.outputFile.path)}</a>`
+        : r.output
+          ? `<span class="muted" title="${esc(r.output)}">not in the served folders</span>`
+          : '';
+      return `<tr data-run="${esc(r.id)}" data-command="${esc(r.command)}"><td><a href="#/run/${encodeURIComponent(r.id)}">${esc(r.id)}</a></td><td>${esc(r.command)} ${simBadge(r.simulated)}</td><td>${status} ${progress}</td><td>${esc(new Date(r.startedAt).toLocaleString())}</td><td class="num">${dur}</td><td class="small">${costOf(r.counts)}</td><td>${out}</td></tr>`;
     })
     .join('');
+  const anySim = runs.some((r) => r.simulated);
   app.innerHTML = `<h1>Runs</h1>
-    ${runs.length ? `<table id="runs"><thead><tr><th>Run</th><th>Command</th><th>Status</th><th>Started</th><th class="num">Took</th><th>Progress and counts</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No runs recorded yet. Run <code>npx stepwise demo</code>.</p>'}
+    ${anySim ? simulatedBanner(true, 'Runs marked “simulated” ran on the stepwise simulated world: their numbers are not results of any real model.') : ''}
+    ${runs.length ? `<table id="runs"><thead><tr><th>Run</th><th>Command</th><th>Status</th><th>Started</th><th class="num">Took</th><th>Cost</th><th>Output</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted empty">No runs recorded yet in this store. Run <code>npx stepwise demo</code>, then reload.</p>'}
     <h2>Outputs</h2>${filesTable(files)}`;
 }
 
 function filesTable(files) {
-  if (!files.length) return '<p class="muted">No JSON or JSONL outputs in the served folders.</p>';
+  if (!files.length) return '<p class="muted empty">No JSON or JSONL outputs in the served folders.</p>';
   const rows = files
     .map(
       (f) =>
-        `<tr><td><a href="${fileHref(f.root, f.path)}">${esc(f.path)}</a></td><td><span class="badge">${esc(f.kind)}</span></td><td class="num">${int(f.size)}</td><td>${esc(new Date(f.mtime).toLocaleString())}</td></tr>`,
+        `<tr><td><a href="${fileHref(f.root, f.path)}">${esc(f.path)}</a></td><td><span class="badge">${esc(f.kind)}</span> ${simBadge(f.simulated)}</td><td class="num">${int(f.size)}</td><td>${esc(new Date(f.mtime).toLocaleString())}</td></tr>`,
     )
     .join('');
   return `<table id="files"><thead><tr><th>File</th><th>Kind</th><th class="num">Bytes</th><th>Modified</th></tr></thead><tbody>${rows}</tbody></table>`;
@@ -77,103 +108,199 @@ function filesTable(files) {
 
 async function filesPage() {
   const { roots, files } = await api('/api/files');
-  app.innerHTML = `<h1>Files</h1><p class="muted">Served folders: ${roots.map(esc).join(', ')}</p>${filesTable(files)}`;
+  app.innerHTML = `<h1>Files</h1><p class="muted">Served folders: ${roots.map((r, i) => `${i}: ${esc(r)}`).join(', ')}</p>${filesTable(files)}`;
 }
 
 async function runPage(id) {
   const { run, output } = await api(`/api/runs/${encodeURIComponent(id)}`);
+  const dur = run.endedAt ? `${((new Date(run.endedAt) - new Date(run.startedAt)) / 1000).toFixed(1)} s` : 'still running';
+  const counts = Object.entries(run.counts || {})
+    .map(([k, v]) => kpi(k, esc(isNum(v) ? (Number.isInteger(v) ? int(v) : fmt(v, 3)) : v)))
+    .join('');
+  const cost = costOf(run.counts);
   app.innerHTML = `<h1>Run ${esc(run.id)}</h1>
+    ${simulatedBanner(run.simulated)}
     <div class="card"><div class="row">
-      <span class="kpi"><span class="muted">command</span><b>${esc(run.command)}</b></span>
-      <span class="kpi"><span class="muted">status</span><b>${esc(run.status)}</b></span>
-      ${Object.entries(run.counts || {})
-        .map(([k, v]) => `<span class="kpi"><span class="muted">${esc(k)}</span><b>${esc(typeof v === 'number' ? int(v) : v)}</b></span>`)
-        .join('')}
-    </div></div>
-    <p>${output ? `Output: <a href="${fileHref(output.root, output.path)}">${esc(output.path)}</a> <span class="badge">${esc(output.kind)}</span>` : run.output ? `Output: ${esc(run.output)} <span class="muted">(outside the served folders)</span>` : ''}</p>
-    <h2>Config</h2><pre>${esc(JSON.stringify(run.config, null, 2))}</pre>`;
+      ${kpi('command', esc(run.command))}
+      ${kpi('status', `<span class="badge ${run.status === 'done' ? 'pos' : run.status === 'failed' ? 'neg' : 'running'}">${esc(run.status)}</span>`)}
+      ${kpi('started', esc(new Date(run.startedAt).toLocaleString()))}
+      ${kpi('took', esc(dur))}
+    </div>${run.status === 'running' ? `<p>Progress ${progressBar(run.counts) || '<span class="muted">no count yet</span>'}</p>` : ''}</div>
+    <h2>Counts</h2><div class="card" id="counts"><div class="row">${counts || '<span class="muted">none recorded</span>'}</div></div>
+    <h2>Cost</h2><p id="cost">${cost || '<span class="muted">no token or call counts recorded for this run</span>'}</p>
+    <h2>Output</h2><p>${output ? `<a id="run-output" href="${fileHref(output.root, output.path)}">${esc(output.path)}</a> <span class="badge">${esc(output.kind)}</span>` : run.output ? `${esc(run.output)} <span class="muted">(not in the served folders: serve its folder with --dir)</span>` : '<span class="muted">this run wrote no output file</span>'}</p>
+    <h2>Config</h2><pre id="config">${esc(JSON.stringify(run.config, null, 2))}</pre>`;
 }
 
+// ---------- file pages ----------
 const PAGE = 20;
 
 async function filePage(params) {
   const root = params.get('root') || '0';
   const path = params.get('path') || '';
-  const offset = Number(params.get('offset') || 0);
+  const offset = Math.max(0, Number(params.get('offset') || 0));
+  const id = params.get('id');
   const isJsonl = path.endsWith('.jsonl');
-  const q = `/api/file?root=${encodeURIComponent(root)}&path=${encodeURIComponent(path)}${isJsonl ? `&offset=${offset}&limit=${PAGE}` : ''}`;
+  const q = fileApi(root, path, isJsonl ? (id !== null ? `&id=${encodeURIComponent(id)}&limit=1` : `&offset=${offset}&limit=${PAGE}`) : '');
   const file = await api(q);
-  const title = `<h1>${esc(path)} <span class="badge">${esc(file.kind)}</span></h1>`;
-  const pager = isJsonl ? pagerHtml(root, path, offset, file.total) : '';
-  const bad = file.badLines?.length ? `<p class="error">Lines that are not JSON: ${file.badLines.map(esc).join(', ')}</p>` : '';
+  const ctx = { root, path, offset: isJsonl ? file.offset : offset, params, file };
+  const written = (file.runs || [])
+    .map((r) => `<a href="#/run/${encodeURIComponent(r.id)}">${esc(r.command)} ${esc(r.id)}</a>`)
+    .join(', ');
+  const notice = file.data?.notice || file.data?.note || file.records?.[0]?.notice;
+  const head = `<h1>${esc(path)} <span class="badge">${esc(file.kind)}</span> ${simBadge(file.simulated)}</h1>
+    ${simulatedBanner(file.simulated, notice)}
+    ${written ? `<p class="muted">Written by ${written}</p>` : ''}
+    ${file.badLines?.length ? `<p class="error">Lines that are not JSON: ${file.badLines.map(esc).join(', ')}</p>` : ''}`;
+  const summaryKinds = ['search', 'labels', 'samples', 'predictions'];
+  const summary = summaryKinds.includes(file.kind) ? (await api(`/api/summary?root=${encodeURIComponent(root)}&path=${encodeURIComponent(path)}`)).summary : null;
+  const pager = isJsonl && id === null ? pagerHtml(root, path, file.offset, file.total, params) : '';
+  const single = isJsonl && id !== null ? `<p><a href="${fileHref(root, path)}">all records of this file</a></p>` : '';
   const views = {
-    labels: () => file.records.map(labelCard).join(''),
-    samples: () => file.records.map(sampleCard).join(''),
-    search: () => file.records.map((r, i) => searchCard(r, offset + i)).join(''),
-    predictions: () => predictionsView(file.records, file.total),
-    'processbench-report': () => '',
+    labels: () => labelsView(ctx, summary),
+    samples: () => samplesView(ctx, summary),
+    search: () => searchView(ctx, summary),
+    predictions: () => predictionsView(ctx, summary),
+    problems: () => ['', problemsView(file.records)],
+    'processbench-set': () => processBenchSetView(ctx),
+    'processbench-report': () => '<div id="pb-view"></div>',
     'accuracy-vs-compute': () => accuracyView(file.data),
-    'demo-report': () => demoView(file.data, root),
+    'demo-report': () => demoView(file.data, root, path),
+    'eval-chunks': () => evalChunksView(file.data),
   };
-  const body = views[file.kind] ? views[file.kind]() : `<pre>${esc(JSON.stringify(file.records ?? file.data, null, 2))}</pre>`;
-  app.innerHTML = `${title}${bad}${pager}<div id="view">${body}</div>${pager}`;
+  const raw = () => ['', `<pre>${esc(JSON.stringify(file.records ?? file.data, null, 2))}</pre>`];
+  const out = (views[file.kind] ?? raw)();
+  // Record views give [summary, records] and get the pager around the records; the others are whole pages.
+  const body = Array.isArray(out) ? `${out[0]}${single}${pager}${out[1]}${out[1].length > 2000 ? pager : ''}` : out;
+  app.innerHTML = `${head}<div id="view">${body}</div>`;
   if (file.kind === 'processbench-report') await processBenchView(file.data, root, path);
   if (file.kind === 'search') drawTrees();
 }
 
-function pagerHtml(root, path, offset, total) {
+function pagerHtml(root, path, offset, total, params) {
+  const keep = params.get('color') ? `&color=${encodeURIComponent(params.get('color'))}` : '';
   const prev = Math.max(0, offset - PAGE);
   const next = offset + PAGE;
-  return `<div class="pager"><a ${offset > 0 ? `href="${fileHref(root, path, `&offset=${prev}`)}"` : ''} class="prev">‹ previous</a>
-    <span class="muted">records ${total ? offset + 1 : 0}–${Math.min(total, offset + PAGE)} of ${int(total)}</span>
-    <a ${next < total ? `href="${fileHref(root, path, `&offset=${next}`)}"` : ''} class="next">next ›</a></div>`;
+  return `<nav class="pager"><a ${offset > 0 ? `href="${fileHref(root, path, `&offset=${prev}${keep}`)}"` : 'aria-disabled="true"'} class="prev">‹ previous</a>
+    <span class="muted page-info">records ${total ? offset + 1 : 0}–${Math.min(total, offset + PAGE)} of ${int(total)}</span>
+    <a ${next < total ? `href="${fileHref(root, path, `&offset=${next}${keep}`)}"` : 'aria-disabled="true"'} class="next">next ›</a></nav>`;
 }
 
+const recordLink = (ctx, index, text) => `<a href="${fileHref(ctx.root, ctx.path, `&offset=${index}`)}">${esc(text)}</a>`;
+
 // ---------- solution view (labels) ----------
-function labelCard(rec) {
+function labelsView(ctx, s) {
+  const color = ctx.params.get('color') || 'q';
+  const options = [['q', 'Q̂ (rollout value)'], ...(s?.signals || []).map((x) => [x, `${x} label`])]
+    .map(([v, t]) => `<option value="${esc(v)}"${v === color ? ' selected' : ''}>${esc(t)}</option>`)
+    .join('');
+  const summary = s
+    ? `<div class="card summary" id="summary"><div class="row">
+        ${kpi('solutions', int(s.solutions))}${kpi('chunks', int(s.chunks))}${kpi('rollouts', int(s.rollouts))}
+        ${kpi('final answer correct', `${int(s.finalAnswerCorrect)} / ${int(s.solutions)}`)}
+      </div>
+      <table class="compact"><thead><tr><th>Signal</th><th class="num">positive chunks</th><th class="num">solutions with a first error</th></tr></thead><tbody>
+      ${s.signals.map((x) => `<tr><td>${esc(x)}</td><td class="num">${pct(s.positiveShare[x])}</td><td class="num">${int(s.withFirstError[x] ?? 0)}</td></tr>`).join('')}
+      </tbody></table></div>`
+    : '';
+  const legend =
+    color === 'q'
+      ? `<span><span class="swatch" style="background:${qColor(0)}"></span>Q̂ = 0</span><span><span class="swatch" style="background:${qColor(0.5)}"></span>0.5</span><span><span class="swatch" style="background:${qColor(1)}"></span>1 (every rollout from this prefix reached the gold answer)</span><span><span class="swatch" style="background:${qColor(null)}"></span>not estimated</span>`
+      : `<span><span class="swatch pos-sw"></span>positive</span><span><span class="swatch neg-sw"></span>negative</span><span><span class="swatch" style="background:${qColor(null)}"></span>undetermined</span>`;
+  const control = `<div class="row controls"><label>Colour chunks by <select id="color-by">${options}</select></label><div class="legend">${legend}</div><span class="muted">outlined: first error under ${esc(color === 'q' ? s?.signals?.[0] || 'the first signal' : color)}</span></div>`;
+  const cards = ctx.file.records.map((r, i) => labelCard(r, ctx.offset + i, color)).join('');
+  return [`${summary}${control}`, cards || '<p class="muted empty">This file has no records.</p>'];
+}
+
+function labelValueClass(v) {
+  if (v === true) return 'pos';
+  if (v === false) return 'neg';
+  if (isNum(v)) return v >= 0.5 ? 'pos' : 'neg';
+  return 'und';
+}
+
+function labelCard(rec, index, color) {
   const signals = Object.keys(rec.firstError || {});
+  const feSignal = color !== 'q' && signals.includes(color) ? color : signals[0];
+  const fe = feSignal ? rec.firstError[feSignal] : -1;
   const firstErrors = signals
     .map((s) => `<span class="badge ${rec.firstError[s] === -1 ? 'pos' : 'neg'}">${esc(s)}: ${rec.firstError[s] === -1 ? 'no error' : `first error at chunk ${rec.firstError[s]}`}</span>`)
     .join('');
-  const fe = signals.length ? rec.firstError[signals[0]] : -1;
   const chunks = (rec.chunks || [])
     .map((c, i) => {
       const labels = Object.entries(c.labels || {})
-        .map(([s, v]) => {
-          const cls = v === true ? 'pos' : v === false ? 'neg' : typeof v === 'number' ? (v >= 0.5 ? 'pos' : 'neg') : '';
-          const shown = typeof v === 'number' ? fmt(v, 2) : v === null ? '?' : v ? '+' : '−';
-          return `<span class="badge ${cls}">${esc(s)} ${esc(shown)}</span>`;
-        })
+        .map(([s, v]) => `<span class="badge ${labelValueClass(v)}">${esc(s)} ${esc(isNum(v) ? fmt(v, 2) : v === null || v === undefined ? '?' : v ? '+' : '−')}</span>`)
         .join('');
-      return `<div class="chunk${i === fe ? ' first-error' : ''}" data-q="${esc(c.q)}" style="border-left-color:${qColor(c.q)};background:${qBackground(c.q)}">
+      const style =
+        color === 'q'
+          ? `border-left-color:${qColor(c.q)};background:${qBackground(c.q)}`
+          : '';
+      const cls = color === 'q' ? '' : labelValueClass(c.labels?.[color]);
+      const reached = isNum(c.q) && c.rollouts ? ` (${int(Math.round(c.q * c.rollouts))} of ${int(c.rollouts)} rollouts from this prefix reached the gold answer)` : '';
+      return `<div class="chunk ${cls}${i === fe ? ' first-error' : ''}" data-q="${esc(c.q)}" style="${style}">
         <div class="text">${esc(c.text)}</div>
-        <div class="meta">chunk ${i} · Q̂ ${typeof c.q === 'number' ? fmt(c.q, 3) : 'not estimated'} · ${int(c.rollouts ?? 0)} rollouts ${labels}</div>
-        ${c.rationale ? `<details><summary>judge's rationale</summary><pre>${esc(c.rationale)}</pre></details>` : ''}
+        <div class="meta">chunk ${i} · Q̂ ${isNum(c.q) ? fmt(c.q, 3) : 'not estimated'}${esc(reached)} ${labels}${i === fe ? ' <b class="fe-mark">← first error</b>' : ''}</div>
+        ${c.rationale ? `<details class="rationale"><summary>judge's rationale</summary><pre>${esc(c.rationale)}</pre></details>` : ''}
       </div>`;
     })
     .join('');
-  return `<section class="card solution" data-id="${esc(rec.id)}">
-    <h3>${esc(rec.id)} ${rec.finalAnswerCorrect === undefined ? '' : `<span class="badge ${rec.finalAnswerCorrect ? 'pos' : 'neg'}">${rec.finalAnswerCorrect ? 'final answer correct' : 'final answer wrong'}</span>`}</h3>
-    <details><summary>problem</summary><pre>${esc(rec.problem)}</pre></details>
-    <div class="row">${firstErrors}<span class="muted">Q̂(empty prefix) ${fmt(rec.q0, 3)} · ${int(rec.cost?.rollouts)} rollouts, ${int(rec.cost?.tokens)} tokens</span></div>
-    <div class="legend"><span><span class="swatch" style="background:${qColor(0)}"></span>Q̂ = 0</span><span><span class="swatch" style="background:${qColor(0.5)}"></span>0.5</span><span><span class="swatch" style="background:${qColor(1)}"></span>1</span></div>
+  return `<section class="card solution" data-id="${esc(rec.id)}" data-index="${index}">
+    <h3>#${index} · ${esc(rec.id)} ${typeof rec.finalAnswerCorrect === 'boolean' ? `<span class="badge ${rec.finalAnswerCorrect ? 'pos' : 'neg'}">${rec.finalAnswerCorrect ? 'final answer correct' : 'final answer wrong'}</span>` : ''}</h3>
+    <details><summary>problem${rec.answer !== undefined ? ` (gold answer ${esc(rec.answer)})` : ''}</summary><pre>${esc(rec.problem)}</pre></details>
+    <div class="row">${firstErrors}<span class="muted">Q̂(empty prefix) ${fmt(rec.q0, 3)} · ${plural(rec.cost?.rollouts, 'rollout')}, ${int(rec.cost?.tokens)} tokens</span></div>
     <div class="chunks">${chunks}</div>
   </section>`;
 }
 
 // ---------- samples ----------
-function sampleCard(rec) {
+function samplesView(ctx, s) {
+  const summary = s
+    ? `<div class="card summary" id="summary"><div class="row">${kpi('problems', int(s.problems))}${kpi('samples', int(s.samples))}${kpi('correct samples', `${int(s.correct)} (${pct(s.correct / Math.max(1, s.samples))})`)}${kpi('problems with a correct sample', `${int(s.solved)} (${pct(s.solved / Math.max(1, s.problems))})`)}</div></div>`
+    : '';
+  return [summary, ctx.file.records.map((r, i) => sampleCard(r, ctx.offset + i)).join('')];
+}
+
+function sampleCard(rec, index) {
   const samples = (rec.samples || [])
     .map((s, k) => {
       const chunks = (s.chunks || [{ text: s.text }])
         .map((c) => `<div class="chunk ${s.correct ? 'pos' : 'neg'}"><div class="text">${esc(typeof c === 'string' ? c : c.text)}</div></div>`)
         .join('');
-      return `<details><summary>sample ${k} · answer ${esc(s.answer ?? 'none')} <span class="badge ${s.correct ? 'pos' : 'neg'}">${s.correct ? 'correct' : 'wrong'}</span></summary><div class="chunks">${chunks}</div></details>`;
+      return `<details class="sample"><summary>sample ${k} · answer ${esc(s.answer ?? 'none')} <span class="badge ${s.correct ? 'pos' : 'neg'}">${s.correct ? 'correct' : 'wrong'}</span> <span class="muted">${plural((s.chunks || []).length, 'chunk')}, ${int(s.tokens)} tokens</span></summary><div class="chunks">${chunks}</div></details>`;
     })
     .join('');
   const right = (rec.samples || []).filter((s) => s.correct).length;
-  return `<section class="card" data-id="${esc(rec.id)}"><h3>${esc(rec.id)} <span class="muted">${right}/${(rec.samples || []).length} correct</span></h3>
+  return `<section class="card" data-id="${esc(rec.id)}"><h3>#${index} · ${esc(rec.id)} <span class="muted">${right}/${(rec.samples || []).length} correct · gold ${esc(rec.gold ?? '?')}</span></h3>
     ${rec.question ? `<details><summary>problem</summary><pre>${esc(rec.question)}</pre></details>` : ''}${samples}</section>`;
+}
+
+// ---------- problems ----------
+function problemsView(records) {
+  const rows = records
+    .map((r) => `<tr><td>${esc(r.id)}</td><td>${esc(r.question ?? r.problem)}</td><td>${esc(r.answer)}</td>${isNum(r.success_rate) ? `<td class="num">${pct(r.success_rate)}</td>` : '<td></td>'}</tr>`)
+    .join('');
+  return `<table id="problems"><thead><tr><th>Id</th><th>Problem</th><th>Answer</th><th class="num">Policy success rate</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+// ---------- ProcessBench-format set ----------
+function processBenchSetView(ctx) {
+  const rows = Array.isArray(ctx.file.data) ? ctx.file.data : ctx.file.records || [];
+  const isJson = Array.isArray(ctx.file.data);
+  const page = isJson ? rows.slice(ctx.offset, ctx.offset + PAGE) : rows;
+  const total = isJson ? rows.length : ctx.file.total;
+  const pager = pagerHtml(ctx.root, ctx.path, ctx.offset, total, ctx.params);
+  const withError = rows.filter((r) => r.label >= 0).length;
+  const cards = page
+    .map((r) => {
+      const steps = (r.steps || [])
+        .map((t, i) => `<div class="chunk ${r.label < 0 || i < r.label ? 'pos' : i === r.label ? 'neg first-error' : 'und'}"><div class="text">${esc(t)}</div><div class="meta">step ${i}${i === r.label ? ' <b class="fe-mark">← first error (label)</b>' : ''}</div></div>`)
+        .join('');
+      return `<section class="card pb-row" data-id="${esc(r.id)}"><h3>${esc(r.id)} <span class="badge ${r.label < 0 ? 'pos' : 'neg'}">${r.label < 0 ? 'no error' : `first error at step ${r.label}`}</span> <span class="muted">${esc(r.generator ?? '')}</span></h3>
+        <details><summary>problem</summary><pre>${esc(r.problem)}</pre></details><div class="chunks">${steps}</div></section>`;
+    })
+    .join('');
+  const where = isJson ? '' : ' (this page)';
+  return `<div class="card summary"><div class="row">${kpi('rows', int(total))}${kpi(`with an error${where}`, int(withError))}${kpi(`without${where}`, int(rows.length - withError))}</div></div>${pager}${cards}${pager}`;
 }
 
 // ---------- search view ----------
@@ -185,224 +312,342 @@ const STATUS_COLOR = {
   backtracked: '#7b4fc9',
   finished: '#5a7bd3',
 };
+const STATUS_HELP = {
+  accepted: 'kept in the final solution',
+  rejected: 'judged negative and thrown away',
+  fallback: 'kept although rejected (every attempt was rejected)',
+  pruned: 'a candidate or beam not selected',
+  backtracked: 'accepted, later abandoned by a backtrack',
+  finished: 'a finished candidate that was not chosen',
+};
+/** Trace data of the search cards on the page, by card index (drawn after the HTML is in place). */
+const treeData = new Map();
 
-function searchCard(rec, index) {
+function searchView(ctx, s) {
+  treeData.clear();
+  const summary = s
+    ? `<div class="card summary" id="summary"><div class="row">
+        ${kpi('strategy', esc(s.strategies.join(', ') || '?'))}
+        ${kpi('problems', int(s.problems))}
+        ${kpi('accuracy', s.accuracy === null ? 'not checked' : `${pct(s.accuracy)} <small class="muted">(${int(s.correct)}/${int(s.checked)})</small>`)}
+        ${kpi('policy tokens / problem', int(s.perProblem.policyTokens))}
+        ${kpi('judge tokens / problem', int(s.perProblem.judgeTokens))}
+        ${kpi('attempts', int(s.attempts))}
+        ${kpi('rejected', int(s.rejected))}
+        ${kpi('backtracks', int(s.backtracks))}
+      </div>
+      ${s.withBacktracks.length ? `<p>Problems where the search backtracked: ${s.withBacktracks.map((i) => recordLink(ctx, i, `#${i}`)).join(' ')}</p>` : ''}
+      ${s.withRejections.length ? `<p>Problems with rejected attempts: ${s.withRejections.slice(0, 30).map((i) => recordLink(ctx, i, `#${i}`)).join(' ')}${s.withRejections.length > 30 ? ' …' : ''}</p>` : ''}
+    </div>`
+    : '';
+  return [summary, ctx.file.records.map((r, i) => searchCard(r, ctx.offset + i, i)).join('')];
+}
+
+function attemptsText(c, status) {
+  if (status === 'fallback') return `${plural(c.attempts, 'attempt')}, all rejected: the best-scored one was kept (fallback)`;
+  if (c.attempts > 1) return `${plural(c.attempts, 'attempt')} (${int(c.attempts - 1)} thrown away)`;
+  return plural(c.attempts, 'attempt');
+}
+
+function searchCard(rec, index, slot) {
+  const nodeStatus = new Map((rec.trace || []).map((n) => [n.id, n.status]));
   const chunks = (rec.chunks || [])
     .map(
       (c) => `<div class="chunk ${VERDICT_CLASS[c.verdict] || ''}"><div class="text">${esc(c.text)}</div>
-      <div class="meta">chunk ${c.index} · ${esc(c.verdict ?? 'not judged')}${typeof c.score === 'number' ? ` · score ${fmt(c.score, 2)}` : ''} · ${int(c.attempts)} attempt${c.attempts === 1 ? '' : 's'}</div></div>`,
+      <div class="meta">chunk ${esc(c.index)} · ${esc(c.verdict ?? 'not judged')}${isNum(c.score) ? ` · score ${fmt(c.score, 2)}` : ''} · ${attemptsText(c, nodeStatus.get(c.node))}</div>
+      ${c.rationale ? `<details class="rationale"><summary>judge's rationale</summary><pre>${esc(c.rationale)}</pre></details>` : ''}</div>`,
     )
     .join('');
   const cost = rec.cost || {};
-  const rejected = (rec.trace || []).filter((n) => n.status === 'rejected').length;
-  return `<section class="card search" data-id="${esc(rec.id)}">
-    <h3>${esc(rec.id)} · ${esc(rec.strategy)} <span class="badge ${rec.correct ? 'pos' : rec.correct === false ? 'neg' : ''}">${rec.correct ? 'correct' : rec.correct === false ? 'wrong' : 'unchecked'}</span></h3>
-    <div class="row muted">answer ${esc(rec.answer ?? 'none')} (gold ${esc(rec.gold ?? '?')}) · policy ${int(cost.policy?.calls)} calls, ${int((cost.policy?.promptTokens ?? 0) + (cost.policy?.completionTokens ?? 0))} tokens · judge ${int(cost.judge?.calls)} calls, ${int((cost.judge?.promptTokens ?? 0) + (cost.judge?.completionTokens ?? 0))} tokens · ${rejected} rejected attempts · ${(rec.backtracks || []).length} backtracks</div>
-    <div class="chunks">${chunks}</div>
-    ${rec.trace?.length ? `<h3>Search tree</h3><div class="legend">${Object.entries(STATUS_COLOR).map(([k, c]) => `<span><span class="swatch" style="background:${c}"></span>${k}</span>`).join('')}<span>- - backtrack</span></div><div class="tree" data-index="${index}"></div>` : ''}
-    <script type="application/json" class="tree-data">${esc(JSON.stringify({ trace: rec.trace || [], backtracks: rec.backtracks || [] }))}</script>
+  const trace = rec.trace || [];
+  const rejected = trace.filter((n) => n.status === 'rejected').length;
+  const stats = Object.entries(rec.stats || {})
+    .map(([k, v]) => `${esc(k)} ${esc(v)}`)
+    .join(' · ');
+  if (trace.length) treeData.set(slot, { trace, backtracks: rec.backtracks || [], path: new Set((rec.chunks || []).map((c) => c.node)) });
+  return `<section class="card search" data-id="${esc(rec.id)}" data-index="${index}">
+    <h3>#${index} · ${esc(rec.id)} · ${esc(rec.strategy)} <span class="badge ${rec.correct ? 'pos' : rec.correct === false ? 'neg' : ''}">${rec.correct ? 'correct' : rec.correct === false ? 'wrong' : 'unchecked'}</span></h3>
+    <div class="row muted">answer ${esc(rec.answer ?? 'none')} (gold ${esc(rec.gold ?? '?')}) · policy ${plural(cost.policy?.calls, 'call')}, ${int((cost.policy?.promptTokens ?? 0) + (cost.policy?.completionTokens ?? 0))} tokens · judge ${plural(cost.judge?.calls, 'call')}, ${int((cost.judge?.promptTokens ?? 0) + (cost.judge?.completionTokens ?? 0))} tokens · ${plural(rejected, 'rejected attempt')} · ${plural((rec.backtracks || []).length, 'backtrack')}</div>
+    ${stats ? `<div class="muted small">${stats}</div>` : ''}
+    <h4>Final solution</h4>
+    <div class="chunks">${chunks || '<p class="muted">no chunks</p>'}</div>
+    ${trace.length ? `<h4>Search tree <span class="muted small">(${plural(trace.length, 'attempt')}; left: the problem${trace.every((n) => n.parent === null) ? ', then one node per whole solution' : ', then one column per chunk position'}; click a node for its text)</span></h4><div class="legend">${Object.entries(STATUS_COLOR).map(([k, c]) => `<span title="${esc(STATUS_HELP[k])}"><span class="swatch" style="background:${c}"></span>${k}</span>`).join('')}<span><svg width="26" height="8" aria-hidden="true"><path d="M1,4 H25" stroke="#7b4fc9" stroke-dasharray="4 3"/></svg> backtrack</span><span><span class="swatch ring"></span>on the final path</span></div><div class="tree" data-slot="${slot}"></div><div class="node-detail muted small">Click a node.</div>` : '<p class="muted small">No attempt tree in this record (searched with --no-trace).</p>'}
   </section>`;
 }
 
-/** Lay the trace out as a tree: depth on x by parent chain, siblings stacked on y. */
+/**
+ * Lay a trace out as a layered tree: one row per level (parent chain), the kept child first so
+ * the final path runs straight down the left, other attempts packed to its right.
+ */
+function layoutTree(trace, onPath) {
+  const byId = new Map(trace.map((n) => [n.id, n]));
+  const children = new Map();
+  for (const n of trace) {
+    const p = n.parent ?? -1;
+    if (!children.has(p)) children.set(p, []);
+    children.get(p).push(n);
+  }
+  for (const kids of children.values())
+    kids.sort((a, b) => Number(onPath.has(b.id)) - Number(onPath.has(a.id)) || a.id - b.id);
+  const pos = new Map();
+  const nextFree = [];
+  const visit = (node, level, minX) => {
+    const x = Math.max(minX, nextFree[level] ?? 0);
+    nextFree[level] = x + 1;
+    pos.set(node.id, { x, y: level });
+    for (const k of children.get(node.id) || []) visit(k, level + 1, x);
+  };
+  for (const top of children.get(-1) || []) visit(top, 1, 0);
+  // Nodes whose parent is missing from the trace still get a place.
+  for (const n of trace) if (!pos.has(n.id)) visit(n, 1, 0);
+  return { pos, byId, levels: nextFree.length, width: Math.max(1, ...nextFree.filter((v) => v !== undefined)) };
+}
+
 function drawTrees() {
-  for (const section of document.querySelectorAll('section.search')) {
-    const holder = section.querySelector('.tree');
-    const data = section.querySelector('.tree-data');
-    if (!holder || !data) continue;
-    const { trace, backtracks } = JSON.parse(data.textContent);
-    const children = new Map();
-    for (const n of trace) {
-      const p = n.parent ?? -1;
-      if (!children.has(p)) children.set(p, []);
-      children.get(p).push(n);
-    }
-    const pos = new Map();
-    let row = 0;
-    const level = (id) => {
-      let d = 0;
-      let cur = trace.find((n) => n.id === id);
-      while (cur && cur.parent !== null && cur.parent !== undefined) {
-        d++;
-        cur = trace.find((n) => n.id === cur.parent);
-      }
-      return d;
-    };
-    const place = (id) => {
-      const kids = children.get(id) || [];
-      if (id !== -1 && kids.length === 0) {
-        pos.set(id, { x: level(id), y: row++ });
-        return;
-      }
-      for (const k of kids) place(k.id);
-      if (id !== -1) {
-        const ys = kids.map((k) => pos.get(k.id).y);
-        pos.set(id, { x: level(id), y: (Math.min(...ys) + Math.max(...ys)) / 2 });
-      }
-    };
-    place(-1);
-    const dx = 120;
+  for (const holder of document.querySelectorAll('.tree[data-slot]')) {
+    const data = treeData.get(Number(holder.dataset.slot));
+    if (!data) continue;
+    const { trace, backtracks, path } = data;
+    const { pos, byId, levels, width } = layoutTree(trace, path);
+    // Levels run left to right (the problem, then chunk 0, 1, …); attempts at one level stack downwards.
+    const dx = 34;
     const dy = 26;
-    const maxX = Math.max(0, ...[...pos.values()].map((p) => p.x));
-    const w = (maxX + 1) * dx + 160;
-    const h = Math.max(1, row) * dy + 30;
-    const X = (p) => 60 + p.x * dx;
-    const Y = (p) => 20 + p.y * dy;
-    let svg = `<svg width="${w}" height="${h}" role="img" aria-label="search tree"><circle cx="20" cy="${h / 2}" r="6" fill="#444"><title>problem</title></circle>`;
+    const X = (p) => 20 + p.y * dx;
+    const Y = (p) => 34 + p.x * dy;
+    const root = { x: 0, y: 0 };
+    const w = 20 + Math.max(1, levels - 1) * dx + 40;
+    const h = 34 + (width - 1) * dy + 20;
+    let svg = `<svg width="${w}" height="${h}" role="img" aria-label="search tree of ${trace.length} attempts"><rect x="${X(root) - 7}" y="${Y(root) - 7}" width="14" height="14" fill="#444" class="root"><title>the problem</title></rect>`;
+    const whole = trace.every((n) => n.parent === null || n.parent === undefined);
+    if (whole) svg += `<text x="${X({ y: 1 }) + 12}" y="12" class="level">whole solutions</text>`;
+    else for (let l = 1; l < levels; l++) {
+      if (levels > 12 && l % 5 !== 0 && l !== 1) continue;
+      svg += `<text x="${X({ y: l })}" y="12" text-anchor="middle" class="level">${l - 1}</text>`;
+    }
     for (const n of trace) {
       const p = pos.get(n.id);
-      if (!p) continue;
-      const parent = n.parent === null || n.parent === undefined ? { x: -1, y: null } : pos.get(n.parent);
-      const x1 = parent && parent.y !== null ? X(parent) : 20;
-      const y1 = parent && parent.y !== null ? Y(parent) : h / 2;
-      svg += `<line x1="${x1}" y1="${y1}" x2="${X(p)}" y2="${Y(p)}" stroke="#c8c8c4"/>`;
+      const parent = n.parent === null || n.parent === undefined || !pos.has(n.parent) ? root : pos.get(n.parent);
+      const bend = parent.x === p.x ? `L${X(p)},${Y(p)}` : `H${X(p) - dx / 2} V${Y(p)} H${X(p)}`;
+      svg += `<path d="M${X(parent)},${Y(parent)} ${bend}" stroke="${path.has(n.id) ? '#555' : '#cfcfca'}" stroke-width="${path.has(n.id) ? 2 : 1}" fill="none"/>`;
     }
     for (const b of backtracks) {
       const from = pos.get(b.from);
-      const to = b.to === null ? { x: -1, y: null } : pos.get(b.to);
-      if (!from) continue;
-      const x2 = to && to.y !== null ? X(to) : 20;
-      const y2 = to && to.y !== null ? Y(to) : h / 2;
-      svg += `<path d="M${X(from)},${Y(from)} C${X(from) - 40},${Y(from) + 18} ${x2 + 40},${y2 + 18} ${x2},${y2}" stroke="#7b4fc9" stroke-dasharray="4 3" fill="none" class="backtrack"/>`;
+      const to = b.to === null || b.to === undefined ? root : pos.get(b.to);
+      if (!from || !to) continue;
+      svg += `<path class="backtrack" d="M${X(from)},${Y(from) - 6} C${X(from) - 8},${Y(from) - 30} ${X(to) + 8},${Y(to) - 30} ${X(to)},${Y(to) - 7}" stroke="#7b4fc9" stroke-width="1.5" stroke-dasharray="4 3" fill="none" marker-end="url(#arrow)"><title>backtrack from attempt ${b.from} to ${b.to === null ? 'the problem' : `attempt ${b.to}`}</title></path>`;
     }
     for (const n of trace) {
       const p = pos.get(n.id);
-      if (!p) continue;
-      const label = `${n.label ?? `step ${n.depth}`}: ${n.status}${typeof n.score === 'number' ? ` (score ${n.score.toFixed(2)})` : ''}\n${n.text}`;
-      svg += `<g class="node" data-status="${esc(n.status)}"><circle cx="${X(p)}" cy="${Y(p)}" r="${n.final ? 7 : 5}" fill="${STATUS_COLOR[n.status] || '#888'}"><title>${esc(label)}</title></circle>`;
-      svg += `<text x="${X(p) + 9}" y="${Y(p) + 4}">${esc((n.text || '').slice(0, 14))}</text></g>`;
+      const label = `attempt ${n.id}${n.label ? ` (${n.label})` : ''} · chunk ${n.depth} · ${n.status}${n.verdict ? ` · ${n.verdict}` : ''}${isNum(n.score) ? ` · score ${n.score.toFixed(2)}` : ''}${n.final ? ' · ends the solution' : ''}\n${n.text}`;
+      svg += `<g class="node" data-status="${esc(n.status)}" data-id="${n.id}" tabindex="0"><circle cx="${X(p)}" cy="${Y(p)}" r="${n.final ? 8 : 6}" fill="${STATUS_COLOR[n.status] || '#888'}" stroke="${path.has(n.id) ? '#111' : '#fff'}" stroke-width="${path.has(n.id) ? 2 : 1}"><title>${esc(label)}</title></circle></g>`;
     }
+    svg = svg.replace('<svg ', '<svg ').replace(/(<svg [^>]*>)/, '$1<defs><marker id="arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#7b4fc9"/></marker></defs>');
     holder.innerHTML = `${svg}</svg>`;
+    const detail = holder.nextElementSibling;
+    const show = (g) => {
+      const n = byId.get(Number(g.dataset.id));
+      if (!n || !detail) return;
+      detail.classList.remove('muted');
+      detail.innerHTML = `<b>attempt ${n.id}</b>${n.label ? ` (${esc(n.label)})` : ''} · chunk ${esc(n.depth)} · <span class="badge" style="border-color:${STATUS_COLOR[n.status] || '#888'}">${esc(n.status)}</span> ${esc(STATUS_HELP[n.status] || '')}${n.verdict ? ` · judge: ${esc(n.verdict)}` : ''}${isNum(n.score) ? ` · score ${fmt(n.score, 2)}` : ''}${n.answer !== undefined ? ` · answer ${esc(n.answer ?? 'none')}` : ''}<pre>${esc(n.text)}</pre>${n.rationale ? `<details class="rationale" open><summary>judge's rationale</summary><pre>${esc(n.rationale)}</pre></details>` : ''}`;
+    };
+    holder.addEventListener('click', (e) => {
+      const g = e.target.closest('g.node');
+      if (g) show(g);
+    });
+    holder.addEventListener('keydown', (e) => {
+      const g = e.target.closest('g.node');
+      if (g && (e.key === 'Enter' || e.key === ' ')) show(g);
+    });
   }
 }
 
 // ---------- ProcessBench ----------
 async function processBenchView(report, root, reportPath) {
   const subsets = Object.entries(report.subsets || {});
-  const table = `<table id="pb-table"><thead><tr><th>Subset</th><th class="num">n</th><th class="num">error acc</th><th class="num">correct acc</th><th class="num">F1</th></tr></thead><tbody>
-    ${subsets.map(([name, s]) => `<tr><td>${esc(name)}</td><td class="num">${int(s.n)}</td><td class="num">${fmt(s.error_acc)}</td><td class="num">${fmt(s.correct_acc)}</td><td class="num">${fmt(s.f1)}</td></tr>`).join('')}
-    <tr><th>average</th><td></td><td></td><td></td><th class="num">${fmt(report.average_f1)}</th></tr></tbody></table>`;
-  const view = document.getElementById('view');
-  view.innerHTML = `${simulatedBanner(report.simulated, report.notice)}
-    <div class="card"><span class="kpi"><span class="muted">judge</span><b>${esc(report.judge)}</b></span>
-      <span class="kpi"><span class="muted">average F1</span><b>${fmt(report.average_f1)}</b></span>
-      <span class="kpi"><span class="muted">samples</span><b>${int(report.samples)}</b></span>
-      <span class="kpi"><span class="muted">threshold</span><b>${esc(report.threshold?.mode)}${report.threshold?.value != null ? ` ${fmt(report.threshold.value, 3)}` : ''}</b></span>
-      <span class="kpi"><span class="muted">judge calls</span><b>${int(report.cost?.judge?.calls)}</b></span></div>
+  const table = `<table id="pb-table"><thead><tr><th>Subset</th><th class="num">samples</th><th class="num">error acc</th><th class="num">correct acc</th><th class="num">F1</th></tr></thead><tbody>
+    ${subsets.map(([name, s]) => `<tr><td>${esc(name)}</td><td class="num">${int(s.n)}</td><td class="num">${fmt(s.error_acc)}</td><td class="num">${fmt(s.correct_acc)}</td><td class="num f1">${fmt(s.f1)}</td></tr>`).join('')}
+    <tr class="avg"><th>average F1</th><td></td><td></td><td></td><th class="num">${fmt(report.average_f1)}</th></tr></tbody></table>
+    <p class="muted small">error acc: share of samples with an error whose first error the judge found exactly; correct acc: share of error-free samples the judge called error-free; F1: their harmonic mean (ProcessBench's metric, in %).</p>`;
+  const view = document.getElementById('pb-view');
+  const th = report.threshold || {};
+  view.innerHTML = `<div class="card"><div class="row">${kpi('judge', esc(report.judge))}
+      ${kpi('average F1', fmt(report.average_f1))}
+      ${kpi('samples', int(report.samples))}
+      ${kpi('threshold', `${esc(th.mode)}${isNum(th.value) ? ` ${fmt(th.value, 3)}` : ''}${th.chosenOn ? ` <small class="muted">(chosen on ${esc(th.chosenOn)})</small>` : ''}`)}
+      ${kpi('judge calls', int(report.cost?.judge?.calls))}
+      ${kpi('judge tokens', int((report.cost?.judge?.promptTokens ?? 0) + (report.cost?.judge?.completionTokens ?? 0)))}
+      ${kpi('format failures', `${int(report.formatFailures)} <small class="muted">(${pct(report.formatFailureRate)})</small>`)}
+      ${report.abstained ? kpi('abstained', int(report.abstained)) : ''}</div></div>
     ${table}<h2>Predicted vs true first error</h2><div id="pb-chart" class="muted">Loading predictions…</div>`;
   const chart = document.getElementById('pb-chart');
-  const predPath = predictionsPathFor(report.predictions, reportPath);
+  const predPath = dirOf(reportPath) + String(report.predictions || reportPath.replace(/\.json$/, '.predictions.jsonl')).split('/').pop();
   try {
-    const first = await api(`/api/file?root=${encodeURIComponent(root)}&path=${encodeURIComponent(predPath)}&limit=5000`);
-    let records = first.records;
-    for (let off = records.length; off < first.total; off += 5000) {
-      const more = await api(`/api/file?root=${encodeURIComponent(root)}&path=${encodeURIComponent(predPath)}&offset=${off}&limit=5000`);
-      records = records.concat(more.records);
-    }
-    chart.outerHTML = `<div id="pb-chart">${confusionChart(records)}<p><a href="${fileHref(root, predPath)}">predictions file</a></p></div>`;
+    const { summary } = await api(`/api/summary?root=${encodeURIComponent(root)}&path=${encodeURIComponent(predPath)}`);
+    chart.outerHTML = `<div id="pb-chart">${confusionChart(summary.pairs)}<p><a id="pb-predictions" href="${fileHref(root, predPath)}">every prediction (${int(summary.samples)})</a></p></div>`;
   } catch (e) {
-    chart.textContent = `The predictions file is not in the served folders (${e.message}).`;
+    chart.outerHTML = `<p id="pb-chart" class="muted">The chart needs the predictions file ${esc(predPath)} next to the report, in a served folder (${esc(e.message)}).</p>`;
   }
 }
 
-function predictionsPathFor(predictions, reportPath) {
-  if (!predictions) return reportPath.replace(/\.json$/, '.predictions.jsonl');
-  const base = predictions.split('/').pop();
-  const dir = reportPath.includes('/') ? reportPath.slice(0, reportPath.lastIndexOf('/') + 1) : '';
-  return dir + base;
+function predictionsView(ctx, s) {
+  const rows = ctx.file.records
+    .map((r) => `<tr><td>${esc(r.id)}</td><td>${esc(r.subset)}</td><td class="num">${esc(r.label)}</td><td class="num">${r.prediction === null ? '<span class="muted">none</span>' : esc(r.prediction)}</td><td>${r.prediction === r.label ? '<span class="badge pos">exact</span>' : '<span class="badge neg">wrong</span>'}</td><td class="num">${esc(r.steps)}</td><td class="small">${(r.scores || []).map((x) => fmt(x, 2)).join(' ')}</td></tr>`)
+    .join('');
+  const pager = pagerHtml(ctx.root, ctx.path, ctx.offset, ctx.file.total, ctx.params);
+  const subsets = s ? Object.entries(s.subsets).map(([k, v]) => `${esc(k)} ${int(v.exact)}/${int(v.n)}`).join(', ') : '';
+  return `${s ? `<div class="card summary" id="summary"><div class="row">${kpi('samples', int(s.samples))}${kpi('exact first error', `${int(s.exact)} (${pct(s.exact / Math.max(1, s.samples))})`)}${kpi('judge', esc(s.judge ?? '?'))}</div><p class="muted">by subset (exact / samples): ${subsets}</p></div><h2>Predicted vs true first error</h2><div id="pb-chart">${confusionChart(s.pairs)}</div>` : ''}
+    <h2>Predictions</h2>${pager}<table id="predictions"><thead><tr><th>Id</th><th>Subset</th><th class="num">true</th><th class="num">predicted</th><th></th><th class="num">steps</th><th>chunk scores</th></tr></thead><tbody>${rows}</tbody></table>${pager}`;
 }
 
-function predictionsView(records, total) {
-  return `<p class="muted">${int(total)} predictions (chart of this page).</p>${confusionChart(records)}`;
-}
-
-/** A grid: x = true first error (−1 = none), y = predicted; circle area = count; diagonal = right. */
-function confusionChart(records) {
-  const usable = records.filter((r) => typeof r.label === 'number');
-  if (!usable.length) return '<p class="muted">No labelled predictions.</p>';
-  const cap = 15;
-  const bucket = (v) => (v === null || v === undefined ? null : Math.min(v, cap));
+/** A grid: x = true first error (−1 = none), y = predicted; circle area = count; on the diagonal = exact. */
+function confusionChart(pairs) {
+  if (!pairs?.length) return '<p class="muted">No labelled predictions.</p>';
+  const maxSeen = Math.max(0, ...pairs.flatMap(([t, p]) => [t, p ?? -1]));
+  const cap = Math.min(15, Math.max(4, maxSeen));
+  const bucket = (v) => Math.min(v, cap);
   const counts = new Map();
   let none = 0;
-  for (const r of usable) {
-    const t = bucket(r.label);
-    const p = bucket(r.prediction);
+  for (const [t, p] of pairs) {
     if (p === null) {
       none++;
       continue;
     }
-    const k = `${t},${p}`;
+    const k = `${bucket(t)},${bucket(p)}`;
     counts.set(k, (counts.get(k) || 0) + 1);
   }
   const max = Math.max(1, ...counts.values());
-  const cell = 26;
+  const cell = 28;
   const n = cap + 2;
-  const pad = 46;
-  const size = pad + n * cell + 10;
-  const xy = (v) => pad + (v + 1) * cell + cell / 2;
-  let svg = `<svg width="${size}" height="${size}" role="img" aria-label="predicted versus true first error">`;
+  const padL = 56;
+  const padB = 44;
+  const size = n * cell;
+  const W = padL + size + 20;
+  const H = size + padB + 10;
+  const cx = (v) => padL + (v + 1) * cell + cell / 2;
+  const cy = (v) => size - ((v + 1) * cell + cell / 2) + 10;
+  let svg = `<svg width="${W}" height="${H}" role="img" aria-label="predicted versus true first error" class="confusion">`;
+  svg += `<rect x="${padL}" y="10" width="${size}" height="${size}" fill="#fff" stroke="#e2e2e0"/>`;
   for (let v = -1; v <= cap; v++) {
-    const lab = v === cap ? `${cap}+` : String(v);
-    svg += `<text x="${xy(v) - 6}" y="${size - 2}">${lab}</text><text x="4" y="${size - xy(v) + 4}">${lab}</text>`;
+    const lab = v === cap && maxSeen > cap ? `${cap}+` : String(v);
+    svg += `<text x="${cx(v)}" y="${size + 26}" text-anchor="middle">${lab}</text><text x="${padL - 8}" y="${cy(v) + 4}" text-anchor="end">${lab}</text>`;
   }
-  svg += `<line x1="${xy(-1)}" y1="${size - xy(-1)}" x2="${xy(cap)}" y2="${size - xy(cap)}" stroke="#c8c8c4" stroke-dasharray="3 3"/>`;
+  svg += `<text x="${padL + size / 2}" y="${H - 4}" text-anchor="middle" class="axis-title">true first error (−1 = no error)</text>`;
+  svg += `<text x="14" y="${10 + size / 2}" text-anchor="middle" transform="rotate(-90 14 ${10 + size / 2})" class="axis-title">predicted first error</text>`;
+  svg += `<line x1="${cx(-1)}" y1="${cy(-1)}" x2="${cx(cap)}" y2="${cy(cap)}" stroke="#c8c8c4" stroke-dasharray="3 3"/>`;
   for (const [k, c] of counts) {
     const [t, p] = k.split(',').map(Number);
-    const r = 3 + 10 * Math.sqrt(c / max);
-    svg += `<circle cx="${xy(t)}" cy="${size - xy(p)}" r="${r}" fill="${t === p ? '#1f8a4c' : '#b3261e'}" fill-opacity="0.7"><title>true ${t}, predicted ${p}: ${c}</title></circle>`;
+    const r = 4 + 9 * Math.sqrt(c / max);
+    svg += `<circle class="cell ${t === p ? 'exact' : 'miss'}" cx="${cx(t)}" cy="${cy(p)}" r="${r.toFixed(1)}" fill="${t === p ? '#1f8a4c' : '#b3261e'}" fill-opacity="0.75"><title>true ${t}, predicted ${p}: ${c} sample${c === 1 ? '' : 's'}</title></circle>`;
+    svg += `<text x="${cx(t)}" y="${cy(p) + 4}" text-anchor="middle" class="count">${c}</text>`;
   }
   svg += '</svg>';
-  return `<div class="legend"><span>x: true first error (−1 = no error)</span><span>y: predicted</span><span><span class="swatch" style="background:#1f8a4c"></span>exact</span><span><span class="swatch" style="background:#b3261e"></span>wrong</span>${none ? `<span>${none} without a usable prediction</span>` : ''}</div>${svg}`;
+  return `<div class="legend"><span><span class="swatch" style="background:#1f8a4c"></span>exact (on the diagonal)</span><span><span class="swatch" style="background:#b3261e"></span>wrong</span><span>circle size and number: samples</span>${none ? `<span>${none} without a usable prediction (counted as misses)</span>` : ''}</div>${svg}`;
 }
 
 // ---------- accuracy vs compute ----------
+const PALETTE = ['#2f5bd3', '#b3261e', '#1f8a4c', '#c77800', '#7b4fc9', '#00897b', '#6d4c41', '#d81b60'];
+
+function logTicks(lo, hi) {
+  const out = [];
+  const wide = Math.log10(hi / lo) > 2.5;
+  for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
+    for (const m of wide ? [1] : [1, 2, 5]) {
+      const v = m * 10 ** e;
+      if (v >= lo && v <= hi) out.push(v);
+    }
+  }
+  return out;
+}
+const shortNum = (v) => (v >= 1e6 ? `${+(v / 1e6).toPrecision(3)}M` : v >= 1e3 ? `${+(v / 1e3).toPrecision(3)}k` : `${+v.toPrecision(3)}`);
+
 function accuracyView(data) {
-  const points = data.points || [];
+  const points = (data.points || []).filter((p) => isNum(p.accuracy));
+  if (!points.length) return '<p class="muted empty">This report has no points.</p>';
+  const xOf = (p) => p.costPerProblem?.totalTokens ?? 0;
   const by = new Map();
   for (const p of points) {
     if (!by.has(p.strategy)) by.set(p.strategy, []);
-    const x = p.costPerProblem?.totalTokens ?? p.tokens ?? 0;
-    by.get(p.strategy).push({ x, y: p.accuracy, budget: p.budget });
+    by.get(p.strategy).push(p);
   }
-  const w = 720;
-  const h = 380;
-  const m = { l: 56, r: 150, t: 16, b: 42 };
-  const xs = points.map((p) => p.costPerProblem?.totalTokens ?? 0).filter((x) => x > 0);
-  const xmin = Math.max(1, Math.min(...xs, 1));
-  const xmax = Math.max(...xs, 10);
-  const lx = (x) => m.l + ((Math.log10(Math.max(x, xmin)) - Math.log10(xmin)) / Math.max(1e-9, Math.log10(xmax) - Math.log10(xmin))) * (w - m.l - m.r);
-  const ly = (y) => h - m.b - y * (h - m.t - m.b);
-  const palette = ['#2f5bd3', '#1f8a4c', '#b3261e', '#c77800', '#7b4fc9', '#00897b', '#6d4c41', '#d81b60'];
-  let svg = `<svg width="${w}" height="${h}" role="img" aria-label="accuracy versus compute">`;
-  for (let t = 0; t <= 1.0001; t += 0.25) svg += `<line x1="${m.l}" x2="${w - m.r}" y1="${ly(t)}" y2="${ly(t)}" stroke="#eee"/><text x="${m.l - 36}" y="${ly(t) + 4}">${Math.round(t * 100)}%</text>`;
-  svg += `<text x="${m.l}" y="${h - 8}">tokens per problem (policy + judge, log scale): ${int(Math.round(xmin))} … ${int(Math.round(xmax))}</text>`;
+  const W = 760;
+  const H = 400;
+  const m = { l: 60, r: 170, t: 16, b: 52 };
+  const xs = points.map(xOf).filter((x) => x > 0);
+  const lo = Math.min(...xs) / 1.5;
+  const hi = Math.max(...xs) * 1.5;
+  const lx = (x) => m.l + ((Math.log10(Math.max(x, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * (W - m.l - m.r);
+  const ly = (y) => H - m.b - y * (H - m.t - m.b);
+  let svg = `<svg width="${W}" height="${H}" role="img" aria-label="accuracy versus compute" class="acc-chart">`;
+  svg += `<rect x="${m.l}" y="${m.t}" width="${W - m.l - m.r}" height="${H - m.t - m.b}" fill="#fff" stroke="#e2e2e0"/>`;
+  for (let t = 0; t <= 1.0001; t += 0.2)
+    svg += `<line x1="${m.l}" x2="${W - m.r}" y1="${ly(t)}" y2="${ly(t)}" stroke="#eee"/><text x="${m.l - 8}" y="${ly(t) + 4}" text-anchor="end">${Math.round(t * 100)}%</text>`;
+  for (const t of logTicks(lo, hi))
+    svg += `<line x1="${lx(t)}" x2="${lx(t)}" y1="${m.t}" y2="${H - m.b}" stroke="#f0f0ee"/><text x="${lx(t)}" y="${H - m.b + 16}" text-anchor="middle">${shortNum(t)}</text>`;
+  svg += `<text x="${m.l + (W - m.l - m.r) / 2}" y="${H - 8}" text-anchor="middle" class="axis-title">tokens per problem (policy + judge, log scale)</text>`;
+  svg += `<text x="14" y="${m.t + (H - m.t - m.b) / 2}" text-anchor="middle" transform="rotate(-90 14 ${m.t + (H - m.t - m.b) / 2})" class="axis-title">accuracy</text>`;
   let i = 0;
   for (const [name, pts] of by) {
-    const c = palette[i % palette.length];
-    pts.sort((a, b) => a.x - b.x);
-    svg += `<polyline fill="none" stroke="${c}" stroke-width="2" points="${pts.map((p) => `${lx(p.x)},${ly(p.y)}`).join(' ')}"/>`;
-    for (const p of pts) svg += `<circle cx="${lx(p.x)}" cy="${ly(p.y)}" r="3.5" fill="${c}"><title>${esc(name)}${p.budget !== undefined ? ` @ ${p.budget}` : ''}: ${(p.y * 100).toFixed(1)}% at ${int(Math.round(p.x))} tokens</title></circle>`;
-    svg += `<text x="${w - m.r + 10}" y="${m.t + 14 + i * 16}" fill="${c}">${esc(name)}</text>`;
+    const c = PALETTE[i % PALETTE.length];
+    pts.sort((a, b) => xOf(a) - xOf(b));
+    if (pts.length > 1)
+      svg += `<polyline class="series" fill="none" stroke="${c}" stroke-width="2" points="${pts.map((p) => `${lx(xOf(p)).toFixed(1)},${ly(p.accuracy).toFixed(1)}`).join(' ')}"/>`;
+    for (const p of pts) {
+      const budget = p.budget !== undefined ? `${p.knob ?? 'budget'} = ${p.budget}` : '';
+      svg += `<circle class="point" cx="${lx(xOf(p)).toFixed(1)}" cy="${ly(p.accuracy).toFixed(1)}" r="4.5" fill="${c}"><title>${esc(name)}${budget ? ` (${esc(budget)})` : ''}: ${pct(p.accuracy)} at ${int(xOf(p))} tokens per problem</title></circle>`;
+      if (p.budget !== undefined) svg += `<text x="${(lx(xOf(p)) + 6).toFixed(1)}" y="${(ly(p.accuracy) - 6).toFixed(1)}" fill="${c}" class="small-label">${esc(p.budget)}</text>`;
+    }
+    svg += `<rect x="${W - m.r + 14}" y="${m.t + 6 + i * 18}" width="12" height="12" fill="${c}"/><text x="${W - m.r + 32}" y="${m.t + 16 + i * 18}" class="legend-label">${esc(name)}</text>`;
     i++;
   }
   svg += '</svg>';
   const rows = points
-    .map((p) => `<tr><td>${esc(p.strategy)}</td><td class="num">${esc(p.budget ?? '')}</td><td class="num">${fmt(p.accuracy * 100)}%</td><td class="num">${int(Math.round(p.costPerProblem?.policyTokens ?? 0))}</td><td class="num">${int(Math.round(p.costPerProblem?.judgeTokens ?? 0))}</td><td class="num">${fmt(p.costPerProblem?.policyCalls ?? 0)}</td><td class="num">${fmt(p.costPerProblem?.judgeCalls ?? 0)}</td></tr>`)
+    .map((p) => `<tr><td>${esc(p.strategy)}</td><td class="num">${esc(p.budget !== undefined ? `${p.knob ?? ''} ${p.budget}` : '')}</td><td class="num">${pct(p.accuracy)}</td><td class="num">${isNum(p.correct) ? `${int(p.correct)}/${int(p.checked)}` : ''}</td><td class="num">${int(p.costPerProblem?.policyTokens)}</td><td class="num">${int(p.costPerProblem?.judgeTokens)}</td><td class="num">${int(xOf(p))}</td><td class="num">${fmt(p.costPerProblem?.policyCalls)}</td><td class="num">${fmt(p.costPerProblem?.judgeCalls)}</td></tr>`)
     .join('');
-  return `${simulatedBanner(data.simulated, data.note)}<div id="acc-chart">${svg}</div>
-    <table><thead><tr><th>Strategy</th><th class="num">Budget</th><th class="num">Accuracy</th><th class="num">Policy tokens / problem</th><th class="num">Judge tokens / problem</th><th class="num">Policy calls</th><th class="num">Judge calls</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return `<div class="card"><div class="row">${kpi('problems', int(data.problems))}${data.policy ? kpi('policy', esc(data.policy)) : ''}${data.judge ? kpi('judge', esc(data.judge)) : ''}${isNum(data.seconds) ? kpi('took', `${fmt(data.seconds)} s`) : ''}</div></div>
+    <div id="acc-chart">${svg}</div><p class="muted small">Numbers next to points: the strategy's budget (N, attempts per chunk, or children per node).</p>
+    <table id="acc-table"><thead><tr><th>Strategy</th><th class="num">Budget</th><th class="num">Accuracy</th><th class="num">Correct</th><th class="num">Policy tokens / problem</th><th class="num">Judge tokens / problem</th><th class="num">Total tokens / problem</th><th class="num">Policy calls / problem</th><th class="num">Judge calls / problem</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+// ---------- chunk-level judge evaluation ----------
+function evalChunksView(d) {
+  const tp = isNum(d.recall_positive) && isNum(d.positives) ? Math.round(d.recall_positive * d.positives) : null;
+  const tn = isNum(d.recall_negative) && isNum(d.negatives) ? Math.round(d.recall_negative * d.negatives) : null;
+  return `<div class="card"><div class="row">${kpi('judge', esc(d.judge))}${kpi('label signal', esc(d.signal))}${kpi('solutions', int(d.solutions))}${kpi('chunks compared', int(d.n))}</div></div>
+    <div class="card"><div class="row">${kpi('accuracy', pct(d.accuracy))}${kpi('balanced accuracy', pct(d.balanced_accuracy))}${kpi('recall on positive chunks', pct(d.recall_positive))}${kpi('recall on negative chunks', pct(d.recall_negative))}${kpi('first error exact', pct(d.first_error_accuracy))}${kpi('abstained', int(d.abstained))}${kpi('format failures', int(d.formatFailures))}</div></div>
+    <table id="eval-table" class="compact"><thead><tr><th>Rollout label</th><th class="num">chunks</th><th class="num">judge agrees</th><th class="num">judge disagrees or abstains</th></tr></thead><tbody>
+      <tr><td><span class="badge pos">positive</span></td><td class="num">${int(d.positives)}</td><td class="num">${int(tp)}</td><td class="num">${tp === null ? '—' : int(d.positives - tp)}</td></tr>
+      <tr><td><span class="badge neg">negative</span></td><td class="num">${int(d.negatives)}</td><td class="num">${int(tn)}</td><td class="num">${tn === null ? '—' : int(d.negatives - tn)}</td></tr></tbody></table>
+    <p class="muted small">Judge cost: ${plural(d.cost?.judge?.calls, 'call')}, ${int((d.cost?.judge?.promptTokens ?? 0) + (d.cost?.judge?.completionTokens ?? 0))} tokens.</p>`;
 }
 
 // ---------- demo report ----------
-function demoView(data, root) {
-  const files = Object.entries(data.files || {})
-    .map(([k, v]) => `<li>${esc(k)}: <a href="${fileHref(root, String(v).split('/').pop())}">${esc(v)}</a></li>`)
+function demoView(d, root, reportPath) {
+  const dir = dirOf(reportPath);
+  const files = Object.entries(d.files || {})
+    .map(([k, v]) => {
+      const target = dir + String(v);
+      return `<li>${esc(k)}: ${/\.(json|jsonl)$/.test(target) ? `<a href="${fileHref(root, target)}">${esc(v)}</a>` : `${esc(v)}`}</li>`;
+    })
     .join('');
-  return `${simulatedBanner(true, data.notice)}${files ? `<ul>${files}</ul>` : ''}<pre>${esc(JSON.stringify(data, null, 2))}</pre>`;
+  const search = (d.search || [])
+    .map((s) => `<tr><td>${esc(s.label ?? s.strategy)}</td><td class="num">${pct(s.accuracy)}</td><td class="num">${int(s.tokensPerProblem)}</td><td class="num">${fmt(s.policyCallsPerProblem)}</td><td class="num">${fmt(s.judgeCallsPerProblem)}</td></tr>`)
+    .join('');
+  return `<div class="card"><div class="row">${kpi('policy', esc(d.policy))}${kpi('judge', esc(d.judge))}${kpi('took', `${fmt(d.seconds)} s`)}</div></div>
+    <table id="demo-table" class="compact"><tbody>
+      ${d.sample ? `<tr><th>sample</th><td>${int(d.sample.problems)} problems × ${int(d.sample.samplesPerProblem)} samples: accuracy ${pct(d.sample.accuracy)}${Object.entries(d.sample.passAtK || {}).map(([k, v]) => `, ${esc(k)} ${pct(v)}`).join('')}</td></tr>` : ''}
+      ${d.label ? `<tr><th>label</th><td>${int(d.label.solutions)} solutions, ${int(d.label.chunks)} chunks, M = ${int(d.label.rollouts)} rollouts per prefix; positive share ${Object.entries(d.label.positiveShare || {}).map(([k, v]) => `${esc(k)} ${pct(v)}`).join(', ')}</td></tr>` : ''}
+      ${d.evalChunks ? `<tr><th>judge, chunk level</th><td>vs ${esc(d.evalChunks.signal)} labels: accuracy ${pct(d.evalChunks.accuracy)}, balanced ${pct(d.evalChunks.balancedAccuracy)}</td></tr>` : ''}
+      ${d.processbench ? `<tr><th>judge, ProcessBench format</th><td>${int(d.processbench.rows)} rows: error acc ${fmt(d.processbench.errorAcc)}, correct acc ${fmt(d.processbench.correctAcc)}, F1 ${fmt(d.processbench.f1)}</td></tr>` : ''}
+    </tbody></table>
+    ${search ? `<h2>Search</h2><table id="demo-search"><thead><tr><th>Strategy</th><th class="num">Accuracy</th><th class="num">Tokens / problem</th><th class="num">Policy calls / problem</th><th class="num">Judge calls / problem</th></tr></thead><tbody>${search}</tbody></table>` : ''}
+    ${files ? `<h2>Outputs</h2><ul id="demo-files">${files}</ul>` : ''}
+    <details><summary>report.json</summary><pre>${esc(JSON.stringify(d, null, 2))}</pre></details>`;
 }
 
 // ---------- router ----------
+let routing = 0;
 async function route() {
+  const mine = ++routing;
   const { path, params } = parseHash();
   statusEl.textContent = '';
   try {
@@ -411,16 +656,27 @@ async function route() {
     else if (path.startsWith('/run/')) await runPage(decodeURIComponent(path.slice(5)));
     else if (path === '/file') await filePage(params);
     else app.innerHTML = '<h1>Not found</h1><p><a href="#/">Back to runs</a></p>';
-    document.title = `stepwise · ${document.querySelector('h1')?.textContent ?? ''}`;
+    if (mine === routing) document.title = `stepwise · ${document.querySelector('h1')?.textContent ?? ''}`;
   } catch (e) {
-    app.innerHTML = `<h1>Could not load this page</h1><p class="error">${esc(e.message)}</p><p><a href="#/">Back to runs</a></p>`;
+    if (mine === routing)
+      app.innerHTML = `<h1>Could not load this page</h1><p class="error">${esc(e.message)}</p><p><a href="#/">Back to runs</a></p>`;
   }
 }
 
-window.addEventListener('hashchange', route);
+app.addEventListener('change', (e) => {
+  if (e.target.id !== 'color-by') return;
+  const { params } = parseHash();
+  params.set('color', e.target.value);
+  location.hash = `#/file?${params.toString()}`;
+});
+
+window.addEventListener('hashchange', () => {
+  route();
+  window.scrollTo(0, 0);
+});
 route();
-// Running jobs move: refresh the runs page while one is running.
+// Running jobs move: refresh the runs list and a running run's page while something runs.
 setInterval(() => {
   const { path } = parseHash();
-  if ((path === '/' || path === '/runs') && document.querySelector('.badge.running')) route();
+  if ((path === '/' || path === '/runs' || path.startsWith('/run/')) && document.querySelector('.badge.running')) route();
 }, 3000);

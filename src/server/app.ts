@@ -5,10 +5,11 @@ import { z } from 'zod';
 import { StepwiseError } from '../core/errors.js';
 import { SEGMENT_MODES, segment } from '../core/segment.js';
 import { type Db, openStore } from '../store/db.js';
-import { getRun, listRuns } from '../store/runs.js';
+import { getRun, listRuns, type RunRecord } from '../store/runs.js';
 import { explainEquivalence } from '../verify/index.js';
 import { VERSION } from '../version.js';
-import { kindOfFile, listFiles, readJsonlPage, safeResolve } from './files.js';
+import { inspectFile, listFiles, readJsonlAll, readJsonlPage, safeResolve } from './files.js';
+import { isSimulatedConfig, summarizeRecords } from './summary.js';
 
 /**
  * The web view's server: a JSON API over the store and the output files of configured folders,
@@ -161,6 +162,39 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
     return { path, root };
   };
 
+  /**
+   * Where a run's output lies inside a served folder. A relative path (as some commands record
+   * it) is read against the server's own folder: the run's folder is not recorded, and guessing
+   * another folder could point at a different file of the same name.
+   */
+  const locate = (output: string | null): { root: number; path: string; abs: string } | null => {
+    if (!output) return null;
+    const candidate = resolve(output);
+    for (let i = 0; i < roots.length; i++) {
+      const rel = candidate.startsWith(roots[i] + '/') ? candidate.slice(roots[i].length + 1) : null;
+      const abs = rel ? safeResolve(roots[i], rel) : null;
+      if (rel && abs) return { root: i, path: rel, abs };
+    }
+    return null;
+  };
+
+  /** A run as the UI gets it: the record, whether it is simulated, and its output's place in the served folders. */
+  const runView = (run: RunRecord) => {
+    const at = locate(run.output);
+    return {
+      ...run,
+      simulated: isSimulatedConfig(run.config),
+      outputFile: at ? { root: at.root, path: at.path } : null,
+    };
+  };
+
+  /** Runs whose output is this file (absolute, real path). */
+  const runsWriting = (abs: string) =>
+    listRuns(store(), 10_000)
+      .map(runView)
+      .filter((r) => r.outputFile && safeResolve(roots[r.outputFile.root], r.outputFile.path) === abs)
+      .map((r) => ({ id: r.id, command: r.command, status: r.status, simulated: r.simulated }));
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     let url: URL;
     try {
@@ -206,36 +240,50 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
       return;
     }
     if (path === '/api/runs') {
-      sendJson(res, 200, { runs: listRuns(store(), intParam(url, 'limit', 200, 10_000)) });
+      sendJson(res, 200, { runs: listRuns(store(), intParam(url, 'limit', 200, 10_000)).map(runView) });
       return;
     }
     const runMatch = /^\/api\/runs\/([\w.-]{1,100})$/.exec(path);
     if (runMatch) {
       const run = getRun(store(), runMatch[1]);
       if (!run) throw new HttpError(404, 'no such run');
-      // Where the run's output lies inside a served folder, say where, so the UI can open it.
-      let output: { root: number; path: string; kind: string } | null = null;
-      if (run.output) {
-        const abs = resolve(run.output);
-        for (let i = 0; i < roots.length && !output; i++) {
-          const rel = abs.startsWith(roots[i] + '/') ? abs.slice(roots[i].length + 1) : null;
-          if (rel && safeResolve(roots[i], rel)) output = { root: i, path: rel, kind: kindOfFile(abs) };
-        }
-      }
-      sendJson(res, 200, { run, output });
+      const view = runView(run);
+      const at = locate(run.output);
+      const output = at ? { root: at.root, path: at.path, kind: inspectFile(at.abs).kind } : null;
+      sendJson(res, 200, { run: view, output });
       return;
     }
     if (path === '/api/files') {
-      sendJson(res, 200, { roots, files: listFiles(roots) });
+      const writtenBySim = new Set(
+        listRuns(store(), 10_000)
+          .map(runView)
+          .filter((r) => r.simulated && r.outputFile)
+          .map((r) => `${r.outputFile?.root}:${r.outputFile?.path}`),
+      );
+      const files = listFiles(roots).map((f) => ({
+        ...f,
+        simulated: f.simulated || writtenBySim.has(`${f.root}:${f.path}`),
+      }));
+      sendJson(res, 200, { roots, files });
       return;
     }
     if (path === '/api/file') {
       const { path: file, root } = fileParam(url);
-      const kind = kindOfFile(file);
+      const { kind, simulated } = inspectFile(file);
       const rel = url.searchParams.get('path');
+      const runs = runsWriting(file);
+      const meta = { root, path: rel, kind, simulated: simulated || runs.some((r) => r.simulated), runs };
       if (file.endsWith('.jsonl')) {
-        const page = readJsonlPage(file, intParam(url, 'offset', 0, 1e9), intParam(url, 'limit', 100, 5000));
-        sendJson(res, 200, { root, path: rel, kind, ...page });
+        const id = url.searchParams.get('id');
+        if (id !== null && id.length > 1000) throw new HttpError(400, 'id longer than 1000 characters');
+        const page = readJsonlPage(
+          file,
+          intParam(url, 'offset', 0, 1e9),
+          intParam(url, 'limit', 100, 5000),
+          id ?? undefined,
+        );
+        if (id !== null && page.offset < 0) throw new HttpError(404, 'no record with that id');
+        sendJson(res, 200, { ...meta, ...page });
       } else {
         if (statSync(file).size > 64 << 20) throw new HttpError(413, 'file too large to show');
         let data: unknown;
@@ -244,8 +292,16 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
         } catch {
           throw new HttpError(422, 'file is not valid JSON');
         }
-        sendJson(res, 200, { root, path: rel, kind, data });
+        sendJson(res, 200, { ...meta, data });
       }
+      return;
+    }
+    if (path === '/api/summary') {
+      const { path: file } = fileParam(url);
+      if (!file.endsWith('.jsonl')) throw new HttpError(400, 'summaries are of JSONL files');
+      if (statSync(file).size > 256 << 20) throw new HttpError(413, 'file too large to summarize');
+      const { kind } = inspectFile(file);
+      sendJson(res, 200, { kind, summary: summarizeRecords(kind, readJsonlAll(file)) });
       return;
     }
     throw new HttpError(404, 'no such endpoint');

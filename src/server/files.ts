@@ -1,5 +1,6 @@
 import { closeSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { isSimulatedRecord } from './summary.js';
 
 /**
  * The output files the web view may read: JSON and JSONL files below configured folders, and
@@ -17,6 +18,8 @@ export type FileKind =
   | 'accuracy-vs-compute'
   | 'demo-report'
   | 'eval-chunks'
+  | 'problems'
+  | 'processbench-set'
   | 'json'
   | 'jsonl';
 
@@ -25,6 +28,8 @@ export interface FileEntry {
   /** Path relative to its root, with `/` separators. */
   path: string;
   kind: FileKind;
+  /** The file says it is simulated (its own flag, a sim judge/policy spec, or sim-world ids). */
+  simulated: boolean;
   size: number;
   mtime: string;
 }
@@ -59,8 +64,18 @@ function head(path: string, max: number): string {
   }
 }
 
+/** A ProcessBench-format row: `{id, problem, steps: string[], label}`. */
+function isProcessBenchRow(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return Array.isArray(v.steps) && typeof v.label === 'number' && typeof v.problem === 'string';
+}
+
 /** Guess a record's kind from its shape. */
 export function kindOfRecord(value: unknown, jsonl: boolean): FileKind {
+  if (!jsonl && Array.isArray(value)) {
+    return value.length > 0 && isProcessBenchRow(value[0]) ? 'processbench-set' : 'json';
+  }
   if (typeof value !== 'object' || value === null) return jsonl ? 'jsonl' : 'json';
   const v = value as Record<string, unknown>;
   if (!jsonl) {
@@ -76,22 +91,33 @@ export function kindOfRecord(value: unknown, jsonl: boolean): FileKind {
     return 'search';
   if (Array.isArray(v.chunks) && v.firstError && typeof v.firstError === 'object') return 'labels';
   if ('prediction' in v && 'id' in v) return 'predictions';
+  if (isProcessBenchRow(v)) return 'processbench-set';
+  if (
+    typeof v.id === 'string' &&
+    (typeof v.question === 'string' || typeof v.problem === 'string') &&
+    'answer' in v
+  )
+    return 'problems';
   return 'jsonl';
+}
+
+/** The kind of a JSON / JSONL file, and whether it says it is simulated, from its first record. */
+export function inspectFile(path: string): { kind: FileKind; simulated: boolean } {
+  const jsonl = path.endsWith('.jsonl');
+  try {
+    let first: unknown;
+    if (jsonl) first = JSON.parse(head(path, 1 << 20).split('\n')[0]);
+    else if (statSync(path).size > 64 << 20) return { kind: 'json', simulated: false };
+    else first = JSON.parse(readFileSync(path, 'utf8'));
+    return { kind: kindOfRecord(first, jsonl), simulated: isSimulatedRecord(first) };
+  } catch {
+    return { kind: jsonl ? 'jsonl' : 'json', simulated: false };
+  }
 }
 
 /** The kind of a JSON / JSONL file, from its first record. */
 export function kindOfFile(path: string): FileKind {
-  const jsonl = path.endsWith('.jsonl');
-  try {
-    if (jsonl) {
-      const first = head(path, 1 << 20).split('\n')[0];
-      return kindOfRecord(JSON.parse(first), true);
-    }
-    if (statSync(path).size > 64 << 20) return 'json';
-    return kindOfRecord(JSON.parse(readFileSync(path, 'utf8')), false);
-  } catch {
-    return jsonl ? 'jsonl' : 'json';
-  }
+  return inspectFile(path).kind;
 }
 
 /** Every JSON/JSONL file below the roots (bounded depth and count; hidden folders and node_modules skipped). */
@@ -115,7 +141,7 @@ export function listFiles(roots: readonly string[]): FileEntry[] {
           out.push({
             root: index,
             path: relative(root, full).split(sep).join('/'),
-            kind: kindOfFile(full),
+            ...inspectFile(full),
             size: st.size,
             mtime: st.mtime.toISOString(),
           });
@@ -127,19 +153,42 @@ export function listFiles(roots: readonly string[]): FileEntry[] {
   return out;
 }
 
-/** Records of a JSONL file from `offset` (at most `limit`), and the total; lines that do not parse are reported, not thrown. */
+/**
+ * Records of a JSONL file from `offset` (at most `limit`), and the total; lines that do not parse
+ * are reported, not thrown. With `id`, the page starts at the first record whose `id` is that
+ * (offset is then where it was found, or -1 when no record has it).
+ */
 export function readJsonlPage(
   path: string,
   offset: number,
   limit: number,
-): { total: number; records: unknown[]; badLines: number[] } {
+  id?: string,
+): { total: number; offset: number; records: unknown[]; badLines: number[] } {
   const lines = readFileSync(path, 'utf8').split('\n');
+  if (id !== undefined) {
+    offset = -1;
+    let index = 0;
+    const needle = JSON.stringify(id);
+    for (const line of lines) {
+      if (line.trim() === '') continue;
+      // Cheap test first: only lines that contain the quoted id are parsed.
+      if (line.includes(needle)) {
+        try {
+          if ((JSON.parse(line) as { id?: unknown }).id === id) {
+            offset = index;
+            break;
+          }
+        } catch {}
+      }
+      index++;
+    }
+  }
   const records: unknown[] = [];
   const badLines: number[] = [];
   let total = 0;
   for (let i = 0; i < lines.length; i++) {
     if (lines[i].trim() === '') continue;
-    if (total >= offset && records.length < limit) {
+    if (offset >= 0 && total >= offset && records.length < limit) {
       try {
         records.push(JSON.parse(lines[i]));
       } catch {
@@ -148,5 +197,17 @@ export function readJsonlPage(
     }
     total++;
   }
-  return { total, records, badLines };
+  return { total, offset, records, badLines };
+}
+
+/** Every record of a JSONL file (lines that do not parse are skipped). */
+export function readJsonlAll(path: string): unknown[] {
+  const out: unknown[] = [];
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      out.push(JSON.parse(line));
+    } catch {}
+  }
+  return out;
 }

@@ -1,2 +1,3 @@
 export * from './app.js';
 export * from './files.js';
+export * from './summary.js';
