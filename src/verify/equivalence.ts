@@ -5,6 +5,7 @@ import {
   engineLoadTime,
   type NumericValue,
   SAMPLE_POINTS,
+  sameCanonicalForm,
   valuesAt,
   valuesEqual,
 } from './numeric.js';
@@ -410,6 +411,14 @@ function compareExpressions(ga: string, pb: string, ctx: Ctx): boolean {
   const ca = compileExpression(ga);
   const cb = compileExpression(pb);
   if (!ca || !cb) {
+    // Not evaluable (sums, integrals, unknown notation): compare canonical forms, else text.
+    if (ctx.goldPercent === ctx.predPercent) {
+      const canonical = sameCanonicalForm(ga, pb);
+      if (canonical !== null) {
+        ctx.methods.add('symbolic');
+        return canonical;
+      }
+    }
     ctx.methods.add('string');
     return ga.replace(/\s+/g, '') === pb.replace(/\s+/g, '');
   }

@@ -289,6 +289,43 @@ function compileFastValue(
   };
 }
 
+/**
+ * Structural equality of compute-engine's canonical forms (operands of sums and products sorted,
+ * constants folded): for answers that numeric substitution cannot evaluate, such as sums with
+ * symbolic bounds. Null when the inputs are not safe or not valid for compute-engine.
+ */
+export function sameCanonicalForm(a: string, b: string): boolean | null {
+  if (!safeForComputeEngine(a) || !safeForComputeEngine(b)) return null;
+  const ea = canonicalForm(a);
+  const eb = canonicalForm(b);
+  if (ea === null || eb === null) return null;
+  try {
+    return Boolean(ea.isSame(eb));
+  } catch {
+    return null;
+  }
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: compute-engine expression.
+const canonicalCache = new Map<string, any>();
+
+/** compute-engine's canonical parse of an answer (cached), or null when invalid. */
+// biome-ignore lint/suspicious/noExplicitAny: compute-engine expression.
+function canonicalForm(latex: string): any {
+  const hit = canonicalCache.get(latex);
+  if (hit !== undefined) return hit;
+  let expr = null;
+  try {
+    const parsed = ce().parse(latex);
+    expr = parsed.isValid ? parsed : null;
+  } catch {
+    expr = null;
+  }
+  if (canonicalCache.size >= CACHE_LIMIT) canonicalCache.clear();
+  canonicalCache.set(latex, expr);
+  return expr;
+}
+
 /** Fallback for LaTeX our parser rejects: compute-engine parse, then numeric substitution. */
 /**
  * Whether an input is tame enough for compute-engine, whose calls cannot be interrupted: short,

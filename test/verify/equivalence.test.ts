@@ -81,6 +81,13 @@ describe('isEquivalent: symbolic', () => {
     ne('f(x)', 'f(y)');
   });
 
+  it('sums and integrals by compute-engine canonical forms', () => {
+    eq('\\sum_{k=0}^{n-1} F_k F_{n-k-1}', '\\sum_{k=0}^{n-1} F_{n-k-1} F_k');
+    ne('\\sum_{k=0}^{n-1} F_k F_{n-k-1}', '\\sum_{k=0}^{n-2} F_k F_{n-k-2}');
+    ne('\\int_0^1 x^2 dx', '\\int_0^2 x^2 dx');
+    expect(explainEquivalence('\\sum_{k=1}^{n} k', '\\sum_{k=1}^{n} k + 0').method).toBe('symbolic');
+  });
+
   it('complex numbers (real-valued fast path falls back to the complex engine)', () => {
     eq('\\sqrt{-4}', '2i');
     eq('e^{i\\pi}', '-1');
