@@ -2,7 +2,7 @@ import { createRng, shuffled } from '../core/rng.js';
 import type { Chunk, Problem } from '../core/types.js';
 import { renderCodeProblem } from '../prompts/code.js';
 import type { Sandbox, SandboxLimits, SandboxStatus } from '../verify/code/sandbox.js';
-import { defaultSandbox } from '../verify/code/sandbox.js';
+import { DEFAULT_SANDBOX_LIMITS, defaultSandbox } from '../verify/code/sandbox.js';
 import { codeTaskOf, runCodeTask } from '../verify/code/tasks.js';
 import { type CodeSegmentBy, chunkLines, segmentCode } from './blocks.js';
 import type { Mutant, MutationKind } from './mutate.js';
@@ -171,16 +171,21 @@ export async function labelByMutation(
   if (task.reference === undefined) return { ...result, skipped: 'no reference solution' };
   const given = task.kind === 'humaneval' ? (task.prompt ?? '') : '';
   // Pass/fail is all a label needs: stop at the first failing test.
-  const limits = { failFast: true, ...options.limits };
+  const limits: Partial<SandboxLimits> = { failFast: true, ...options.limits };
   const programOf = (code: string) => (task.setup.trim() === '' ? code : `${code}\n\n${task.setup}\n`);
+  // The reference is known to be right: give it room (a loaded machine must not make it "fail").
+  const base = { ...DEFAULT_SANDBOX_LIMITS, ...options.limits };
   const reference = await sandbox.run({
     program: programOf(task.reference),
     tests: task.tests,
-    limits: options.limits,
+    limits: { ...base, timeoutMs: base.timeoutMs * 4, programTimeoutMs: base.programTimeoutMs * 4 },
   });
   result.referencePassed = reference.passed;
   if (!reference.passed)
     return { ...result, skipped: `reference solution fails its tests (${reference.status})` };
+  // A mutant that runs 10x longer than the reference (at least 1 s) has failed: it need not use the full limit.
+  const slowest = Math.max(0, ...reference.tests.map((t) => t.durationMs ?? 0));
+  limits.timeoutMs = Math.min(base.timeoutMs, Math.max(1000, Math.ceil(10 * slowest)));
 
   // Mutants inside the given prompt code (HumanEval helpers, docstrings) are not steps of the answer.
   const givenLines = given === '' ? 0 : given.replace(/\n$/, '').split('\n').length;
