@@ -6,6 +6,7 @@ import { readJsonl } from '../jobs/jsonl.js';
 import { runJsonlJob } from '../jobs/run-job.js';
 import type { Db } from '../store/db.js';
 import { finishRun, startRun, updateRunCounts } from '../store/runs.js';
+import { checkCodeSolution } from '../verify/code/tasks.js';
 import type { SearchConfig } from './config.js';
 import { runStrategy } from './registry.js';
 import type { SearchChunk, SearchDeps, SearchResult } from './types.js';
@@ -179,7 +180,12 @@ export async function searchDataset(
       fresh: options.fresh,
       signal: options.deps.signal,
       process: async (problem) => {
-        const r = await runStrategy(options.strategy, problem, options.config ?? {}, options.deps);
+        let r = await runStrategy(options.strategy, problem, options.config ?? {}, options.deps);
+        if (problem.domain === 'code' && !options.deps.checker) {
+          // Code: the answer is right when the problem's tests pass in the sandbox (src/verify/code).
+          const check = await checkCodeSolution(problem, r.finalText);
+          r = { ...r, answer: check.answer, correct: check.correct };
+        }
         if (r.correct) correct++;
         return toSearchRecord(problem, r, { trace: options.trace, simulated: options.simulated });
       },
