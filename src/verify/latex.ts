@@ -182,10 +182,14 @@ function tokenize(src: string): Token[] {
     if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')) {
       const m = /^[a-zA-Z]+/.exec(src.slice(i, i + 60))!;
       const word = m[0];
-      // ASCII function names (sqrt(2), sin x) stay whole; any other run is a product of letters.
-      const fn = [...ASCII_FUNCTIONS].find((f) => word === f || (word.startsWith(f) && f.length >= 3));
-      if (fn && (word === fn || src[i + word.length] === '(')) {
-        out.push({ t: 'id', v: word === fn ? fn : fn });
+      // ASCII function names (sqrt(2), sin x) stay whole; any other letter run is a product of letters.
+      const fn = ASCII_FUNCTIONS.has(word)
+        ? word
+        : [...ASCII_FUNCTIONS].find(
+            (f) => f.length >= 3 && word.startsWith(f) && src[i + word.length] === '(',
+          );
+      if (fn) {
+        out.push({ t: 'id', v: fn });
         i += fn.length;
         continue;
       }

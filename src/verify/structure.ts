@@ -272,14 +272,14 @@ function parseBracketed(text: string, depth: number): AnswerNode | null {
     if (closeIdx !== text.length - 7) return null;
     close = '⟩';
   } else {
-    closeIdx = matchingClose(text, text.startsWith('\\{') ? 0 : 0);
+    closeIdx = matchingClose(text, 0);
     const expectedEnd = text.endsWith('\\}') ? text.length - 2 : text.length - 1;
     if (closeIdx !== expectedEnd) return null;
     close = text.endsWith('\\}') ? '}' : text[text.length - 1];
   }
   const body = text.slice(bodyStart, closeIdx);
   const items = splitTop(body, isCommaOrSemicolon);
-  if (open === '{' && (close === '}' || close === '}')) {
+  if (open === '{' && close === '}') {
     if (items.length === 1 && items[0] === '') return { kind: 'list', open: '{', close: '}', items: [] };
     // A set, even of one element.
     return {
