@@ -85,6 +85,7 @@ function tidy(ans: string): string {
   for (let k = 0; k < 4; k++) {
     const before = s;
     s = s.replace(/^\\?"|\\?"$/g, '').trim();
+    s = s.replace(/^\*+|\*+$/g, '').trim();
     s = s.replace(/^\$+|\$+$/g, '').trim();
     if (s.startsWith('\\(') && s.endsWith('\\)')) s = s.slice(2, -2).trim();
     if (s.startsWith('\\[') && s.endsWith('\\]')) s = s.slice(2, -2).trim();
@@ -184,6 +185,8 @@ function extractAnswerUnsafe(raw: string): string | null {
   let text = raw.length > MAX_EXTRACT_CHARS ? raw.slice(-MAX_EXTRACT_CHARS) : raw;
   // GSM8K calculator annotations: <<48/2=24>>
   text = text.replace(/<<[^<>\n]{0,300}>>/g, '');
+  // Markdown emphasis around answer labels: **Answer:** 5, **Final Answer**: 5
+  text = text.replace(/\*\*((?:final )?answer)\s*(:?)\s*\*\*/gi, '$1$2');
 
   const boxes = findBoxedSpans(text);
   // A "final answer is …" statement after the last box is the model's last word.

@@ -41,6 +41,9 @@ describe('extractAnswer', () => {
     expect(extractAnswer('Final Answer: The largest $n$ is 34.')).toBe('34');
     expect(extractAnswer('So the answer is 0')).toBe('0');
     expect(extractAnswer('Answer: 2x + 3')).toBe('2x + 3');
+    expect(extractAnswer('Some work.\n\n**Answer:** 5')).toBe('5');
+    expect(extractAnswer('**Final Answer**: $\\frac{3}{4}$')).toBe('\\frac{3}{4}');
+    expect(extractAnswer('Thus the answer is (B).')).toBe('(B)');
   });
 
   it('prefers a final-answer statement that comes after the last box', () => {
