@@ -12,9 +12,15 @@ const pct = (x, d = 1) => (isNum(x) ? `${(100 * x).toFixed(d)}%` : '—');
 const int = (n) => (isNum(n) ? Math.round(n).toLocaleString('en-US') : '—');
 const plural = (n, one, many = `${one}s`) => `${int(n)} ${n === 1 ? one : many}`;
 
+/** Thrown when an answer arrives after the user moved to another page: the old page must not draw over the new one. */
+class Stale extends Error {}
+let routing = 0;
+
 async function api(path) {
+  const generation = routing;
   const res = await fetch(path, { credentials: 'same-origin' });
   const body = await res.json().catch(() => ({}));
+  if (generation !== routing) throw new Stale('page changed');
   if (!res.ok) throw new Error(body.error || `HTTP ${res.status}`);
   return body;
 }
@@ -485,6 +491,7 @@ async function processBenchView(report, root, reportPath) {
     const { summary } = await api(`/api/summary?root=${encodeURIComponent(root)}&path=${encodeURIComponent(predPath)}`);
     chart.outerHTML = `<div id="pb-chart">${confusionChart(summary.pairs)}<p><a id="pb-predictions" href="${fileHref(root, predPath)}">every prediction (${int(summary.samples)})</a></p></div>`;
   } catch (e) {
+    if (e instanceof Stale) throw e;
     chart.outerHTML = `<p id="pb-chart" class="muted">The chart needs the predictions file ${esc(predPath)} next to the report, in a served folder (${esc(e.message)}).</p>`;
   }
 }
@@ -645,7 +652,6 @@ function demoView(d, root, reportPath) {
 }
 
 // ---------- router ----------
-let routing = 0;
 async function route() {
   const mine = ++routing;
   const { path, params } = parseHash();
@@ -658,7 +664,7 @@ async function route() {
     else app.innerHTML = '<h1>Not found</h1><p><a href="#/">Back to runs</a></p>';
     if (mine === routing) document.title = `stepwise · ${document.querySelector('h1')?.textContent ?? ''}`;
   } catch (e) {
-    if (mine === routing)
+    if (!(e instanceof Stale) && mine === routing)
       app.innerHTML = `<h1>Could not load this page</h1><p class="error">${esc(e.message)}</p><p><a href="#/">Back to runs</a></p>`;
   }
 }

@@ -1,0 +1,354 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type DemoReport, runDemo } from '../../src/cli/commands/demo.js';
+import type { ProcessBenchReport } from '../../src/evaluate/processbench.js';
+import { createJudge } from '../../src/judge/create.js';
+import { createPolicy } from '../../src/models/policy.js';
+import { createModel } from '../../src/models/spec.js';
+import type { BenchReport } from '../../src/search/bench.js';
+import { type SearchRecord, searchDataset } from '../../src/search/dataset.js';
+import { type RunningWebServer, startWebServer } from '../../src/server/app.js';
+import { simDatasetProblems } from '../../src/sim/dataset.js';
+import { type Db, openStore } from '../../src/store/db.js';
+import { startRun, updateRunCounts } from '../../src/store/runs.js';
+
+/**
+ * The web view in a real browser (Debian Chromium through playwright-core), over outputs the real
+ * pipeline wrote on the simulated world: a small `stepwise demo` (sample, label, eval chunks, sim
+ * ProcessBench set, sample / best-of-N / chunk-reset search, accuracy vs compute) and a greedy-PRM
+ * search (the strategy that backtracks). Screenshots go to test-artifacts/web/.
+ */
+
+const CHROMIUM = process.env.STEPWISE_CHROMIUM ?? '/usr/bin/chromium';
+const ARTIFACTS = resolve('test-artifacts/web');
+
+// A fresh store and model-call cache for this file only.
+const home = mkdtempSync(join(tmpdir(), 'stepwise-browser-'));
+process.env.STEPWISE_HOME = home;
+const outputs = join(home, 'outputs');
+const demoDir = join(outputs, 'demo');
+const POLICY = 'sim?step_error=0.1';
+const JUDGE = 'sim:generative?sensitivity=0.9&specificity=0.9';
+
+let store: Db;
+let demo: DemoReport;
+let greedy: SearchRecord[];
+let runningId: string;
+let server: RunningWebServer;
+let browser: Browser;
+let page: Page;
+const problems: string[] = [];
+
+const readJsonl = <T>(path: string): T[] =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as T);
+
+const MISSING = `Chromium not found at ${CHROMIUM}: the browser tests need Debian's chromium (apt-get install chromium; .ci/run installs it) or STEPWISE_CHROMIUM=<path>`;
+
+beforeAll(async () => {
+  // Without Chromium every test below fails (never skips), the first one with this message.
+  if (!existsSync(CHROMIUM)) return;
+  mkdirSync(ARTIFACTS, { recursive: true });
+  store = openStore(join(home, 'store.sqlite'));
+  // 24 problems, 22 labelled solutions: the label file has a second page (20 records per page).
+  demo = await runDemo({
+    outDir: demoDir,
+    problems: 24,
+    samples: 2,
+    labelSolutions: 22,
+    rollouts: 4,
+    processbenchRows: 24,
+    bestOfN: 2,
+    store,
+  });
+  const model = await createModel(POLICY);
+  const judge = await createJudge(JUDGE);
+  try {
+    const result = await searchDataset({
+      problems: simDatasetProblems(10, { seed: 0, stepError: 0.1 }),
+      strategy: 'greedy-prm',
+      config: { seed: 0 },
+      deps: { policy: createPolicy(model), judge },
+      out: join(outputs, 'search-greedy-prm.jsonl'),
+      fresh: true,
+      store,
+      runConfig: { simulated: true, policy: POLICY, judge: JUDGE, dataset: 'sim' },
+    });
+    greedy = result.records;
+  } finally {
+    await model.close?.();
+    await judge.close?.();
+  }
+  // A job still running, with its progress counts, as a long `stepwise label` would leave it mid-way.
+  runningId = startRun(
+    store,
+    'label',
+    { simulated: true, policy: POLICY, rollouts: 16 },
+    join(outputs, 'x.jsonl'),
+  );
+  updateRunCounts(store, runningId, { done: 3, total: 10, rollouts: 480 });
+
+  server = await startWebServer({ roots: [outputs], storePath: join(home, 'store.sqlite') });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-sync',
+      '--disable-quic',
+    ],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console error: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+  page.on('response', (r) => {
+    if (r.status() >= 400) problems.push(`HTTP ${r.status()} ${r.url()}`);
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  store?.close();
+});
+
+// Whatever a test did, the browser saw no console error and no failed request.
+afterEach(() => {
+  expect(problems).toEqual([]);
+});
+
+const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+const text = async (selector: string) => (await page.locator(selector).first().textContent()) ?? '';
+const count = (selector: string) => page.locator(selector).count();
+/** Open a hash route and wait until the page has drawn its heading. */
+async function open(hash: string): Promise<void> {
+  if (!page) throw new Error(MISSING);
+  // Clear the page first: going to another hash of the same document only fires hashchange.
+  await page
+    .evaluate(() => {
+      const main = document.querySelector('main');
+      if (main) main.innerHTML = '';
+    })
+    .catch(() => {});
+  await page.goto(`${server.url}/${hash}`);
+  await page.waitForSelector('main h1');
+  await page.waitForLoadState('networkidle');
+}
+const fileHash = (path: string, extra = '') => `#/file?root=0&path=${encodeURIComponent(path)}${extra}`;
+/** Click a link and wait for the page it opens (its heading contains `heading`). */
+async function follow(link: string, heading: string | RegExp): Promise<void> {
+  await page.locator(link).first().click();
+  await page.waitForFunction(
+    ([h, isRe]) => {
+      const t = document.querySelector('main h1')?.textContent ?? '';
+      return isRe ? new RegExp(h).test(t) : t.includes(h);
+    },
+    [heading instanceof RegExp ? heading.source : heading, heading instanceof RegExp] as const,
+  );
+  await page.waitForLoadState('networkidle');
+}
+
+describe('web view in Chromium over real sim-world outputs', () => {
+  it('has Chromium to drive', () => {
+    expect(existsSync(CHROMIUM), MISSING).toBe(true);
+    expect(browser, MISSING).toBeDefined();
+  });
+
+  it('runs: every recorded run with command, status, progress of the running one, simulated marks; run page with config and output', async () => {
+    await open('#/');
+    expect(await text('main h1')).toBe('Runs');
+    // The demo's runs, the greedy search, and the running label job.
+    expect(await count('#runs tbody tr')).toBe(demo.runs.length + 2);
+    expect(await text('.sim-banner')).toMatch(/simulated/i);
+    const running = page.locator(`#runs tr[data-run="${runningId}"]`);
+    expect(await running.textContent()).toContain('running');
+    expect(await running.textContent()).toContain('3/10');
+    expect(await running.locator('.progress').count()).toBe(1);
+    const demoRow = page.locator('#runs tr[data-command="demo"]');
+    expect(await demoRow.locator('.badge.sim').count()).toBe(1);
+    await shot('01-runs');
+
+    await follow('#runs tr[data-command="demo"] td:first-child a', 'Run ');
+    expect(await text('main h1')).toBe(`Run ${demo.runs[0]}`);
+    expect(await text('.sim-banner')).toMatch(/simulated/i);
+    expect(await text('#config')).toContain(POLICY);
+    await shot('02-run-demo');
+
+    await follow('#run-output', 'report.json');
+    expect(await count('#demo-search tbody tr')).toBe(3);
+    expect(await text('#demo-search')).toContain('chunk-reset');
+    expect(await text('.sim-banner')).toMatch(/SIMULATED world/);
+    expect(await count('#demo-files a')).toBe(
+      Object.values(demo.files).filter((f) => /\.jsonl?$/.test(f)).length,
+    );
+    await shot('03-demo-report');
+  });
+
+  it('labels: solution view with chunks coloured by Q̂ or by a signal, first errors, pages', async () => {
+    const labels = readJsonl<{
+      id: string;
+      chunks: Array<{ q: number | null }>;
+      firstError: Record<string, number>;
+    }>(join(demoDir, 'labels.jsonl'));
+    expect(labels).toHaveLength(22);
+    await open('#/files');
+    await follow('#files a[href*="labels.jsonl"]', 'labels.jsonl');
+    expect(await text('.sim-banner')).toMatch(/simulated/i);
+    expect(await text('#summary')).toContain('22');
+    expect(await count('section.solution')).toBe(20);
+    expect(await text('.page-info')).toBe('records 1–20 of 22');
+    const first = page.locator('section.solution').first();
+    expect(await first.getAttribute('data-id')).toBe(labels[0].id);
+    expect(await first.locator('.chunk').count()).toBe(labels[0].chunks.length);
+    // Q̂ colouring: the chunk carries its value and a hue from red (0) to green (1).
+    expect(await first.locator('.chunk').first().getAttribute('data-q')).toBe(String(labels[0].chunks[0].q));
+    const withError = labels.slice(0, 20).filter((l) => l.firstError['abs-q'] >= 0).length;
+    expect(await count('.chunk.first-error')).toBe(withError);
+    await shot('04-labels-q');
+
+    // Colour by the abs-q label instead.
+    await page.selectOption('#color-by', 'abs-q');
+    await page.waitForFunction(
+      () => location.hash.includes('color=abs-q') && document.querySelector('.chunk.pos'),
+    );
+    expect(await count('.chunk.neg')).toBeGreaterThan(0);
+    await shot('05-labels-abs-q');
+
+    await follow('.pager a.next', 'labels.jsonl');
+    await page.waitForFunction(
+      () => document.querySelector('.page-info')?.textContent === 'records 21–22 of 22',
+    );
+    expect(await count('section.solution')).toBe(2);
+    expect(await page.locator('section.solution').first().getAttribute('data-id')).toBe(labels[20].id);
+    expect(await page.locator('#color-by').inputValue()).toBe('abs-q');
+  });
+
+  it('search: chunk-reset record with verdicts, attempts and a tree with its rejected attempts', async () => {
+    const records = readJsonl<SearchRecord>(join(demoDir, 'search-chunk-reset.jsonl'));
+    await open(fileHash('demo/search-chunk-reset.jsonl'));
+    expect(await text('.sim-banner')).toMatch(/simulated/i);
+    const correct = records.filter((r) => r.correct).length;
+    expect(await text('#summary')).toContain(`(${correct}/${records.length})`);
+    const cards = page.locator('section.search');
+    expect(await cards.count()).toBe(20);
+    const i = records.findIndex((r) => r.trace?.some((n) => n.status === 'rejected'));
+    expect(i).toBeGreaterThanOrEqual(0);
+    expect(i).toBeLessThan(20);
+    const card = cards.nth(i);
+    const rec = records[i];
+    expect(await card.locator('.chunks .chunk').count()).toBe(rec.chunks.length);
+    const rejected = rec.trace!.filter((n) => n.status === 'rejected').length;
+    expect(await card.locator('g.node[data-status="rejected"]').count()).toBe(rejected);
+    expect(await card.locator('g.node').count()).toBe(rec.trace!.length);
+    await card.locator('g.node[data-status="rejected"]').first().click();
+    expect(await card.locator('.node-detail').textContent()).toContain('rejected');
+    await card.screenshot({ path: join(ARTIFACTS, '06-search-chunk-reset-card.png') });
+  });
+
+  it('search: greedy PRM tree shows its backtracks; the summary links the problems that backtracked', async () => {
+    const withBacktrack = greedy
+      .map((r, i) => [r, i] as const)
+      .filter(([r]) => (r.backtracks ?? []).length > 0);
+    expect(withBacktrack.length).toBeGreaterThan(0);
+    await open(fileHash('search-greedy-prm.jsonl'));
+    const total = greedy.reduce((s, r) => s + (r.backtracks ?? []).length, 0);
+    expect(await text('#summary')).toMatch(new RegExp(`backtracks\\s*${total}`));
+    const [rec, index] = withBacktrack[0];
+    await follow(`#summary a[href$="offset=${index}"]`, 'search-greedy-prm.jsonl');
+    await page.waitForFunction(
+      (i) => document.querySelector('section.search')?.getAttribute('data-index') === String(i),
+      index,
+    );
+    const card = page.locator('section.search').first();
+    expect(await card.getAttribute('data-id')).toBe(rec.id);
+    expect(await card.locator('path.backtrack').count()).toBe(rec.backtracks!.length);
+    expect(await card.locator('g.node[data-status="backtracked"]').count()).toBeGreaterThan(0);
+    expect(await card.locator('g.node[data-status="rejected"]').count()).toBe(
+      rec.trace!.filter((n) => n.status === 'rejected').length,
+    );
+    await card.screenshot({ path: join(ARTIFACTS, '07-search-greedy-backtrack.png') });
+  });
+
+  it('ProcessBench report: per-subset table and a predicted-vs-true chart over every prediction', async () => {
+    const report = JSON.parse(
+      readFileSync(join(demoDir, 'processbench-report.json'), 'utf8'),
+    ) as ProcessBenchReport;
+    const predictions = readJsonl<{ label: number; prediction: number | null }>(
+      join(demoDir, 'processbench-predictions.jsonl'),
+    );
+    await open(fileHash('demo/report.json'));
+    await follow('#demo-files a[href*="processbench-report.json"]', 'processbench-report.json');
+    await page.waitForSelector('#pb-chart svg');
+    expect(await text('.sim-banner')).toMatch(/SIMULATED judge/);
+    const row = page.locator('#pb-table tbody tr').first();
+    expect(await row.locator('td').first().textContent()).toBe('sim');
+    expect(await row.locator('td.f1').textContent()).toBe(report.subsets.sim.f1!.toFixed(1));
+    expect(await text('#pb-table tr.avg')).toContain(report.average_f1!.toFixed(1));
+    // One circle per distinct (true, predicted) pair; the numbers in them add up to the samples.
+    const pairs = new Set(
+      predictions.filter((p) => p.prediction !== null).map((p) => `${p.label},${p.prediction}`),
+    );
+    expect(await count('#pb-chart circle.cell')).toBe(pairs.size);
+    const numbers = await page.locator('#pb-chart text.count').allTextContents();
+    expect(numbers.map(Number).reduce((a, b) => a + b, 0)).toBe(
+      predictions.filter((p) => p.prediction !== null).length,
+    );
+    const exact = predictions.filter((p) => p.prediction === p.label).length;
+    const exactNumbers = await page.locator('#pb-chart circle.exact').count();
+    expect(exactNumbers).toBeGreaterThan(0);
+    expect(exact).toBeGreaterThan(0);
+    await shot('08-processbench');
+
+    await follow('#pb-predictions', 'processbench-predictions.jsonl');
+    expect(await count('#predictions tbody tr')).toBe(Math.min(20, predictions.length));
+    expect(await text('#summary')).toContain(`${exact} (`);
+    await shot('09-predictions');
+  });
+
+  it('accuracy vs compute: one line per strategy with a point per budget, and the table', async () => {
+    const bench = JSON.parse(readFileSync(join(demoDir, 'accuracy-vs-compute.json'), 'utf8')) as BenchReport;
+    await open(fileHash('demo/accuracy-vs-compute.json'));
+    expect(await text('.sim-banner')).toMatch(/SIMULATED world/);
+    expect(await count('#acc-chart circle.point')).toBe(bench.points.length);
+    expect(await page.locator('#acc-chart text.legend-label').allTextContents()).toEqual([
+      ...new Set(bench.points.map((p) => p.strategy)),
+    ]);
+    expect(await count('#acc-table tbody tr')).toBe(bench.points.length);
+    expect(await text('#acc-table')).toContain(`${(bench.points[2].accuracy * 100).toFixed(1)}%`);
+    await shot('10-accuracy-vs-compute');
+  });
+
+  it('the other outputs open as pages: samples, judge vs labels, ProcessBench set, problems', async () => {
+    await open(fileHash('demo/samples.jsonl'));
+    expect(await text('.sim-banner')).toMatch(/simulated/i);
+    expect(await text('#summary')).toContain('24');
+    expect(await count('details.sample')).toBe(20 * 2);
+    await shot('11-samples');
+
+    await open(fileHash('demo/eval-chunks.json'));
+    expect(await text('.sim-banner')).toMatch(/SIMULATED judge/);
+    expect(await count('#eval-table tbody tr')).toBe(2);
+    await shot('12-eval-chunks');
+
+    await open(fileHash('demo/processbench-sim.json'));
+    expect(await text('main h1')).toContain('processbench-set');
+    expect(await count('section.pb-row')).toBe(20);
+    await shot('13-processbench-set');
+
+    await open(fileHash('demo/problems.jsonl'));
+    expect(await text('main h1')).toContain('problems');
+    expect(await count('#problems tbody tr')).toBe(20);
+  });
+});
