@@ -22,6 +22,15 @@ import { startRun, updateRunCounts } from '../../src/store/runs.js';
  * search (the strategy that backtracks). Screenshots go to test-artifacts/web/.
  */
 
+// The few browser globals the page functions below use (they run in Chromium; the test's lib has no DOM).
+interface PageElement {
+  textContent: string | null;
+  innerHTML: string;
+  getAttribute(name: string): string | null;
+}
+declare const document: { querySelector(selector: string): PageElement | null };
+declare const location: { hash: string };
+
 const CHROMIUM = process.env.STEPWISE_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = resolve('test-artifacts/web');
 
