@@ -7,6 +7,7 @@ import {
   describeOp,
   lookupSimQuestion,
   opSymbol,
+  type SimOp,
   type SimProblem,
   solveSimProblem,
   stepErrorProbabilities,
@@ -32,6 +33,14 @@ import {
  * alarm (a new error) with probability false_alarm. A wrong number stays wrong through later
  * operations (they are computed correctly from it), so an error propagates until a check
  * catches it.
+ *
+ * Why the two-state value table is exact: the deviation d = number − right number never returns
+ * to 0 except through a catching check. Correct operations keep it non-zero (d stays d under
+ * add/subtract, becomes d·n under multiply by n ≥ 1); a new error adds an offset from ±1, ±2,
+ * ±10, and an offset that would cancel the deviation is applied with the opposite sign instead
+ * (d → 2d); a false alarm moves a right number off by a non-zero offset. The one exception is
+ * `multiply by 0` (never generated, but a parsable question may contain it): it wipes out any
+ * deviation, and the table accounts for it.
  */
 
 /** Where the chain is between chunks. `ready` and `restated` differ only in that a restatement cannot follow a restatement. */
@@ -187,6 +196,7 @@ type PolicyOptions = Pick<
  *
  *   R(H, w) = 1 − w
  *   R(k, 0) = (1 − p_k)·C(k+1, 0) + p_k·C(k+1, 1),   R(k, 1) = C(k+1, 1)      (k < H)
+ *   (R(k, 1) = R(k, 0) when operation k is `multiply by 0`, which makes any number right)
  *   C(k, 0) = c·[(1 − f)·R(k, 0) + f·R(k, 1)] + (1 − c)·R(k, 0)
  *   C(k, 1) = c·[q·R(k, 0) + (1 − q)·R(k, 1)] + (1 − c)·R(k, 1)
  *
@@ -212,10 +222,16 @@ export function simValueTable(
   ready[H] = [1, 0];
   fill(H);
   for (let k = H - 1; k >= 0; k--) {
-    ready[k] = [(1 - p[k]) * afterOp[k + 1][0] + p[k] * afterOp[k + 1][1], afterOp[k + 1][1]];
+    const r0 = (1 - p[k]) * afterOp[k + 1][0] + p[k] * afterOp[k + 1][1];
+    ready[k] = [r0, annihilates(problem.ops[k]) ? r0 : afterOp[k + 1][1]];
     fill(k);
   }
   return { ready, afterOp };
+}
+
+/** Whether an operation maps every number to the same result (`multiply by 0`), so a wrong number becomes right. */
+function annihilates(op: SimOp): boolean {
+  return op.kind === 'multiply' && op.operand === 0;
 }
 
 /** Exact success probability of the policy from a state. */
@@ -272,7 +288,21 @@ export function simSuccessRate(
   return exactValue(problem, [], options);
 }
 
+/** Offsets of a new error. None is 0, so an error on a right number always makes it wrong. */
 const DELTAS = [-10, -2, -1, 1, 2, 10];
+
+/**
+ * The offset a new error adds to a result whose deviation from the right number is `deviation`:
+ * a uniform pick from {@link DELTAS}, except that an offset that would cancel the deviation is
+ * applied with the opposite sign (the deviation doubles). So an error never lands on the right
+ * number — only a catching check restores it — which is what keeps {@link simValueTable} exact.
+ * Mirroring (rather than redrawing) consumes the same random draws, so every solution without a
+ * would-be cancellation is unchanged.
+ */
+function errorOffset(deviation: number, rng: Rng): number {
+  const e = rng.pick(DELTAS);
+  return deviation + e === 0 ? -e : e;
+}
 
 function opChunk(problem: SimProblem, k: number, a: number, result: number): string {
   const op = problem.ops[k];
@@ -324,7 +354,7 @@ export function sampleNextChunk(
     return { text, state: { k, value, phase: 'restated' } };
   }
   let result = applyOp(value, problem.ops[k]);
-  if (rng.chance(errorProbs[k])) result += rng.pick(DELTAS);
+  if (rng.chance(errorProbs[k])) result += errorOffset(result - truthValues(problem)[k + 1], rng);
   return { text: opChunk(problem, k, value, result), state: { k: k + 1, value: result, phase: 'afterOp' } };
 }
 

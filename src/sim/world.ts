@@ -42,7 +42,25 @@ export function renderSimQuestion(start: number, ops: readonly SimOp[]): string 
   return `Start with ${start}. ${phrases.join(', then ')}. What is the final number?`;
 }
 
-/** Recover a problem from its question text; null when the text is not a sim question. */
+/**
+ * Whether every number the policy could hold on this problem — right or off by errors (each at
+ * most 10, plus at most 10 from a false alarm, per operation) — is a safe integer. Beyond 2^53
+ * an off-by-one result can round to the right number, which would break the exact values.
+ */
+function numbersStaySafe(start: number, ops: readonly SimOp[]): boolean {
+  let bound = Math.abs(start);
+  for (const op of ops) {
+    if (!Number.isSafeInteger(op.operand)) return false;
+    bound = (op.kind === 'multiply' ? bound * op.operand : bound + op.operand) + 20;
+    if (!(bound <= Number.MAX_SAFE_INTEGER)) return false;
+  }
+  return Number.isSafeInteger(start);
+}
+
+/**
+ * Recover a problem from its question text; null when the text is not a sim question (including
+ * a question whose numbers could grow beyond the safe-integer range).
+ */
 export function parseSimQuestion(question: string): SimProblem | null {
   const m = QUESTION_RE.exec(question.trim());
   if (!m) return null;
@@ -54,7 +72,9 @@ export function parseSimQuestion(question: string): SimProblem | null {
     const kind: SimOpKind = word === 'add' ? 'add' : word === 'subtract' ? 'subtract' : 'multiply';
     ops.push({ kind, operand: Number.parseInt(o[2], 10) });
   }
-  return { start: Number.parseInt(m[1], 10), ops, question: question.trim() };
+  const start = Number.parseInt(m[1], 10);
+  if (!numbersStaySafe(start, ops)) return null;
+  return { start, ops, question: question.trim() };
 }
 
 const cache = new Map<string, SimProblem | null>();
