@@ -118,6 +118,7 @@ function ce(): any {
     .parse('\\frac{x}{2}+\\sin(x)')
     .subs({ x: engine.number(1) })
     .N();
+  engine.parse('\\sum_{k=0}^{n-1} F_k F_{n-k}').isSame(engine.parse('\\sum_{k=0}^{n} k'));
   computeEngine = engine;
   engineLoadMs += Date.now() - started;
   return computeEngine;

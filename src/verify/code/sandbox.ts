@@ -1,5 +1,14 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -191,32 +200,30 @@ export function resolvePython(python?: string): { executable: string; version: s
 /** Empty network namespace, own PID namespace (and a /proc that shows it), killed with its parent. */
 const UNSHARE_FLAGS = ['-n', '-p', '-f', '-m', '--mount-proc', '--kill-child'];
 
-const cgroupBases = new Set<string>();
-let exitHookInstalled = false;
+let cgroupRunCounter = 0;
 
-/** Make a per-process parent cgroup under the pids controller (v1 layout), or null where not allowed. */
+/**
+ * The parent cgroup for sandbox runs under the pids controller (v1 layout), or null where not
+ * allowed. Run cgroups are named `<pid>-<n>`; leftovers of processes that no longer exist (a
+ * killed job) are removed here, so they do not pile up.
+ */
 function makeCgroupBase(): string | null {
   const root = '/sys/fs/cgroup/pids';
   if (!existsSync(join(root, 'cgroup.procs'))) return null;
-  const base = join(root, `stepwise-sandbox-${process.pid}`);
+  const base = join(root, 'stepwise-sandbox');
   try {
     mkdirSync(base, { recursive: true });
     if (!existsSync(join(base, 'pids.max'))) return null;
   } catch {
     return null;
   }
-  cgroupBases.add(base);
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.on('exit', () => {
-      for (const b of cgroupBases) {
-        try {
-          rmdirSync(b);
-        } catch {
-          // still busy or already gone: nothing more to do at exit
-        }
-      }
-    });
+  try {
+    for (const entry of readdirSync(base)) {
+      const owner = /^(\d+)-\d+$/.exec(entry)?.[1];
+      if (owner && !existsSync(`/proc/${owner}`)) rmdirSync(join(base, entry));
+    }
+  } catch {
+    // busy or already gone: another process's business
   }
   return base;
 }
@@ -268,7 +275,6 @@ export class Sandbox {
   private readonly options: SandboxOptions;
   private readonly limit: LimitFunction;
   private probed: Probe | undefined;
-  private runCounter = 0;
 
   constructor(options: SandboxOptions = {}) {
     this.options = options;
@@ -327,7 +333,7 @@ export class Sandbox {
     const workDir = mkdtempSync(join(tmpdir(), 'stepwise-sbx-'));
     let cgroup: string | null = null;
     if (p.cgroupBase) {
-      cgroup = join(p.cgroupBase, `run-${this.runCounter++}`);
+      cgroup = join(p.cgroupBase, `${process.pid}-${cgroupRunCounter++}`);
       try {
         mkdirSync(cgroup);
         // +1: the supervisor itself lives in the cgroup; +2 slack for the worker's own process.
