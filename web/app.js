@@ -197,7 +197,9 @@ const recordLink = (ctx, index, text) => `<a href="${fileHref(ctx.root, ctx.path
 // ---------- solution view (labels) ----------
 function labelsView(ctx, s) {
   const color = ctx.params.get('color') || 'q';
-  const options = [['q', 'Q̂ (rollout value)'], ...(s?.signals || []).map((x) => [x, `${x} label`])]
+  // Label files joined with a judge's verdicts (chunks with `verdict`) can be coloured by the verdict too.
+  const judged = ctx.file.records.some((r) => (r.chunks || []).some((c) => typeof c.verdict === 'string'));
+  const options = [['q', 'Q̂ (rollout value)'], ...(judged ? [['verdict', "judge's verdict"]] : []), ...(s?.signals || []).map((x) => [x, `${x} label`])]
     .map(([v, t]) => `<option value="${esc(v)}"${v === color ? ' selected' : ''}>${esc(t)}</option>`)
     .join('');
   const summary = s
@@ -227,7 +229,7 @@ function labelValueClass(v) {
 
 function labelCard(rec, index, color) {
   const signals = Object.keys(rec.firstError || {});
-  const feSignal = color !== 'q' && signals.includes(color) ? color : signals[0];
+  const feSignal = signals.includes(color) ? color : signals[0];
   const fe = feSignal ? rec.firstError[feSignal] : -1;
   const firstErrors = signals
     .map((s) => `<span class="badge ${rec.firstError[s] === -1 ? 'pos' : 'neg'}">${esc(s)}: ${rec.firstError[s] === -1 ? 'no error' : `first error at chunk ${rec.firstError[s]}`}</span>`)
@@ -241,11 +243,12 @@ function labelCard(rec, index, color) {
         color === 'q'
           ? `border-left-color:${qColor(c.q)};background:${qBackground(c.q)}`
           : '';
-      const cls = color === 'q' ? '' : labelValueClass(c.labels?.[color]);
+      const cls = color === 'q' ? '' : color === 'verdict' ? VERDICT_CLASS[c.verdict] || 'und' : labelValueClass(c.labels?.[color]);
+      const verdict = typeof c.verdict === 'string' ? `<span class="badge ${VERDICT_CLASS[c.verdict] || ''}">judge: ${esc(c.verdict)}${isNum(c.score) ? ` ${fmt(c.score, 2)}` : ''}</span>` : '';
       const reached = isNum(c.q) && c.rollouts ? ` (${int(Math.round(c.q * c.rollouts))} of ${int(c.rollouts)} rollouts from this prefix reached the gold answer)` : '';
       return `<div class="chunk ${cls}${i === fe ? ' first-error' : ''}" data-q="${esc(c.q)}" style="${style}">
         <div class="text">${esc(c.text)}</div>
-        <div class="meta">chunk ${i} · Q̂ ${isNum(c.q) ? fmt(c.q, 3) : 'not estimated'}${esc(reached)} ${labels}${i === fe ? ' <b class="fe-mark">← first error</b>' : ''}</div>
+        <div class="meta">chunk ${i} · Q̂ ${isNum(c.q) ? fmt(c.q, 3) : 'not estimated'}${esc(reached)} ${labels}${verdict}${i === fe ? ' <b class="fe-mark">← first error</b>' : ''}</div>
         ${c.rationale ? `<details class="rationale"><summary>judge's rationale</summary><pre>${esc(c.rationale)}</pre></details>` : ''}
       </div>`;
     })

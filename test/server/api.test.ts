@@ -4,6 +4,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRng } from '../../src/core/rng.js';
 import { type RunningWebServer, startWebServer } from '../../src/server/app.js';
+import {
+  isSimSpec,
+  isSimulatedConfig,
+  isSimulatedRecord,
+  summarizeRecords,
+} from '../../src/server/summary.js';
 import { openStore } from '../../src/store/db.js';
 import { finishRun, startRun } from '../../src/store/runs.js';
 
@@ -190,5 +196,120 @@ describe('web server binding and tokens', () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('summaries and simulated marks', () => {
+  it('recognises simulated specs, configs and records, and nothing else', () => {
+    for (const spec of [
+      'sim',
+      'sim?step_error=0.1',
+      'sim:generative',
+      'critic:sim',
+      'generative:sim?sens=0.9',
+    ])
+      expect(isSimSpec(spec), spec).toBe(true);
+    for (const spec of [
+      'openai:simple-model',
+      'generative:openai:sim-judge',
+      'gguf:/m/sim.gguf',
+      '',
+      undefined,
+    ])
+      expect(isSimSpec(spec), String(spec)).toBe(false);
+    expect(isSimulatedConfig({ policy: 'sim', rollouts: 8 })).toBe(true);
+    expect(isSimulatedConfig({ dataset: 'sim' })).toBe(true);
+    expect(isSimulatedConfig({ policy: 'openai:qwen', judge: 'prm:openai:x' })).toBe(false);
+    expect(isSimulatedRecord({ id: 'sim/0/3', chunks: [] })).toBe(true);
+    expect(isSimulatedRecord({ id: 'gsm8k/3', chunks: [] })).toBe(false);
+    expect(isSimulatedRecord([{ id: 'x', generator: 'stepwise-sim-policy (simulated)' }])).toBe(true);
+  });
+
+  it('summarizes a search file: accuracy, cost per problem, rejections and backtracks', () => {
+    const cost = (p: number, j: number) => ({
+      policy: { calls: 1, samples: 1, promptTokens: p, completionTokens: 0 },
+      judge: { calls: 2, samples: 2, promptTokens: j, completionTokens: 0 },
+    });
+    const s = summarizeRecords('search', [
+      {
+        strategy: 'greedy-prm',
+        correct: true,
+        cost: cost(100, 40),
+        trace: [{ status: 'accepted' }, { status: 'rejected' }, { status: 'backtracked' }],
+        backtracks: [{ from: 2, to: 0 }],
+      },
+      {
+        strategy: 'greedy-prm',
+        correct: false,
+        cost: cost(300, 0),
+        trace: [{ status: 'accepted' }],
+        backtracks: [],
+      },
+    ]);
+    expect(s).toEqual({
+      kind: 'search',
+      problems: 2,
+      strategies: ['greedy-prm'],
+      checked: 2,
+      correct: 1,
+      accuracy: 0.5,
+      perProblem: { policyTokens: 200, judgeTokens: 20, policyCalls: 1, judgeCalls: 2 },
+      attempts: 4,
+      rejected: 1,
+      backtracks: 1,
+      withBacktracks: [0],
+      withRejections: [0],
+    });
+  });
+
+  it('summarizes labels per signal (soft labels positive at 0.5) and predictions as pairs', () => {
+    const labels = summarizeRecords('labels', [
+      {
+        finalAnswerCorrect: true,
+        cost: { rollouts: 8 },
+        firstError: { 'abs-q': 1, 'ms-soft': -1 },
+        chunks: [
+          { labels: { 'abs-q': true, 'ms-soft': 0.75 } },
+          { labels: { 'abs-q': false, 'ms-soft': 0.25 } },
+        ],
+      },
+    ]);
+    expect(labels).toMatchObject({
+      solutions: 1,
+      chunks: 2,
+      positiveShare: { 'abs-q': 0.5, 'ms-soft': 0.5 },
+      withFirstError: { 'abs-q': 1, 'ms-soft': 0 },
+      finalAnswerCorrect: 1,
+      rollouts: 8,
+    });
+    const preds = summarizeRecords('predictions', [
+      { id: 'a', subset: 'gsm8k', label: 2, prediction: 2 },
+      { id: 'b', subset: 'gsm8k', label: -1, prediction: null },
+      { id: 'c', subset: 'math', label: 0, prediction: 3 },
+    ]);
+    expect(preds).toMatchObject({
+      samples: 3,
+      exact: 1,
+      subsets: { gsm8k: { n: 2, exact: 1 }, math: { n: 1, exact: 0 } },
+      pairs: [
+        [2, 2],
+        [-1, null],
+        [0, 3],
+      ],
+    });
+  });
+
+  it('serves summaries of JSONL files only, and finds a record by id', async () => {
+    const sum = await get('/api/summary?root=0&path=labels.jsonl');
+    expect(sum.status).toBe(200);
+    expect((sum.json!.summary as { solutions: number }).solutions).toBe(1);
+    expect((await get('/api/summary?root=0&path=nested%2Freport.json')).status).toBe(400);
+    expect((await get('/api/summary?root=0&path=..%2Fsecret.json')).status).toBe(404);
+    const byId = await get(`/api/file?root=0&path=labels.jsonl&id=${encodeURIComponent('a#0')}`);
+    expect(byId.json!.offset).toBe(0);
+    expect((byId.json!.records as Array<{ id: string }>)[0].id).toBe('a#0');
+    expect((await get('/api/file?root=0&path=labels.jsonl&id=nope')).status).toBe(404);
+    const file = await get('/api/file?root=0&path=labels.jsonl');
+    expect(file.json!.runs).toEqual([expect.objectContaining({ command: 'label', simulated: false })]);
   });
 });

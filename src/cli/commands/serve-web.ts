@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { startWebServer } from '../../server/app.js';
 import { intOption } from '../options.js';
@@ -18,14 +19,19 @@ export function register(program: Command): void {
     )
     .option('--store <path>', 'SQLite store to read runs from (default $STEPWISE_HOME/store.sqlite)')
     .action(async (o) => {
+      const token: string | undefined = o.token ?? process.env.STEPWISE_TOKEN;
+      const roots: string[] = o.dir?.length ? o.dir : [process.cwd()];
       const server = await startWebServer({
         port: o.port,
         host: o.host,
-        token: o.token ?? process.env.STEPWISE_TOKEN,
-        roots: o.dir,
+        token,
+        roots,
         storePath: o.store,
       });
-      process.stderr.write(`stepwise web view on ${server.url}/${o.token ? '?token=…' : ''}\n`);
+      process.stderr.write(
+        `stepwise web view on ${server.url}/${token ? '?token=<token>' : ''}\n` +
+          `showing outputs under ${roots.map((r) => resolve(r)).join(', ')}; Ctrl-C stops it\n`,
+      );
       const stop = async () => {
         await server.close();
         process.exit(0);
