@@ -339,6 +339,37 @@ describe('web view in Chromium over real sim-world outputs', () => {
     await shot('10-accuracy-vs-compute');
   });
 
+  it('with a token, the page opened once with ?token= works through its cookie; without it, 401', async () => {
+    if (!browser) throw new Error(MISSING);
+    const guarded = await startWebServer({
+      roots: [outputs],
+      storePath: join(home, 'store.sqlite'),
+      token: 's3cret',
+    });
+    const context = await browser.newContext();
+    try {
+      const tab = await context.newPage();
+      const seen: string[] = [];
+      tab.on('console', (m) => {
+        if (m.type() === 'error') seen.push(m.text());
+      });
+      tab.on('response', (r) => {
+        if (r.status() >= 400) seen.push(`HTTP ${r.status()} ${r.url()}`);
+      });
+      expect((await tab.goto(`${guarded.url}/`))?.status()).toBe(401);
+      seen.length = 0;
+      await tab.goto(`${guarded.url}/?token=s3cret#/`);
+      await tab.waitForSelector('#runs tbody tr');
+      expect(await tab.locator('#runs tbody tr').count()).toBe(demo.runs.length + 2);
+      await tab.goto(`${guarded.url}/#/files`);
+      await tab.waitForSelector('#files tbody tr');
+      expect(seen).toEqual([]);
+    } finally {
+      await context.close();
+      await guarded.close();
+    }
+  });
+
   it('the other outputs open as pages: samples, judge vs labels, ProcessBench set, problems', async () => {
     await open(fileHash('demo/samples.jsonl'));
     expect(await text('.sim-banner')).toMatch(/simulated/i);
