@@ -24,6 +24,8 @@ export interface SampledSolution {
 /** One output line: a problem and its K samples. */
 export interface SampleRecord {
   id: string;
+  /** The question as the policy saw it, so the file stands alone (labeling, selection, refinement pairs). */
+  question: string;
   /** Gold answer the samples were checked against. */
   gold: string;
   samples: SampledSolution[];
@@ -106,6 +108,7 @@ export async function sampleProblem(
   }
   return {
     id: problem.id,
+    question: problem.question,
     gold: problem.answer,
     samples,
     promptTokens: result.usage.promptTokens,

@@ -42,8 +42,22 @@ describe('pass@k (unbiased estimator)', () => {
       finishReason: 'stop' as const,
     });
     const records: SampleRecord[] = [
-      { id: 'a', gold: '1', samples: [s(true, 10), s(false, 20)], promptTokens: 7, cached: false },
-      { id: 'b', gold: '1', samples: [s(false, 30), s(false, 40)], promptTokens: 0, cached: true },
+      {
+        id: 'a',
+        question: 'Q',
+        gold: '1',
+        samples: [s(true, 10), s(false, 20)],
+        promptTokens: 7,
+        cached: false,
+      },
+      {
+        id: 'b',
+        question: 'Q',
+        gold: '1',
+        samples: [s(false, 30), s(false, 40)],
+        promptTokens: 0,
+        cached: true,
+      },
     ];
     const sum = summarizeSamples(records);
     expect(sum.accuracy).toBe(0.25);

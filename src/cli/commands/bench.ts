@@ -4,16 +4,15 @@ import type { Command } from 'commander';
 import { benchChart, benchSearch, DEFAULT_BENCH_SPECS, parseBenchSpec } from '../../search/bench.js';
 import { openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
+import { addDatasetOptions, loadDatasetProblems } from '../datasets.js';
 import { intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import {
-  addDatasetOptions,
   addModelOptions,
   addStrategyOptions,
   buildSearchDeps,
   definedFields,
   isSimSpec,
-  loadSearchProblems,
   type SearchFlags,
   strategyConfig,
 } from './search.js';
@@ -65,7 +64,7 @@ export function register(program: Command): void {
     .option('--quiet', 'no progress bar')
     .action(async (f: BenchSearchFlags) => {
       const specs = f.strategies ? f.strategies.map(parseBenchSpec) : DEFAULT_BENCH_SPECS;
-      const problems = await loadSearchProblems(f);
+      const problems = await loadDatasetProblems(f);
       const { deps, close } = await buildSearchDeps(
         f,
         specs.map((s) => s.strategy),

@@ -2,7 +2,6 @@ import { setMaxListeners } from 'node:events';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { StepwiseError } from '../../core/errors.js';
-import { assertDatasetName, loadProblems } from '../../data/load.js';
 import type { CachedModel } from '../../models/cache.js';
 import { OpenAIModel } from '../../models/openai.js';
 import { createPolicy, type PromptForm } from '../../models/policy.js';
@@ -11,6 +10,7 @@ import type { LanguageModel } from '../../models/types.js';
 import { runSampleJob, summarizeSamples } from '../../sample/sample.js';
 import { openStore } from '../../store/db.js';
 import { finishRun, startRun, updateRunCounts } from '../../store/runs.js';
+import { addDatasetOptions, loadDatasetProblems } from '../datasets.js';
 import { floatOption, intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 
@@ -21,6 +21,8 @@ interface SampleFlags {
   policy: string;
   n: number;
   limit?: number;
+  count?: number;
+  simSeed?: number;
   maxTokens: number;
   temperature: number;
   topP?: number;
@@ -49,20 +51,17 @@ function endpointCount(model: LanguageModel): number {
 
 /** `stepwise sample`: K solutions per problem with correctness, accuracy and pass@k. */
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('sample')
     .description(
       'Sample K solutions per problem (one request with n=K), segment and check them, report pass@k',
-    )
-    .requiredOption('--dataset <name>', 'data set to sample (gsm8k, math, math500, jsonl, …)')
-    .option('--path <file>', 'data file or folder (default: $STEPWISE_DATA or the data pull cache)')
-    .option('--split <name>', 'part of the data set (e.g. gsm8k test|train)')
+    );
+  addDatasetOptions(cmd)
     .requiredOption(
       '--policy <spec>',
       'policy model: openai:<model>, gguf:<path|hf:URI> or sim[…] (docs/models.md)',
     )
     .requiredOption('--n <k>', 'samples per problem', intOption('--n', 1))
-    .option('--limit <n>', 'only the first n problems', intOption('--limit', 1))
     .option('--max-tokens <t>', 'max completion tokens per sample', intOption('--max-tokens', 1), 1024)
     .option('--temperature <t>', 'sampling temperature', floatOption('--temperature', 0, 10), 1)
     .option('--top-p <p>', 'nucleus sampling mass', floatOption('--top-p', 0, 1))
@@ -106,15 +105,8 @@ export function register(program: Command): void {
     )
     .option('--quiet', 'no progress bar')
     .action(async (flags: SampleFlags) => {
-      const dataset = assertDatasetName(flags.dataset);
       const spec = parseModelSpec(flags.policy);
-      const { problems, skipped } = await loadProblems(dataset, {
-        path: flags.path,
-        limit: flags.limit,
-        split: flags.split,
-      });
-      if (problems.length === 0)
-        throw new StepwiseError(`no problems loaded from ${flags.dataset}`, { exitCode: 2 });
+      const problems = await loadDatasetProblems(flags);
       const warn = (m: string): void => {
         process.stderr.write(`stepwise: warning: ${m}\n`);
       };
@@ -185,7 +177,6 @@ export function register(program: Command): void {
             : {}),
           dataset: flags.dataset,
           out,
-          skippedRecords: skipped,
           ...summary,
           ...(server
             ? {

@@ -1,18 +1,15 @@
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import { StepwiseError, UsageError } from '../../core/errors.js';
-import type { Problem } from '../../core/types.js';
-import { assertDatasetName, loadProblems } from '../../data/load.js';
+import { UsageError } from '../../core/errors.js';
 import { createJudge } from '../../judge/create.js';
 import { createPolicy, type PromptForm } from '../../models/policy.js';
-import { type CreateModelOptions, createModel, parseModelSpec } from '../../models/spec.js';
+import { type CreateModelOptions, createModel } from '../../models/spec.js';
 import { AGGREGATIONS, type SearchConfig } from '../../search/config.js';
 import { searchDataset } from '../../search/dataset.js';
 import { getStrategy, STRATEGY_NAMES } from '../../search/registry.js';
 import type { Aggregation, SearchDeps } from '../../search/types.js';
-import { simDatasetProblems } from '../../sim/dataset.js';
-import { parseSimSpec } from '../../sim/options.js';
 import { openStore } from '../../store/db.js';
+import { addDatasetOptions, loadDatasetProblems } from '../datasets.js';
 import { floatOption, intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 
@@ -243,47 +240,6 @@ export async function buildSearchDeps(
   };
 }
 
-/** Problems of `--dataset`: any data set of `loadProblems`, or `sim` (generated, `--count`, `--sim-seed`). */
-export async function loadSearchProblems(f: {
-  dataset: string;
-  path?: string;
-  split?: string;
-  limit?: number;
-  count?: number;
-  simSeed?: number;
-  policy?: string;
-}): Promise<Problem[]> {
-  if (f.dataset === 'sim') {
-    const count = f.count ?? f.limit ?? 100;
-    // The success rates the sim data set reports are those of the policy's world options.
-    const world =
-      f.policy && parseModelSpec(f.policy).backend === 'sim' ? parseSimSpec(f.policy).options : {};
-    const problems = simDatasetProblems(count, { ...world, seed: f.simSeed ?? 0 });
-    return f.limit ? problems.slice(0, f.limit) : problems;
-  }
-  const { problems } = await loadProblems(assertDatasetName(f.dataset), {
-    path: f.path,
-    limit: f.limit,
-    split: f.split,
-  });
-  if (problems.length === 0) throw new StepwiseError(`no problems loaded from ${f.dataset}`, { exitCode: 2 });
-  return problems;
-}
-
-/** Options of the data-set flags. */
-export function addDatasetOptions(cmd: Command): Command {
-  return cmd
-    .requiredOption(
-      '--dataset <name>',
-      'data set: sim (simulated, generated), gsm8k, math, math500, jsonl, …',
-    )
-    .option('--path <file>', 'data file or folder (default: $STEPWISE_DATA or the data pull cache)')
-    .option('--split <name>', 'part of the data set (e.g. gsm8k test|train)')
-    .option('--limit <n>', 'only the first n problems', intOption('--limit', 1))
-    .option('--count <n>', 'sim: problems to generate (default 100)', intOption('--count', 1))
-    .option('--sim-seed <s>', 'sim: seed of the generated problems (default 0)', intOption('--sim-seed', 0));
-}
-
 interface SearchCommandFlags extends SearchFlags {
   dataset: string;
   path?: string;
@@ -329,7 +285,7 @@ export function register(program: Command): void {
     .option('--quiet', 'no progress bar')
     .action(async (f: SearchCommandFlags) => {
       getStrategy(f.strategy);
-      const problems = (await loadSearchProblems(f)).map((p) =>
+      const problems = (await loadDatasetProblems(f)).map((p) =>
         f.goldCheck !== false ? p : { ...p, answer: '' },
       );
       const { deps, close } = await buildSearchDeps(f, [f.strategy]);
