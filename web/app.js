@@ -123,7 +123,14 @@ async function runPage(id) {
   const counts = Object.entries(run.counts || {})
     .map(([k, v]) => kpi(k, esc(isNum(v) ? (Number.isInteger(v) ? int(v) : fmt(v, 3)) : v)))
     .join('');
-  const cost = costOf(run.counts);
+  let cost = costOf(run.counts);
+  // Reports (ProcessBench, eval chunks) keep their cost in the file rather than in the run's counts.
+  if (!cost && output && /\.json$/.test(output.path)) {
+    const c = (await api(fileApi(output.root, output.path))).data?.cost;
+    const role = (name) =>
+      c?.[name]?.calls ? `${name} ${plural(c[name].calls, 'call')}, ${int((c[name].promptTokens ?? 0) + (c[name].completionTokens ?? 0))} tokens` : '';
+    cost = [role('policy'), role('judge')].filter(Boolean).join(' · ');
+  }
   app.innerHTML = `<h1>Run ${esc(run.id)}</h1>
     ${simulatedBanner(run.simulated)}
     <div class="card"><div class="row">
