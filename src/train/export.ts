@@ -83,12 +83,27 @@ function writeJsonl(path: string, rows: readonly unknown[]): void {
   writeFileSync(path, rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : ''));
 }
 
+/**
+ * SORM's label (GLoRe: positive iff some rollout from the prefix is correct) is the same
+ * quantity as Math-Shepherd's hard label and Abs-Q, so any of them serves when `sorm` is absent.
+ */
+const SORM_EQUIVALENTS = ['sorm', 'ms-hard', 'abs-q'];
+
 function pickSignal(rows: readonly LabeledSolution[], task: ExportTask, signal?: string): string {
-  if (signal) return signal;
-  if (task === 'sorm') return 'sorm';
-  const first = signalsIn(rows)[0];
-  if (!first) throw new UsageError('the label file has no labeled chunks: pass --signal');
-  return first;
+  const present = signalsIn(rows);
+  if (present.length === 0) throw new UsageError('the label file has no labeled chunks');
+  const chosen =
+    signal ??
+    (task === 'sorm' || task === 'refine-local'
+      ? SORM_EQUIVALENTS.find((s) => present.includes(s))
+      : present[0]);
+  if (!chosen || !present.includes(chosen)) {
+    const wanted = chosen ?? SORM_EQUIVALENTS.join(' / ');
+    throw new UsageError(
+      `no chunk has a label for signal "${wanted}"; the file has: ${present.join(', ')} (pass --signal)`,
+    );
+  }
+  return chosen;
 }
 
 const SelfSegRowSchema = z.looseObject({
@@ -220,7 +235,7 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
     summary.stats = { problems: rows.length };
   } else {
     const labeled = readLabelFile(o.from);
-    const signal = pickSignal(labeled, o.task, o.signal ?? 'sorm');
+    const signal = pickSignal(labeled, o.task, o.signal);
     summary.signal = signal;
     if (!o.findContinuation) {
       throw new UsageError(

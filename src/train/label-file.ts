@@ -54,8 +54,9 @@ export function chunkLabel(chunk: LabeledChunk, signal: string): boolean | null 
   return typeof v === 'number' ? v >= 0.5 : v;
 }
 
-/** The signals present in a label file (keys of the first chunk's labels). */
+/** The signals present in a label file (every key of any chunk's labels), in order of first appearance. */
 export function signalsIn(rows: readonly LabeledSolution[]): string[] {
-  for (const r of rows) for (const c of r.chunks) return Object.keys(c.labels);
-  return [];
+  const seen = new Set<string>();
+  for (const r of rows) for (const c of r.chunks) for (const k of Object.keys(c.labels)) seen.add(k);
+  return [...seen];
 }

@@ -176,3 +176,47 @@ describe('stepwise export', () => {
     expect(readJsonl(out)[0].id).toBe('ok');
   });
 });
+
+describe('signal choice', () => {
+  it('sorm falls back to an equivalent signal; an absent signal is a usage error naming the ones present', async () => {
+    const noSorm = writeJsonlFile(
+      dir,
+      'nosorm.jsonl',
+      rows.map((r) => ({
+        ...r,
+        chunks: r.chunks.map((c) => ({ ...c, labels: { 'abs-q': c.labels['abs-q'] } })),
+      })),
+    );
+    const s = await exportTrainingData({
+      from: noSorm,
+      task: 'sorm',
+      format: 'trl',
+      out: join(dir, 'sorm.jsonl'),
+    });
+    expect(s.signal).toBe('abs-q');
+    expect(s.rows).toBe(12);
+    await expect(
+      exportTrainingData({
+        from: noSorm,
+        task: 'prm',
+        format: 'trl',
+        signal: 'rel-ratio',
+        out: join(dir, 'p.jsonl'),
+      }),
+    ).rejects.toThrow(/no chunk has a label for signal "rel-ratio"; the file has: abs-q/);
+  });
+});
+
+describe('Math-Shepherd numbering', () => {
+  it('does not number steps twice', () => {
+    const row = {
+      id: 'x',
+      problem: 'P',
+      chunks: [
+        { text: 'Step 1: a', labels: { s: true } },
+        { text: 'b', labels: { s: false } },
+      ],
+    };
+    expect(toMathShepherd(row, 's').input).toBe('P Step 1: a ки\nStep 2: b ки');
+  });
+});
