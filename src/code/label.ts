@@ -62,7 +62,7 @@ export interface MutationLabelResult {
   mutantsFailing: number;
   /** Mutants that still passed every test (equivalent mutants or weak tests). */
   mutantsSurviving: number;
-  /** Set when the problem could not be labeled at all (no reference, reference fails, no mutants). */
+  /** Why no mutant rows were possible (no reference, reference fails, no mutants); a passing reference still gives its row. */
   skipped?: string;
 }
 
@@ -193,7 +193,7 @@ export async function labelByMutation(
     mutants.filter((m) => m.line > givenLines),
     createRng(`${options.seed ?? 0}:${problem.id}`),
   ).slice(0, maxAttempts);
-  if (candidates.length === 0) return { ...result, skipped: 'no mutants' };
+  if (candidates.length === 0) result.skipped = 'no mutants';
 
   let next = 0;
   let made = 0;
