@@ -21,7 +21,25 @@ import { register as verify } from './verify.js';
  * Every CLI command, one file each. To add one: create `./<name>.ts` exporting
  * `register(program: Command): void`, import it here and add it to the list.
  */
-const commands: Array<(program: Command) => void> = [segment, data, runs, sample, label, labelCode, exportData, select, serve, serveWeb, sim, evaluate, verify, solve, search, bench, demo];
+const commands: Array<(program: Command) => void> = [
+  segment,
+  data,
+  runs,
+  sample,
+  label,
+  labelCode,
+  exportData,
+  select,
+  serve,
+  serveWeb,
+  sim,
+  evaluate,
+  verify,
+  solve,
+  search,
+  bench,
+  demo,
+];
 
 export function registerCommands(program: Command): void {
   for (const register of commands) register(program);
