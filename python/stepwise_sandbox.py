@@ -107,7 +107,7 @@ def run_worker(first_test, report_fd, out_path, err_path):
     limit(resource.RLIMIT_CORE, 0)
     limit(resource.RLIMIT_FSIZE, OUTPUT_BYTES)
     limit(resource.RLIMIT_CPU, CPU_SECONDS, CPU_SECONDS + 1)
-    if os.getuid() != 0 and CONFIG.get("nprocRlimit"):
+    if CONFIG.get("nprocRlimit"):
         limit(resource.RLIMIT_NPROC, count_own_processes() + MAX_PROCESSES)
 
     worker_pid = os.getpid()

@@ -144,7 +144,8 @@ export interface SandboxOptions {
 interface Probe {
   enforcement: SandboxEnforcement;
   python: string;
-  unshare: boolean;
+  /** `unshare` flags that work here, or null when namespaces are not available. */
+  unshare: string[] | null;
   cgroupBase: string | null;
 }
 
@@ -214,6 +215,11 @@ function makeCgroupBase(): string | null {
   try {
     mkdirSync(base, { recursive: true });
     if (!existsSync(join(base, 'pids.max'))) return null;
+    // The parent may exist (made by another user): check that runs can be placed under it.
+    const probeDir = join(base, `${process.pid}-probe`);
+    mkdirSync(probeDir);
+    writeFileSync(join(probeDir, 'pids.max'), '1');
+    rmdirSync(probeDir);
   } catch {
     return null;
   }
@@ -230,14 +236,20 @@ function makeCgroupBase(): string | null {
 
 function probe(options: SandboxOptions): Probe {
   const { executable, version } = resolvePython(options.python);
-  let unshare = false;
+  let unshare: string[] | null = null;
   let cgroupBase: string | null = null;
   if (options.isolation !== 'none' && process.platform === 'linux') {
-    const u = spawnSync('unshare', [...UNSHARE_FLAGS, '--', executable, '-c', 'pass'], {
-      timeout: 30_000,
-      stdio: 'ignore',
-    });
-    unshare = u.status === 0;
+    // As root the plain flags work; an unprivileged user needs a user namespace (-r) for the rest.
+    for (const flags of [UNSHARE_FLAGS, ['-r', ...UNSHARE_FLAGS]]) {
+      const u = spawnSync('unshare', [...flags, '--', executable, '-c', 'pass'], {
+        timeout: 30_000,
+        stdio: 'ignore',
+      });
+      if (u.status === 0) {
+        unshare = flags;
+        break;
+      }
+    }
     cgroupBase = makeCgroupBase();
   }
   const root = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -249,7 +261,13 @@ function probe(options: SandboxOptions): Probe {
       python: executable,
       pythonVersion: version,
       network: unshare ? 'namespace+audit-hook' : 'audit-hook',
-      processes: cgroupBase ? 'cgroup-pids+audit-hook' : root ? 'audit-hook' : 'rlimit-nproc+audit-hook',
+      // RLIMIT_NPROC binds everyone but root; in a fresh user namespace it counts that namespace's processes,
+      // which the namespace's own /proc shows, so the Python side can set it to what it sees + the cap.
+      processes: cgroupBase
+        ? 'cgroup-pids+audit-hook'
+        : !root && (unshare === null || unshare.includes('-r'))
+          ? 'rlimit-nproc+audit-hook'
+          : 'audit-hook',
       cleanup: unshare ? 'pid-namespace' : 'process-group',
       memory: 'rlimit-as',
       cpu: 'rlimit-cpu',
@@ -298,7 +316,7 @@ export class Sandbox {
     const pythonArgs = ['-B', '-s', ...(this.options.sitePackages === false ? ['-S'] : [])];
     const script = pythonAsset('stepwise_sandbox.py');
     const [command, args] = p.unshare
-      ? ['unshare', [...UNSHARE_FLAGS, '--', p.python, ...pythonArgs, script, '--serve']]
+      ? ['unshare', [...p.unshare, '--', p.python, ...pythonArgs, script, '--serve']]
       : [p.python, [...pythonArgs, script, '--serve']];
     this.server = new SandboxServer(command, args, {
       PATH: '/usr/local/bin:/usr/bin:/bin',
@@ -357,7 +375,7 @@ export class Sandbox {
       captureBytes: limits.captureBytes,
       failFast: limits.failFast,
       cgroup,
-      nprocRlimit: true,
+      nprocRlimit: p.enforcement.processes.startsWith('rlimit-nproc'),
       parentDeathSignal: true,
     };
     let outcome: SupervisorOutcome | null = null;
