@@ -156,6 +156,8 @@ async function filePage(params) {
   const isJsonl = path.endsWith('.jsonl');
   const q = fileApi(root, path, isJsonl ? (id !== null ? `&id=${encodeURIComponent(id)}&limit=1` : `&offset=${offset}&limit=${PAGE}`) : '');
   const file = await api(q);
+  // A single search result saved as JSON (`stepwise solve --json > solve.json`) shows as a one-record page.
+  if (!isJsonl && file.kind === 'search' && file.data) Object.assign(file, { records: [{ id: file.data.problemId, ...file.data }], total: 1, offset: 0 });
   const ctx = { root, path, offset: isJsonl ? file.offset : offset, params, file };
   const written = (file.runs || [])
     .map((r) => `<a href="#/run/${encodeURIComponent(r.id)}">${esc(r.command)} ${esc(r.id)}</a>`)
@@ -166,7 +168,7 @@ async function filePage(params) {
     ${written ? `<p class="muted">Written by ${written}</p>` : ''}
     ${file.badLines?.length ? `<p class="error">Lines that are not JSON: ${file.badLines.map(esc).join(', ')}</p>` : ''}`;
   const summaryKinds = ['search', 'labels', 'samples', 'predictions'];
-  const summary = summaryKinds.includes(file.kind) ? (await api(`/api/summary?root=${encodeURIComponent(root)}&path=${encodeURIComponent(path)}`)).summary : null;
+  const summary = isJsonl && summaryKinds.includes(file.kind) ? (await api(`/api/summary?root=${encodeURIComponent(root)}&path=${encodeURIComponent(path)}`)).summary : null;
   const pager = isJsonl && id === null ? pagerHtml(root, path, file.offset, file.total, params) : '';
   const single = isJsonl && id !== null ? `<p><a href="${fileHref(root, path)}">all records of this file</a></p>` : '';
   const views = {

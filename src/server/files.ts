@@ -83,6 +83,8 @@ export function kindOfRecord(value: unknown, jsonl: boolean): FileKind {
     if (Array.isArray(v.series) || Array.isArray(v.points)) return 'accuracy-vs-compute';
     if (v.kind === 'stepwise-demo' || v.demo === true) return 'demo-report';
     if ('balancedAccuracy' in v || 'balanced_accuracy' in v) return 'eval-chunks';
+    // `stepwise solve --json > file.json`: one search result.
+    if (typeof v.strategy === 'string' && Array.isArray(v.chunks) && 'finalText' in v) return 'search';
     return 'json';
   }
   if (Array.isArray(v.samples)) return 'samples';
