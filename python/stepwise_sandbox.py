@@ -323,15 +323,34 @@ def supervise():
         yielded = False
         notes = set()
         kernel_refusals = cgroup_refusals(cgroup)
+        worker_status = None
+        drained = 0
         while True:
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([read_fd], [], [], wait)
-            if not ready:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
                 timed_out = True
                 break
+            if worker_status is not None:
+                wait = 0.0
+            else:
+                wait = 0.1 if remaining is None else min(remaining, 0.1)
+            ready, _, _ = select.select([read_fd], [], [], wait)
+            if not ready:
+                if worker_status is not None:
+                    break
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done == pid:
+                    # The worker is gone and what it wrote is in the pipe; a process it left behind
+                    # may hold the pipe open, so drain what is there instead of waiting for the end.
+                    worker_status = status
+                continue
             chunk = os.read(read_fd, 65536)
             if not chunk:
                 break
+            if worker_status is not None:
+                drained += 1
+                if drained > 64:
+                    break
             buffer += chunk
             while b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)
@@ -360,7 +379,10 @@ def supervise():
                         next_test = index + 1
                     current, deadline = None, None
         kill_group(pid)
-        _, wait_status = os.waitpid(pid, 0)
+        if worker_status is None:
+            _, wait_status = os.waitpid(pid, 0)
+        else:
+            wait_status = worker_status
         os.close(read_fd)
         if current is not None:
             if timed_out:

@@ -105,6 +105,16 @@ describe('sandbox', () => {
     expect(fast.tests.map((t) => t.status)).toEqual(['failed', 'not-run']);
   });
 
+  it('does not wait for a process the candidate left behind in a new session', async () => {
+    const started = performance.now();
+    const r = await sandbox.run({
+      program,
+      tests: [{ code: 'import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(60)\n' }, ok],
+    });
+    expect(r.tests.map((t) => t.status)).toEqual(['passed', 'passed']);
+    expect(performance.now() - started).toBeLessThan(15_000);
+  });
+
   it('runs in a fresh temporary directory and forbids replacing the test process', async () => {
     const r = await sandbox.run({
       program: 'import os\ncwd = os.getcwd()\n',
