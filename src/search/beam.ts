@@ -66,6 +66,7 @@ export async function beamSearch(
         status: 'pruned',
         verdict: ruling.verdict,
         score: ruling.score,
+        ...(ruling.rationale ? { rationale: ruling.rationale } : {}),
         final: s.final,
       });
       candidates.push({

@@ -52,6 +52,7 @@ export function candidateChunks(c: ScoredCandidate): SearchChunk[] {
     text,
     verdict: c.rulings[index]?.verdict,
     score: c.rulings[index]?.score,
+    ...(c.rulings[index]?.rationale ? { rationale: c.rulings[index].rationale } : {}),
     attempts: 1,
     node: c.node.id,
   }));

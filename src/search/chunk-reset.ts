@@ -59,6 +59,7 @@ export async function chunkReset(
         status: 'rejected',
         verdict: ruling.verdict,
         score: ruling.score,
+        ...(ruling.rationale ? { rationale: ruling.rationale } : {}),
         final: s.final,
       });
       attempts.push(node);

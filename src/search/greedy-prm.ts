@@ -66,6 +66,7 @@ export async function greedyPrmSearch(
         status: 'rejected',
         verdict: ruling.verdict,
         score: ruling.score,
+        ...(ruling.rationale ? { rationale: ruling.rationale } : {}),
         final: s.final,
       });
       kids.push(node);

@@ -19,6 +19,7 @@ export function chunksAlong(trace: readonly TraceNode[], path: readonly TraceNod
       text: n.text,
       verdict: n.verdict,
       score: n.score,
+      ...(n.rationale ? { rationale: n.rationale } : {}),
       attempts: trace.filter((t) => t.parent === n.parent && t.depth === n.depth).length,
       node: n.id,
     }));

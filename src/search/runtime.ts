@@ -21,6 +21,8 @@ export interface StepSample {
 export interface StepRuling {
   verdict: Verdict;
   score: number;
+  /** The judge's written analysis, where it writes one (generative judges). */
+  rationale?: string;
 }
 
 /** The default checker: final answer extracted and compared with the gold answer. */
@@ -162,7 +164,9 @@ export class SearchRuntime {
   /** Map a judgment to a ruling; a missing judgment (unparsable verdict) is neutral at 0.5. */
   ruling(j: Judgment | undefined): StepRuling {
     if (!j) return { verdict: 'neutral', score: 0.5 };
-    return { verdict: classifyStep(j, this.config), score: j.score };
+    const ruling: StepRuling = { verdict: classifyStep(j, this.config), score: j.score };
+    if (j.rationale) ruling.rationale = j.rationale;
+    return ruling;
   }
 
   /** Rulings on every chunk of a whole solution (one judge call). */

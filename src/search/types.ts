@@ -52,6 +52,8 @@ export interface TraceNode {
   status: TraceStatus;
   verdict?: Verdict;
   score?: number;
+  /** The judge's analysis of this attempt, where the judge writes one. */
+  rationale?: string;
   /** True when this attempt ended the solution (final answer or end of text). */
   final?: boolean;
   /** What the attempt is: `candidate 3`, `draft`, `global`, `local`, `beam 2`, … */
@@ -72,6 +74,8 @@ export interface SearchChunk {
   text: string;
   verdict?: Verdict;
   score?: number;
+  /** The judge's analysis of this chunk, where the judge writes one. */
+  rationale?: string;
   /** Attempts made for this chunk position (1 when it was accepted first time). */
   attempts: number;
   /** The trace node this chunk came from. */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
 import type { Db } from './db.js';
 
 /** A run is `running` until it finishes as `done` or `failed` (a crashed run stays `running`). */
@@ -49,7 +50,16 @@ export function startRun(db: Db, command: string, config: Record<string, unknown
     .slice(0, 14)}-${randomUUID().slice(0, 8)}`;
   db.prepare(
     'INSERT INTO runs (id, command, config, status, started_at, counts, output) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  ).run(id, command, JSON.stringify(config), 'running', new Date().toISOString(), '{}', output ?? null);
+    // Stored absolute, so the web view can find the file whatever folder it was started from.
+  ).run(
+    id,
+    command,
+    JSON.stringify(config),
+    'running',
+    new Date().toISOString(),
+    '{}',
+    output ? resolve(output) : null,
+  );
   return id;
 }
 

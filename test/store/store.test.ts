@@ -1,6 +1,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { StepwiseError } from '../../src/core/errors.js';
@@ -90,7 +90,8 @@ describe('runs', () => {
       config: { m: 16 },
       status: 'done',
       counts: { done: 10, failed: 1 },
-      output: 'out.jsonl',
+      // Relative output paths are stored absolute.
+      output: resolve('out.jsonl'),
     });
     expect(getRun(db, first)?.endedAt).not.toBeNull();
     expect(getRun(db, second)).toMatchObject({ status: 'running', endedAt: null, output: null, counts: {} });
