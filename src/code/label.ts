@@ -187,10 +187,12 @@ export async function labelByMutation(
   const slowest = Math.max(0, ...reference.tests.map((t) => t.durationMs ?? 0));
   limits.timeoutMs = Math.min(base.timeoutMs, Math.max(1000, Math.ceil(10 * slowest)));
 
-  // Mutants inside the given prompt code (HumanEval helpers, docstrings) are not steps of the answer.
+  // Mutants inside the given prompt code (HumanEval helpers, docstrings) are not steps of the answer,
+  // and a mutant whose change no step can be blamed for (a removed last statement) gives no row: skip both.
   const givenLines = given === '' ? 0 : given.replace(/\n$/, '').split('\n').length;
+  const locatable = (m: Mutant) => firstMutatedStep(m.code, codeSteps(m.code, given, segment), m) >= 0;
   const candidates = shuffled(
-    mutants.filter((m) => m.line > givenLines),
+    mutants.filter((m) => m.line > givenLines && locatable(m)),
     createRng(`${options.seed ?? 0}:${problem.id}`),
   ).slice(0, maxAttempts);
   if (candidates.length === 0) result.skipped = 'no mutants';
