@@ -36,6 +36,7 @@ export {
   scoreJson,
   scorePredictions,
   spreadSample,
+  stratifiedSample,
   type ThresholdMode,
 } from './processbench.js';
 export { PUBLISHED_PROCESSBENCH, type PublishedResult } from './published.js';

@@ -25,6 +25,24 @@ export function spreadSample<T>(records: readonly T[], n: number | undefined): T
 }
 
 /**
+ * `n` samples that keep both classes (erroneous, all-correct) in their shares of `records`,
+ * each class spread evenly, in file order: a fixed stride alone can land on one class only when
+ * a file alternates them. Each present class keeps at least one sample when n ≥ 2.
+ */
+export function stratifiedSample(
+  records: readonly ProcessBenchRecord[],
+  n: number | undefined,
+): ProcessBenchRecord[] {
+  if (n === undefined || n >= records.length) return [...records];
+  const wrong = records.filter((r) => r.label !== -1);
+  const right = records.filter((r) => r.label === -1);
+  let takeWrong = Math.round((n * wrong.length) / records.length);
+  if (n >= 2 && wrong.length > 0 && right.length > 0) takeWrong = Math.min(Math.max(takeWrong, 1), n - 1);
+  const keep = new Set([...spreadSample(wrong, takeWrong), ...spreadSample(right, n - takeWrong)]);
+  return records.filter((r) => keep.has(r));
+}
+
+/**
  * Load ProcessBench-format samples: the given subsets (default the four) from a folder, or one
  * ProcessBench-format file (its subset is the file name). `limit` takes that many samples per
  * subset, spread evenly over the subset's file so both classes stay represented.
@@ -48,7 +66,7 @@ export async function loadProcessBenchSamples(
       groups.push((await loadProcessBench({ path: options.path, split: subset })).records);
     }
   }
-  return groups.flatMap((g) => spreadSample(g, options.limit));
+  return groups.flatMap((g) => stratifiedSample(g, options.limit));
 }
 
 /** A ProcessBench sample as a `Problem` for a judge (ProcessBench has no gold answers: `answer` is empty). */

@@ -16,7 +16,8 @@ const CHUNK_MARK = '\n\n## New reasoning chunk\n';
 const TASK_MARK = '\n\n## Task\n';
 const NO_HISTORY = '(none: this is the first chunk)';
 
-const TASK =
+/** The judge's instruction (it names both verdict boxes: a reply's verdict is read only after it). */
+export const JUDGE_INSTRUCTION =
   'First write a short analysis: state what the new chunk is trying to do, then check its logic and ' +
   'every calculation against the problem and the previous steps. A chunk that only restates or plans ' +
   'without calculating can still be correct. Then give your final judgment of the new chunk alone as ' +
@@ -32,7 +33,7 @@ export interface JudgePromptInput {
 export function renderJudgeUserMessage({ problem, history, chunk }: JudgePromptInput): string {
   const past =
     history.length === 0 ? NO_HISTORY : history.map((h, i) => `[Step ${i + 1}]\n${h}`).join('\n\n');
-  return `${PROBLEM_MARK}${problem}${HISTORY_MARK}${past}${CHUNK_MARK}${chunk}${TASK_MARK}${TASK}`;
+  return `${PROBLEM_MARK}${problem}${HISTORY_MARK}${past}${CHUNK_MARK}${chunk}${TASK_MARK}${JUDGE_INSTRUCTION}`;
 }
 
 export function renderJudgeMessages(input: JudgePromptInput): ChatMessage[] {

@@ -2,7 +2,7 @@ import type { Problem } from '../core/types.js';
 import { argmaxBy } from './aggregate.js';
 import type { SearchConfig } from './config.js';
 import { chunksAlong } from './path.js';
-import { joinChunks, SearchRuntime } from './runtime.js';
+import { joinChunks, SearchRuntime, type StepRuling } from './runtime.js';
 import type { SearchDeps, SearchResult, TraceNode } from './types.js';
 
 /**
@@ -25,11 +25,15 @@ export async function chunkReset(
   const path: TraceNode[] = [];
   let fallbacks = 0;
   let resets = 0;
+  let repeats = 0;
   let ended = false;
   while (!ended && path.length < config.maxSteps) {
     const chunks = path.map((n) => n.text);
     const parent = path.length === 0 ? null : path[path.length - 1].id;
     const attempts: TraceNode[] = [];
+    // A regenerated chunk identical to an earlier attempt at this position gets the same ruling
+    // without another judge call: same judge input, and judge calls are the cost being saved.
+    const judged = new Map<string, StepRuling>();
     let kept: TraceNode | undefined;
     for (let a = 0; a < config.maxAttempts && !kept; a++) {
       const [s] = await rt.sampleSteps(chunks, 1);
@@ -51,7 +55,12 @@ export async function chunkReset(
         );
         continue;
       }
-      const ruling = await rt.judgeStep([...chunks, s.text], path.length);
+      let ruling = judged.get(s.text);
+      if (ruling) repeats++;
+      else {
+        ruling = await rt.judgeStep([...chunks, s.text], path.length);
+        judged.set(s.text, ruling);
+      }
       const node = rt.node({
         parent,
         depth: path.length,
@@ -85,6 +94,6 @@ export async function chunkReset(
       config.stepSeparator,
     ),
     chunksAlong(rt.trace, path),
-    { resets, fallbacks, attempts: rt.trace.length, ended },
+    { resets, fallbacks, attempts: rt.trace.length, ended, repeatedAttempts: repeats },
   );
 }

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { StepwiseError } from '../core/errors.js';
+import { listenOrExplain } from '../core/listen.js';
 import { SEGMENT_MODES, segment } from '../core/segment.js';
 import { type Db, openStore } from '../store/db.js';
 import { getRun, listRuns, type RunRecord } from '../store/runs.js';
@@ -321,10 +322,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
     else socket.destroy();
   });
-  await new Promise<void>((ok, fail) => {
-    server.once('error', fail);
-    server.listen(options.port ?? 0, host, () => ok());
-  });
+  await listenOrExplain(server, options.port ?? 0, host);
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
   return {

@@ -44,10 +44,8 @@ export function toTrlStepwise(row: LabeledSolution, signal: string): TrlStepwise
 export function toMathShepherd(row: LabeledSolution, signal: string, task = 'stepwise'): MathShepherdRow {
   const { steps, labels } = labeledSteps(row, signal);
   const clean = (s: string) => s.split(SHEPHERD_TAG).join(' ');
-  // Solutions that already number their steps (`Step 3: …`) keep their own numbering.
-  const parts = steps.map((s, i) =>
-    /^\s*Step \d+\s*[:.]/.test(s) ? `${clean(s)} ` : `Step ${i + 1}: ${clean(s)} `,
-  );
+  // Steps are numbered by position; a step's own `Step k:` marker is dropped so it is not numbered twice.
+  const parts = steps.map((s, i) => `Step ${i + 1}: ${clean(s).replace(/^\s*Step \d+\s*[:.]\s*/, '')} `);
   const input = `${clean(row.problem)} ${parts.map((p) => `${p}${SHEPHERD_TAG}`).join('\n')}`;
   const label = `${clean(row.problem)} ${parts.map((p, i) => `${p}${labels[i] ? '+' : '-'}`).join('\n')}`;
   return { input, label, task };

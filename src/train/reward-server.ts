@@ -1,9 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { StepwiseError } from '../core/errors.js';
+import { listenOrExplain } from '../core/listen.js';
 import { splitParagraphs } from '../core/segment.js';
 import type { Problem } from '../core/types.js';
 import type { StepJudge } from '../judge/types.js';
-import { parseJudgeVerdict } from '../prompts/judge.js';
+import { JUDGE_INSTRUCTION, parseJudgeVerdict } from '../prompts/judge.js';
 import { checkMathAnswer } from '../verify/check.js';
 
 /**
@@ -48,9 +49,19 @@ export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-/** The response part of an OpenRLHF query (prompt + response): the query minus its prompt, when it starts with it. */
+/**
+ * The response part of an OpenRLHF query (prompt + response). The prompt is found where it ends
+ * in the query (a BOS or pad token may precede it); failing that, anything up to the end of the
+ * judge's own instruction is cut, because that instruction names both verdict boxes and must
+ * never be read as the response's verdict.
+ */
 export function responseOf(query: string, prompt: string): string {
-  return prompt && query.startsWith(prompt) ? query.slice(prompt.length) : query;
+  if (prompt) {
+    const at = query.lastIndexOf(prompt);
+    if (at >= 0) return query.slice(at + prompt.length);
+  }
+  const instruction = query.lastIndexOf(JUDGE_INSTRUCTION);
+  return instruction >= 0 ? query.slice(instruction + JUDGE_INSTRUCTION.length) : query;
 }
 
 class BadRequest extends Error {}
@@ -208,10 +219,7 @@ export async function startRewardServer(options: RewardServerOptions): Promise<R
       else if (!res.headersSent) sendJson(res, 500, { error: (e as Error).message });
     }
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolve());
-  });
+  await listenOrExplain(server, options.port ?? 0, host);
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : (options.port ?? 0);
   const shownHost = host.includes(':') ? `[${host}]` : host;

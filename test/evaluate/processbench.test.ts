@@ -343,3 +343,26 @@ describe('CLI', () => {
     expect(r.stderr).not.toMatch(/at .*\.js:\d+/);
   });
 });
+
+describe('--limit keeps both classes', () => {
+  it('stratifiedSample keeps each class in its share even when a file alternates them', async () => {
+    const { stratifiedSample } = await import('../../src/evaluate/processbench.js');
+    const rows = Array.from({ length: 200 }, (_, i) => ({
+      id: `s${i}`,
+      generator: 'g',
+      problem: 'p',
+      steps: ['a', 'b'],
+      final_answer_correct: i % 2 === 1,
+      label: i % 2 === 0 ? 1 : -1,
+      subset: 'sim',
+    }));
+    const picked = stratifiedSample(rows, 100);
+    expect(picked).toHaveLength(100);
+    expect(picked.filter((r) => r.label === -1)).toHaveLength(50);
+    expect(picked.map((r) => Number(r.id.slice(1)))).toEqual(
+      [...picked.map((r) => Number(r.id.slice(1)))].sort((a, b) => a - b),
+    );
+    const tiny = stratifiedSample([...rows.slice(0, 1), ...rows.slice(1).filter((r) => r.label === -1)], 2);
+    expect(new Set(tiny.map((r) => r.label))).toEqual(new Set([1, -1]));
+  });
+});

@@ -19,3 +19,56 @@ describe('search results keep the judge rationale (for the web view)', () => {
     expect(judged.every((n) => typeof n.rationale === 'string' && n.rationale.length > 0)).toBe(true);
   });
 });
+
+describe('chunk-reset does not re-judge an identical regenerated chunk', () => {
+  it('judge calls = distinct attempts; repeats are counted', async () => {
+    const { emptyCost } = await import('../../src/core/cost.js');
+    // A policy that always writes the same first chunk, then the answer; a judge that rejects it.
+    let judgeCalls = 0;
+    const model = {
+      specificationVersion: 'v1' as const,
+      provider: 'scripted',
+      modelId: 'same',
+      capabilities: {
+        n: true,
+        logprobs: false,
+        echo: false,
+        continueAssistant: true,
+        score: false,
+        pooling: false,
+      },
+      async generate() {
+        return {
+          samples: [
+            { text: 'x = 2', finishReason: 'stop' as const, stopReason: '\n\n', completionTokens: 3 },
+          ],
+          usage: { calls: 1, promptTokens: 5, completionTokens: 3 },
+          warnings: [],
+        };
+      },
+    };
+    const judge = {
+      name: 'rejects-all',
+      scalar: false,
+      async judge(_p: unknown, chunks: readonly string[]) {
+        judgeCalls++;
+        return {
+          judgments: [{ chunkIndex: chunks.length - 1, verdict: 'negative' as const, score: 0.1 }],
+          firstError: chunks.length - 1,
+          cost: emptyCost(),
+          formatFailures: 0,
+        };
+      },
+    };
+    const [problem] = simDatasetProblems(1, { seed: 1 });
+    const result = await runStrategy(
+      'chunk-reset',
+      problem,
+      { maxAttempts: 5, maxSteps: 1 },
+      { policy: createPolicy(model), judge },
+    );
+    expect(judgeCalls).toBe(1);
+    expect(result.stats.repeatedAttempts).toBe(4);
+    expect(result.trace.filter((n) => n.depth === 0)).toHaveLength(5);
+  });
+});

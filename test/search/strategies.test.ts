@@ -43,7 +43,9 @@ describe('chunk-reset', () => {
     expect(r.stats.resets).toBe(2);
     expectCostMatches(r, counters);
     expect(r.cost.judge.calls).toBe(calls.calls);
-    expect(r.cost.judge.calls).toBe(6);
+    // 4 kept chunks + 1 rejected: the second, identical 'step 2 bad' reuses the first ruling.
+    expect(r.cost.judge.calls).toBe(5);
+    expect(r.stats.repeatedAttempts).toBe(1);
   });
 
   it('after 5 rejections keeps the best-scored attempt (fallback) and goes on', async () => {

@@ -94,7 +94,9 @@ describe('training-data CLI', () => {
       });
       expect(await res.json()).toEqual({ rewards: [1], scores: [1], extra_logs: { format_ok: [1] } });
     } finally {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
+      await exited;
     }
   });
 });

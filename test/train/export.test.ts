@@ -213,10 +213,11 @@ describe('Math-Shepherd numbering', () => {
       id: 'x',
       problem: 'P',
       chunks: [
+        { text: 'We start.', labels: { s: true } },
         { text: 'Step 1: a', labels: { s: true } },
         { text: 'b', labels: { s: false } },
       ],
     };
-    expect(toMathShepherd(row, 's').input).toBe('P Step 1: a ки\nStep 2: b ки');
+    expect(toMathShepherd(row, 's').input).toBe('P Step 1: We start. ки\nStep 2: a ки\nStep 3: b ки');
   });
 });

@@ -53,6 +53,35 @@ describe('reward server (OpenRLHF protocol)', () => {
     expect(got).toEqual(expected);
   });
 
+  it('a verdict is read only from the response, even when the query does not start with the prompt', async () => {
+    const { renderJudgeMessages } = await import('../../src/prompts/judge.js');
+    const prompt = renderJudgeMessages({ problem: 'P', history: [], chunk: 'c' })
+      .map((m) => m.content)
+      .join('\n');
+    const cases = [
+      { query: `<bos>${prompt}I am unsure.`, prompts: [prompt] },
+      {
+        query: `<|im_start|>user\n${prompt}<|im_end|>\nI am unsure.`,
+        prompts: ['different decoding of the prompt'],
+      },
+    ];
+    for (const c of cases) {
+      const { json } = await post(agreement.url, {
+        query: [c.query],
+        prompts: c.prompts,
+        labels: ['Negative'],
+      });
+      expect(json.rewards).toEqual([-1]); // the format penalty: no verdict in the response
+      expect((json.extra_logs as Record<string, number[]>).format_ok).toEqual([0]);
+    }
+  });
+
+  it('a busy port is a clear error', async () => {
+    await expect(startRewardServer({ kind: 'outcome', port: agreement.port })).rejects.toThrow(
+      /already in use: pass another --port/,
+    );
+  });
+
   it('outcome rewards check the answer against the label', async () => {
     const { json } = await post(outcome.url, {
       query: ['Q: half? A: so \\boxed{\\frac{1}{2}}', 'Q: two? A: \\boxed{3}', 'no answer'],

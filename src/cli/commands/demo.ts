@@ -383,7 +383,7 @@ export function formatDemoReport(r: DemoReport, cwd = process.cwd()): string {
     '  stepwise sample --dataset gsm8k --policy openai:<model> --base-url http://127.0.0.1:8000/v1 --n 4 --limit 60 --out samples.jsonl',
     '  stepwise label  --input samples.jsonl --dataset gsm8k --policy openai:<model> --base-url http://127.0.0.1:8000/v1 --rollouts 16 --out labels.jsonl',
     '  stepwise eval chunks --judge generative:openai:<judge> --base-url http://127.0.0.1:8000/v1 --labels labels.jsonl --signal abs-q',
-    '  stepwise eval processbench --judge generative:openai:<judge> --base-url http://127.0.0.1:8000/v1',
+    '  stepwise eval processbench --judge generative:openai:<judge> --base-url http://127.0.0.1:8000/v1 --out processbench-report.json',
     '  stepwise search --dataset gsm8k --strategy chunk-reset --policy openai:<model> --judge generative:openai:<judge> --base-url http://127.0.0.1:8000/v1 --limit 60 --out search.jsonl',
     '  stepwise bench search --dataset gsm8k --policy openai:<model> --judge generative:openai:<judge> --base-url http://127.0.0.1:8000/v1 --limit 60 --out bench.json',
     'or a local GGUF model: replace openai:<model> by gguf:/path/to/model.gguf (and drop --base-url).',
