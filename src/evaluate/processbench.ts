@@ -359,6 +359,8 @@ export function scorePredictions(
     seen.add(id);
     rows.push({ subset: sample.subset, label: sample.label, prediction: prediction as number | null });
   }
+  if (rows.length === 0)
+    throw new InputError({ file }, 'no predictions in the file (expected {id, prediction} lines)');
   const score = processBenchScore(rows);
   const missing: Record<string, number> = {};
   for (const name of Object.keys(score.subsets)) {

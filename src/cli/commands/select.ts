@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { UsageError } from '../../core/errors.js';
 import { loadProblems } from '../../data/index.js';
+import { isSimulatedJudge } from '../../evaluate/processbench.js';
 import { readJsonl } from '../../jobs/jsonl.js';
 import { runJsonlJob } from '../../jobs/run-job.js';
 import { createJudge } from '../../judge/index.js';
@@ -72,8 +73,12 @@ export function register(program: Command): void {
           (r) => r.chosen && r.outcomeOnly && r.chosen.index !== r.outcomeOnly.index,
         ).length;
         finishRun(store, runId, 'done', { problems: out.length, picked });
+        const simulated = isSimulatedJudge(judge);
         process.stderr.write(
-          `selected a response for ${picked} of ${out.length} problems; the judge's pick differs from the outcome-only pick on ${differ}\n`,
+          `${simulated ? 'SIMULATED judge (not a real model): ' : ''}selected a response for ${picked} of ${out.length} problems; the judge's pick differs from the outcome-only pick on ${differ}\n`,
+        );
+        process.stdout.write(
+          `${JSON.stringify({ run: runId, out: o.out, judge: o.judge, ...(simulated ? { simulated: true } : {}), problems: out.length, picked, differsFromOutcomeOnly: differ })}\n`,
         );
       } catch (e) {
         bar.stop();

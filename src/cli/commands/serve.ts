@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { isSimulatedJudge } from '../../evaluate/processbench.js';
 import { createJudge } from '../../judge/index.js';
 import {
   REWARD_KINDS,
@@ -59,6 +60,9 @@ export function register(program: Command): void {
         judge,
         aggregate: o.aggregate as StepAggregation,
       });
+      if (judge && isSimulatedJudge(judge)) {
+        process.stderr.write('note: the judge is SIMULATED (stepwise sim world), not a real model\n');
+      }
       process.stderr.write(`stepwise reward server (${o.kind}) listening on ${server.url}/get_reward\n`);
       const stop = async () => {
         await server.close();
