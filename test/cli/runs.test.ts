@@ -22,8 +22,9 @@ describe('stepwise runs', () => {
       command: 'label',
       status: 'done',
       counts: { problems: 12 },
-      output: 'labels.jsonl',
     });
+    // Output paths are stored absolute (the web view opens them from any folder).
+    expect(rows[1].output).toMatch(/^\/.*labels\.jsonl$/);
 
     const table = runCli(['runs', '--limit', '5'], { env: { STEPWISE_HOME: home } });
     expect(table.stdout.split('\n')[0]).toMatch(/^id\s+command\s+status\s+started\s+ended\s+counts$/);
