@@ -1,8 +1,11 @@
 import type { Command } from 'commander';
-import { StepwiseError } from '../core/errors.js';
+import { createCodePolicy } from '../code/policy.js';
+import { StepwiseError, UsageError } from '../core/errors.js';
 import type { Problem } from '../core/types.js';
 import { assertDatasetName, loadProblems } from '../data/load.js';
+import type { Policy, PromptForm } from '../models/policy.js';
 import { parseModelSpec } from '../models/spec.js';
+import { renderCodeProblem } from '../prompts/code.js';
 import { simDatasetProblems } from '../sim/dataset.js';
 import { parseSimSpec } from '../sim/options.js';
 import { intOption } from './options.js';
@@ -50,4 +53,29 @@ export function addDatasetOptions(cmd: Command): Command {
     .option('--limit <n>', 'only the first n problems', intOption('--limit', 1))
     .option('--count <n>', 'sim: problems to generate (default 100)', intOption('--count', 1))
     .option('--sim-seed <s>', 'sim: seed of the generated problems (default 0)', intOption('--sim-seed', 0));
+}
+
+/**
+ * Code problems are posed with the code prompt (fenced Python, the tests shown) instead of the
+ * math one: the policy becomes the code policy over the same model, and each question is the
+ * rendered code problem (the original prompt stays in `meta.prompt`, where the checker reads it).
+ */
+export function policyForProblems(
+  problems: readonly Problem[],
+  policy: Policy,
+  options: { form?: PromptForm } = {},
+): { problems: Problem[]; policy: Policy } {
+  const code = problems.filter((p) => p.domain === 'code').length;
+  if (code === 0) return { problems: [...problems], policy };
+  if (code < problems.length) {
+    throw new UsageError('the data set mixes code and math problems: run them separately');
+  }
+  return {
+    policy: createCodePolicy(policy.model, options),
+    problems: problems.map((p) => ({
+      ...p,
+      question: renderCodeProblem(p),
+      meta: { ...p.meta, prompt: p.meta?.prompt ?? p.question },
+    })),
+  };
 }

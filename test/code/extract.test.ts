@@ -55,3 +55,11 @@ describe('code extraction', () => {
     expect(whole.program).toBe('from typing import List\ndef f(xs):\n    return sum(xs)\n');
   });
 });
+
+describe('continuations of an opened fence', () => {
+  it('takes the code before a closing fence that was never opened, and only then', async () => {
+    const { extractCode } = await import('../../src/verify/code/extract.js');
+    expect(extractCode('def f():\n    return 1\n```\nThat is all.')).toBe('def f():\n    return 1');
+    expect(extractCode('```text\nnot code\n```')).toBe('```text\nnot code\n```');
+  });
+});

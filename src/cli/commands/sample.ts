@@ -10,7 +10,7 @@ import type { LanguageModel } from '../../models/types.js';
 import { runSampleJob, summarizeSamples } from '../../sample/sample.js';
 import { openStore } from '../../store/db.js';
 import { finishRun, startRun, updateRunCounts } from '../../store/runs.js';
-import { addDatasetOptions, loadDatasetProblems } from '../datasets.js';
+import { addDatasetOptions, loadDatasetProblems, policyForProblems } from '../datasets.js';
 import { floatOption, intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 
@@ -106,7 +106,7 @@ export function register(program: Command): void {
     .option('--quiet', 'no progress bar')
     .action(async (flags: SampleFlags) => {
       const spec = parseModelSpec(flags.policy);
-      const problems = await loadDatasetProblems(flags);
+      const loaded = await loadDatasetProblems(flags);
       const warn = (m: string): void => {
         process.stderr.write(`stepwise: warning: ${m}\n`);
       };
@@ -118,6 +118,9 @@ export function register(program: Command): void {
         threads: flags.threads,
         noCache: !flags.cache,
         onWarning: warn,
+      });
+      const { problems, policy } = policyForProblems(loaded, createPolicy(model, { form: flags.form }), {
+        form: flags.form,
       });
       const out = resolve(flags.out);
       const db = openStore();
@@ -135,7 +138,7 @@ export function register(program: Command): void {
       try {
         const records = await runSampleJob({
           problems,
-          policy: createPolicy(model, { form: flags.form }),
+          policy,
           n: flags.n,
           out,
           maxTokens: flags.maxTokens,

@@ -9,7 +9,7 @@ import { searchDataset } from '../../search/dataset.js';
 import { getStrategy, STRATEGY_NAMES } from '../../search/registry.js';
 import type { Aggregation, SearchDeps } from '../../search/types.js';
 import { openStore } from '../../store/db.js';
-import { addDatasetOptions, loadDatasetProblems } from '../datasets.js';
+import { addDatasetOptions, loadDatasetProblems, policyForProblems } from '../datasets.js';
 import { floatOption, intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 
@@ -285,10 +285,13 @@ export function register(program: Command): void {
     .option('--quiet', 'no progress bar')
     .action(async (f: SearchCommandFlags) => {
       getStrategy(f.strategy);
-      const problems = (await loadDatasetProblems(f)).map((p) =>
+      const loaded = (await loadDatasetProblems(f)).map((p) =>
         f.goldCheck !== false ? p : { ...p, answer: '' },
       );
-      const { deps, close } = await buildSearchDeps(f, [f.strategy]);
+      const built = await buildSearchDeps(f, [f.strategy]);
+      const { close } = built;
+      const { problems, policy } = policyForProblems(loaded, built.deps.policy, { form: f.form });
+      const deps = { ...built.deps, policy };
       const out = resolve(f.out);
       const bar = createProgressBar(`search ${f.strategy}`, { quiet: f.quiet });
       const simulated =

@@ -60,7 +60,12 @@ export function extractCode(text: string, entryPoint?: string): string | null {
     }
     return blocks.reduce((a, b) => (b.code.length > a.code.length ? b : a)).code;
   }
-  const raw = text
+  // A continuation of a prompt that opened the fence (the code policy's raw form) closes a fence
+  // it never opened: the code is what comes before that closing line.
+  const fences = [...text.matchAll(/^```.*$/gm)];
+  const unopened = fences.length % 2 === 1 && /^```[ \t]*$/.test(fences[0][0]);
+  const body = unopened ? text.slice(0, fences[0].index) : text;
+  const raw = body
     .replace(/\[BEGIN\]/g, '')
     .replace(/\[DONE\][\s\S]*$/, '')
     .replace(/\s+$/, '');
