@@ -51,7 +51,12 @@ export function definesFunction(code: string, name: string): boolean {
  * longest Python block. Without fences, the text itself, minus MBPP's `[BEGIN]`/`[DONE]` markers.
  * Returns null for an answer with no code at all.
  */
-export function extractCode(text: string, entryPoint?: string): string | null {
+export function extractCode(answer: string, entryPoint?: string): string | null {
+  // A continuation of a prompt that opened the fence (the code policy's raw form) closes a fence
+  // it never opened: the code is what comes before that closing line.
+  const fences = [...answer.matchAll(/^```.*$/gm)];
+  const unopened = fences.length % 2 === 1 && /^```[ \t]*$/.test(fences[0][0]);
+  const text = unopened ? answer.slice(0, fences[0].index) : answer;
   const blocks = fencedBlocks(text).filter((b) => PYTHON_TAGS.has(b.lang) && b.code.trim() !== '');
   if (blocks.length > 0) {
     if (entryPoint) {
@@ -60,12 +65,7 @@ export function extractCode(text: string, entryPoint?: string): string | null {
     }
     return blocks.reduce((a, b) => (b.code.length > a.code.length ? b : a)).code;
   }
-  // A continuation of a prompt that opened the fence (the code policy's raw form) closes a fence
-  // it never opened: the code is what comes before that closing line.
-  const fences = [...text.matchAll(/^```.*$/gm)];
-  const unopened = fences.length % 2 === 1 && /^```[ \t]*$/.test(fences[0][0]);
-  const body = unopened ? text.slice(0, fences[0].index) : text;
-  const raw = body
+  const raw = text
     .replace(/\[BEGIN\]/g, '')
     .replace(/\[DONE\][\s\S]*$/, '')
     .replace(/\s+$/, '');
