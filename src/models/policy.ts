@@ -1,5 +1,5 @@
 import { prefixFromChunks, renderPolicyMessages, renderPolicyPrompt } from '../prompts/policy.js';
-import type { CallOptions, GenerateResult, LanguageModel } from './types.js';
+import type { CallOptions, ChatMessage, GenerateResult, LanguageModel } from './types.js';
 
 /** Sampling settings for continuing a solution. */
 export interface ContinueOptions extends CallOptions {
@@ -23,21 +23,37 @@ export interface Policy {
 
 export type PromptForm = 'raw' | 'chat';
 
+/** The prompt templates a policy renders (question, prefix) with: one per {@link PromptForm}. */
+export interface PolicyTemplates {
+  /** Completion text ending in the prefix, for `raw`. */
+  raw(question: string, prefix: string): string;
+  /** Messages ending in the prefix as an assistant message to continue, for `chat`. */
+  chat(question: string, prefix: string): ChatMessage[];
+}
+
+/** The solution-writing templates of src/prompts/policy.ts. */
+const solutionTemplates: PolicyTemplates = { raw: renderPolicyPrompt, chat: renderPolicyMessages };
+
 /**
  * Wrap a model as a policy. `raw` (the default where the backend continues raw text) sends the
  * completion template; `chat` sends messages ending in the prefix as an assistant message to
- * continue (hosted chat-only APIs).
+ * continue (hosted chat-only APIs). `templates` swaps the prompt (the code policy passes its own);
+ * the default is the math solution prompt.
  */
-export function createPolicy(model: LanguageModel, options: { form?: PromptForm } = {}): Policy {
+export function createPolicy(
+  model: LanguageModel,
+  options: { form?: PromptForm; templates?: PolicyTemplates } = {},
+): Policy {
   const form = options.form ?? 'raw';
+  const templates = options.templates ?? solutionTemplates;
   return {
     model,
     continue(question, prefix, o = {}) {
       const { signal, noCache, n, maxTokens, temperature, topP, stop, seed } = o;
       const body =
         form === 'raw'
-          ? { prompt: renderPolicyPrompt(question, prefix) }
-          : { messages: renderPolicyMessages(question, prefix) };
+          ? { prompt: templates.raw(question, prefix) }
+          : { messages: templates.chat(question, prefix) };
       return model.generate({ ...body, n, maxTokens, temperature, topP, stop, seed }, { signal, noCache });
     },
   };
