@@ -1,7 +1,8 @@
+import pLimit from 'p-limit';
 import { CostLedger } from '../core/cost.js';
-import type { Cost, Judgment, Verdict } from '../core/types.js';
-import type { Usage } from '../models/types.js';
-import type { JudgeOptions, JudgeResult } from './types.js';
+import type { Cost, Judgment, Problem, Verdict } from '../core/types.js';
+import type { LanguageModel, Usage } from '../models/types.js';
+import type { JudgeOptions, JudgeResult, StepJudge } from './types.js';
 
 /** Default threshold of score-based verdicts: a chunk is negative when its score is below it. */
 export const DEFAULT_THRESHOLD = 0.5;
@@ -76,4 +77,64 @@ export function resultFrom(
 /** Throw the abort reason when the signal has fired. */
 export function throwIfAborted(signal?: AbortSignal): void {
   if (signal?.aborted) throw signal.reason ?? new Error('aborted');
+}
+
+/**
+ * Judge `indices` one chunk at a time with `judgeOne`. With `firstErrorOnly` they are judged in
+ * order and judging stops at the first negative. Otherwise in order one after another, or — when
+ * `concurrency` is given — `concurrency` at a time (`Infinity`: all at once).
+ */
+export async function judgeEach(
+  indices: readonly number[],
+  options: JudgeOptions,
+  judgeOne: (chunkIndex: number) => Promise<Judgment>,
+  concurrency?: number,
+): Promise<Judgment[]> {
+  if (concurrency !== undefined && !options.firstErrorOnly) {
+    if (concurrency === Number.POSITIVE_INFINITY) return Promise.all(indices.map(judgeOne));
+    const limit = pLimit(concurrency);
+    return Promise.all(indices.map((i) => limit(() => judgeOne(i))));
+  }
+  const judgments: Judgment[] = [];
+  for (const i of indices) {
+    const j = await judgeOne(i);
+    judgments.push(j);
+    if (options.firstErrorOnly && j.verdict === 'negative') break;
+  }
+  return judgments;
+}
+
+/** What a judge's per-call work returns: its judgments, and fields that override the computed ones. */
+export type JudgedChunks = Judgment[] | { judgments: Judgment[]; extra: Partial<JudgeResult> };
+
+/**
+ * A {@link StepJudge} around one call's work: every judge gets a fresh {@link JudgeCost} per call,
+ * turns its judgments into a result with {@link resultFrom} (first error, trimming, format
+ * failures) and closes the model it judges with.
+ */
+export function defineJudge(
+  model: LanguageModel,
+  shape: { name: string; scalar: boolean; threshold?: number },
+  judgeChunks: (
+    problem: Problem,
+    chunks: readonly string[],
+    options: JudgeOptions,
+    cost: JudgeCost,
+  ) => Promise<JudgedChunks>,
+): StepJudge {
+  return {
+    ...shape,
+    async judge(
+      problem: Problem,
+      chunks: readonly string[],
+      options: JudgeOptions = {},
+    ): Promise<JudgeResult> {
+      const cost = new JudgeCost();
+      const out = await judgeChunks(problem, chunks, options, cost);
+      return Array.isArray(out)
+        ? resultFrom(out, cost.cost, options)
+        : resultFrom(out.judgments, cost.cost, options, out.extra);
+    },
+    close: model.close ? () => model.close!() : undefined,
+  };
 }

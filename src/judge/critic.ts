@@ -1,8 +1,8 @@
-import type { Judgment, Problem } from '../core/types.js';
+import type { Judgment } from '../core/types.js';
 import type { LanguageModel, Sample } from '../models/types.js';
 import { parseCriticAnswer, renderCriticMessages } from '../prompts/critic.js';
-import { chunksToJudge, JudgeCost, throwIfAborted } from './common.js';
-import type { JudgeOptions, JudgeResult, StepJudge } from './types.js';
+import { chunksToJudge, defineJudge, throwIfAborted } from './common.js';
+import type { StepJudge } from './types.js';
 
 /** Settings of the ProcessBench critic. */
 export interface CriticJudgeSettings {
@@ -63,63 +63,56 @@ export function voteCritic(samples: readonly Sample[], steps: number): CriticVot
  */
 export function createCriticJudge(model: LanguageModel, settings: CriticJudgeSettings = {}): StepJudge {
   const name = settings.name ?? `critic:${model.provider}:${model.modelId}`;
-  return {
-    name,
-    scalar: false,
-    async judge(
-      problem: Problem,
-      chunks: readonly string[],
-      options: JudgeOptions = {},
-    ): Promise<JudgeResult> {
-      const cost = new JudgeCost();
-      if (chunks.length === 0) return { judgments: [], firstError: -1, cost: cost.cost, formatFailures: 0 };
-      throwIfAborted(options.signal);
-      const votes = Math.max(1, Math.floor(options.votes ?? settings.votes ?? 8));
-      const out = await model.generate(
-        {
-          messages: renderCriticMessages(problem.question, chunks),
-          n: votes,
-          temperature: settings.temperature ?? 1,
-          topP: settings.topP ?? 0.9,
-          maxTokens: settings.maxTokens ?? 4096,
-          seed: options.seed ?? settings.seed,
-        },
-        { signal: options.signal },
-      );
-      cost.record(out.usage, out.samples.length, out.cached);
-      const vote = voteCritic(out.samples, chunks.length);
-      const fe = vote.firstError;
-      const valid = vote.answers.length;
-      const rationale = out.samples.find((s) => parseCriticAnswer(s.text) === fe)?.text;
-      const judgments: Judgment[] = [];
-      for (const i of chunksToJudge(chunks.length, options)) {
-        if (options.firstErrorOnly && fe >= 0 && i > fe) break;
-        const fine = vote.answers.filter((a) => a === -1 || a > i).length;
-        const score = valid === 0 ? 0.5 : fine / valid;
-        const verdict = vote.abstained
-          ? 'neutral'
-          : fe === -1 || i < fe
-            ? 'positive'
-            : i === fe
-              ? 'negative'
-              : 'neutral';
-        judgments.push({
-          chunkIndex: i,
-          verdict,
-          score,
-          rationale: i === fe ? rationale : undefined,
-          votes: out.samples.length,
-        });
-      }
-      return {
-        judgments,
+  return defineJudge(model, { name, scalar: false }, async (problem, chunks, options, cost) => {
+    if (chunks.length === 0) return [];
+    throwIfAborted(options.signal);
+    const votes = Math.max(1, Math.floor(options.votes ?? settings.votes ?? 8));
+    const out = await model.generate(
+      {
+        messages: renderCriticMessages(problem.question, chunks),
+        n: votes,
+        temperature: settings.temperature ?? 1,
+        topP: settings.topP ?? 0.9,
+        maxTokens: settings.maxTokens ?? 4096,
+        seed: options.seed ?? settings.seed,
+      },
+      { signal: options.signal },
+    );
+    cost.record(out.usage, out.samples.length, out.cached);
+    const vote = voteCritic(out.samples, chunks.length);
+    const fe = vote.firstError;
+    const valid = vote.answers.length;
+    const rationale = out.samples.find((s) => parseCriticAnswer(s.text) === fe)?.text;
+    const judgments: Judgment[] = [];
+    for (const i of chunksToJudge(chunks.length, options)) {
+      if (options.firstErrorOnly && fe >= 0 && i > fe) break;
+      const fine = vote.answers.filter((a) => a === -1 || a > i).length;
+      const score = valid === 0 ? 0.5 : fine / valid;
+      const verdict = vote.abstained
+        ? 'neutral'
+        : fe === -1 || i < fe
+          ? 'positive'
+          : i === fe
+            ? 'negative'
+            : 'neutral';
+      judgments.push({
+        chunkIndex: i,
+        verdict,
+        score,
+        rationale: i === fe ? rationale : undefined,
+        votes: out.samples.length,
+      });
+    }
+    // The vote, not the judgments, decides the first error (with `only` the voted chunk may be
+    // left out) and the format failures (samples, not chunks).
+    return {
+      judgments,
+      extra: {
         firstError: fe,
-        cost: cost.cost,
         formatFailures: vote.failures,
         abstained: vote.abstained || undefined,
         solutionScore: valid === 0 ? undefined : vote.answers.filter((a) => a === -1).length / valid,
-      };
-    },
-    close: model.close ? () => model.close!() : undefined,
-  };
+      },
+    };
+  });
 }

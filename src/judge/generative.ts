@@ -1,16 +1,16 @@
-import pLimit from 'p-limit';
 import type { Judgment, Problem } from '../core/types.js';
 import type { LanguageModel, Sample } from '../models/types.js';
 import { parseJudgeVerdict, renderJudgeMessages } from '../prompts/judge.js';
 import {
   chunksToJudge,
   DEFAULT_THRESHOLD,
-  JudgeCost,
-  resultFrom,
+  defineJudge,
+  type JudgeCost,
+  judgeEach,
   throwIfAborted,
   verdictOf,
 } from './common.js';
-import type { JudgeOptions, JudgeResult, StepJudge } from './types.js';
+import type { JudgeOptions, StepJudge } from './types.js';
 
 /** Settings of the StepWiser generative judge. */
 export interface GenerativeJudgeSettings {
@@ -134,35 +134,13 @@ export function createGenerativeJudge(
     return judgmentFromVotes(i, result.samples, threshold);
   }
 
-  return {
-    name,
-    scalar: false,
-    threshold,
-    async judge(
-      problem: Problem,
-      chunks: readonly string[],
-      options: JudgeOptions = {},
-    ): Promise<JudgeResult> {
-      const votes = Math.max(1, Math.floor(options.votes ?? settings.votes ?? 1));
-      const cost = new JudgeCost();
-      const indices = chunksToJudge(chunks.length, options);
-      const judgments: Judgment[] = [];
-      if (options.firstErrorOnly) {
-        for (const i of indices) {
-          const j = await judgeChunk(problem, chunks, i, votes, options, cost);
-          judgments.push(j);
-          if (j.verdict === 'negative') break;
-        }
-      } else {
-        const limit = pLimit(Math.max(1, settings.concurrency ?? 4));
-        judgments.push(
-          ...(await Promise.all(
-            indices.map((i) => limit(() => judgeChunk(problem, chunks, i, votes, options, cost))),
-          )),
-        );
-      }
-      return resultFrom(judgments, cost.cost, options);
-    },
-    close: model.close ? () => model.close!() : undefined,
-  };
+  return defineJudge(model, { name, scalar: false, threshold }, (problem, chunks, options, cost) => {
+    const votes = Math.max(1, Math.floor(options.votes ?? settings.votes ?? 1));
+    return judgeEach(
+      chunksToJudge(chunks.length, options),
+      options,
+      (i) => judgeChunk(problem, chunks, i, votes, options, cost),
+      Math.max(1, settings.concurrency ?? 4),
+    );
+  });
 }

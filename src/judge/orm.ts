@@ -1,8 +1,15 @@
 import type { Judgment, Problem } from '../core/types.js';
 import type { LanguageModel } from '../models/types.js';
 import { parseOrmVerdict, renderOrmMessages } from '../prompts/orm.js';
-import { DEFAULT_THRESHOLD, JudgeCost, resultFrom, throwIfAborted, verdictOf } from './common.js';
-import type { JudgeOptions, JudgeResult, StepJudge } from './types.js';
+import {
+  DEFAULT_THRESHOLD,
+  defineJudge,
+  type JudgeCost,
+  judgeEach,
+  throwIfAborted,
+  verdictOf,
+} from './common.js';
+import type { JudgeOptions, StepJudge } from './types.js';
 
 /** Settings of the outcome model. */
 export interface OrmJudgeSettings {
@@ -86,34 +93,19 @@ export function createOrmJudge(model: LanguageModel, settings: OrmJudgeSettings 
     };
   }
 
-  return {
-    name,
-    scalar: false,
-    threshold,
-    async judge(
-      problem: Problem,
-      chunks: readonly string[],
-      options: JudgeOptions = {},
-    ): Promise<JudgeResult> {
-      const cost = new JudgeCost();
-      if (chunks.length === 0) return resultFrom([], cost.cost, options);
-      const last = chunks.length - 1;
-      const indices = options.only
-        ? [...new Set(options.only)]
-            .filter((i) => Number.isInteger(i) && i >= 0 && i <= last)
-            .sort((a, b) => a - b)
-        : [last];
-      const judgments: Judgment[] = [];
-      for (const i of indices) {
-        const j = await judgeUpTo(problem, chunks, i, options, cost);
-        judgments.push(j);
-        if (options.firstErrorOnly && j.verdict === 'negative') break;
-      }
-      const whole = judgments.find((j) => j.chunkIndex === last);
-      return resultFrom(judgments, cost.cost, options, {
-        solutionScore: whole && whole.verdict !== 'neutral' ? whole.score : undefined,
-      });
-    },
-    close: model.close ? () => model.close!() : undefined,
-  };
+  return defineJudge(model, { name, scalar: false, threshold }, async (problem, chunks, options, cost) => {
+    if (chunks.length === 0) return [];
+    const last = chunks.length - 1;
+    const indices = options.only
+      ? [...new Set(options.only)]
+          .filter((i) => Number.isInteger(i) && i >= 0 && i <= last)
+          .sort((a, b) => a - b)
+      : [last];
+    const judgments = await judgeEach(indices, options, (i) => judgeUpTo(problem, chunks, i, options, cost));
+    const whole = judgments.find((j) => j.chunkIndex === last);
+    return {
+      judgments,
+      extra: { solutionScore: whole && whole.verdict !== 'neutral' ? whole.score : undefined },
+    };
+  });
 }

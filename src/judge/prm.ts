@@ -1,16 +1,9 @@
 import { StepwiseError } from '../core/errors.js';
-import type { Judgment, Problem } from '../core/types.js';
+import type { Judgment } from '../core/types.js';
 import type { LanguageModel } from '../models/types.js';
 import { renderQwenPrmInput } from '../prompts/prm.js';
-import {
-  chunksToJudge,
-  DEFAULT_THRESHOLD,
-  JudgeCost,
-  resultFrom,
-  throwIfAborted,
-  verdictOf,
-} from './common.js';
-import type { JudgeOptions, JudgeResult, StepJudge } from './types.js';
+import { chunksToJudge, DEFAULT_THRESHOLD, defineJudge, throwIfAborted, verdictOf } from './common.js';
+import type { StepJudge } from './types.js';
 
 /** Settings of the discriminative `/pooling` PRM. */
 export interface PoolingPrmSettings {
@@ -54,36 +47,26 @@ export function rewardsFromPoolingRows(rows: readonly number[][], steps: number,
 export function createPoolingPrmJudge(model: LanguageModel, settings: PoolingPrmSettings = {}): StepJudge {
   const threshold = settings.threshold ?? DEFAULT_THRESHOLD;
   const name = settings.name ?? `prm:${model.provider}:${model.modelId}`;
-  return {
-    name,
-    scalar: true,
-    threshold,
-    async judge(
-      problem: Problem,
-      chunks: readonly string[],
-      options: JudgeOptions = {},
-    ): Promise<JudgeResult> {
-      const cost = new JudgeCost();
-      const indices = chunksToJudge(chunks.length, options);
-      if (indices.length === 0) return resultFrom([], cost.cost, options);
-      if (!model.pool || !model.capabilities.pooling) {
-        throw new StepwiseError(
-          `model ${model.provider}:${model.modelId} has no /pooling endpoint: a prm: judge needs a vLLM server ` +
-            'running a process reward model (e.g. `vllm serve Qwen/Qwen2.5-Math-PRM-7B --task reward`)',
-        );
-      }
-      throwIfAborted(options.signal);
-      const out = await model.pool(renderQwenPrmInput(problem.question, chunks), { signal: options.signal });
-      cost.record(out.usage, 1);
-      const rewards = rewardsFromPoolingRows(out.data, chunks.length, name);
-      const judgments: Judgment[] = indices.map((i) => ({
+  return defineJudge(model, { name, scalar: true, threshold }, async (problem, chunks, options, cost) => {
+    const indices = chunksToJudge(chunks.length, options);
+    if (indices.length === 0) return [];
+    if (!model.pool || !model.capabilities.pooling) {
+      throw new StepwiseError(
+        `model ${model.provider}:${model.modelId} has no /pooling endpoint: a prm: judge needs a vLLM server ` +
+          'running a process reward model (e.g. `vllm serve Qwen/Qwen2.5-Math-PRM-7B --task reward`)',
+      );
+    }
+    throwIfAborted(options.signal);
+    const out = await model.pool(renderQwenPrmInput(problem.question, chunks), { signal: options.signal });
+    cost.record(out.usage, 1);
+    const rewards = rewardsFromPoolingRows(out.data, chunks.length, name);
+    return indices.map(
+      (i): Judgment => ({
         chunkIndex: i,
         verdict: verdictOf(rewards[i], threshold),
         score: rewards[i],
         votes: 1,
-      }));
-      return resultFrom(judgments, cost.cost, options);
-    },
-    close: model.close ? () => model.close!() : undefined,
-  };
+      }),
+    );
+  });
 }

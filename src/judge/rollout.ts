@@ -1,5 +1,5 @@
 import { StepwiseError } from '../core/errors.js';
-import type { Judgment, Problem } from '../core/types.js';
+import type { Judgment } from '../core/types.js';
 import {
   type AnswerChecker,
   createPrefixMemo,
@@ -17,8 +17,8 @@ import {
 import { createPolicy, type PromptForm } from '../models/policy.js';
 import type { LanguageModel } from '../models/types.js';
 import { checkSolution } from '../verify/check.js';
-import { chunksToJudge, JudgeCost, resultFrom, throwIfAborted } from './common.js';
-import type { JudgeOptions, JudgeResult, StepJudge } from './types.js';
+import { chunksToJudge, defineJudge, judgeEach, throwIfAborted } from './common.js';
+import type { StepJudge } from './types.js';
 
 /** Settings of the rollout judge. */
 export interface RolloutJudgeSettings {
@@ -71,16 +71,10 @@ export function createRolloutJudge(
       ? 1 / (2 * rollouts)
       : params.softThreshold;
 
-  return {
-    name,
-    scalar: true,
-    threshold,
-    async judge(
-      problem: Problem,
-      chunks: readonly string[],
-      options: JudgeOptions = {},
-    ): Promise<JudgeResult> {
-      const cost = new JudgeCost();
+  return defineJudge(
+    policyModel,
+    { name, scalar: true, threshold },
+    async (problem, chunks, options, cost) => {
       if (!problem.answer || problem.answer.trim() === '') {
         throw new StepwiseError(
           `rollout judge: problem ${problem.id} has no gold answer to check rollouts against`,
@@ -120,19 +114,8 @@ export function createRolloutJudge(
           votes: rollouts,
         };
       };
-      const indices = chunksToJudge(chunks.length, options);
-      const judgments: Judgment[] = [];
-      if (options.firstErrorOnly) {
-        for (const i of indices) {
-          const j = await judgeChunk(i);
-          judgments.push(j);
-          if (j.verdict === 'negative') break;
-        }
-      } else {
-        judgments.push(...(await Promise.all(indices.map(judgeChunk))));
-      }
-      return resultFrom(judgments, cost.cost, options);
+      // Without early exit every prefix is estimated at once.
+      return judgeEach(chunksToJudge(chunks.length, options), options, judgeChunk, Number.POSITIVE_INFINITY);
     },
-    close: policyModel.close ? () => policyModel.close!() : undefined,
-  };
+  );
 }

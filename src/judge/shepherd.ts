@@ -1,16 +1,17 @@
 import { StepwiseError } from '../core/errors.js';
-import type { Judgment, Problem } from '../core/types.js';
+import type { Judgment } from '../core/types.js';
 import type { LanguageModel, TokenLogprob } from '../models/types.js';
 import { renderShepherdInput } from '../prompts/prm.js';
 import {
   chunksToJudge,
   DEFAULT_THRESHOLD,
-  JudgeCost,
-  resultFrom,
+  defineJudge,
+  type JudgeCost,
+  judgeEach,
   throwIfAborted,
   verdictOf,
 } from './common.js';
-import type { JudgeOptions, JudgeResult, StepJudge } from './types.js';
+import type { JudgeOptions, StepJudge } from './types.js';
 
 /** Settings of the Math-Shepherd token-probability PRM. */
 export interface ShepherdPrmSettings {
@@ -104,33 +105,17 @@ export function createShepherdJudge(model: LanguageModel, settings: ShepherdPrmS
     return shepherdScoreFromTop(alternatives);
   }
 
-  return {
-    name,
-    scalar: true,
-    threshold,
-    async judge(
-      problem: Problem,
-      chunks: readonly string[],
-      options: JudgeOptions = {},
-    ): Promise<JudgeResult> {
-      const cost = new JudgeCost();
-      const judgments: Judgment[] = [];
-      for (const i of chunksToJudge(chunks.length, options)) {
-        throwIfAborted(options.signal);
-        const score = await scoreStep(
-          renderShepherdInput(problem.question, chunks.slice(0, i + 1)),
-          options,
-          cost,
-        );
-        const j: Judgment =
-          score === null
-            ? { chunkIndex: i, verdict: 'neutral', score: 0.5, formatFailures: 1, votes: 1 }
-            : { chunkIndex: i, verdict: verdictOf(score, threshold), score, votes: 1 };
-        judgments.push(j);
-        if (options.firstErrorOnly && j.verdict === 'negative') break;
-      }
-      return resultFrom(judgments, cost.cost, options);
-    },
-    close: model.close ? () => model.close!() : undefined,
-  };
+  return defineJudge(model, { name, scalar: true, threshold }, (problem, chunks, options, cost) =>
+    judgeEach(chunksToJudge(chunks.length, options), options, async (i): Promise<Judgment> => {
+      throwIfAborted(options.signal);
+      const score = await scoreStep(
+        renderShepherdInput(problem.question, chunks.slice(0, i + 1)),
+        options,
+        cost,
+      );
+      return score === null
+        ? { chunkIndex: i, verdict: 'neutral', score: 0.5, formatFailures: 1, votes: 1 }
+        : { chunkIndex: i, verdict: verdictOf(score, threshold), score, votes: 1 };
+    }),
+  );
 }
