@@ -9,27 +9,10 @@
  * 5. the last number in the text.
  */
 
+import { matchBraces } from '../data/answers.js';
+
 /** Inputs longer than this are cut to their tail before extraction (answers sit at the end). */
 const MAX_EXTRACT_CHARS = 20_000;
-
-/** Read a brace group starting at `open` (which must be `{`); returns the inner text and end index. */
-export function readBraceGroup(text: string, open: number): { inner: string; end: number } | null {
-  if (text[open] !== '{') return null;
-  let depth = 0;
-  for (let i = open; i < text.length; i++) {
-    const ch = text[i];
-    if (ch === '\\') {
-      i++; // skip escaped char such as \{ or \}
-      continue;
-    }
-    if (ch === '{') depth++;
-    else if (ch === '}') {
-      depth--;
-      if (depth === 0) return { inner: text.slice(open + 1, i), end: i + 1 };
-    }
-  }
-  return null;
-}
 
 /** A `\boxed{…}` / `\fbox{…}` occurrence: its content and where it sits in the text. */
 interface BoxedSpan {
@@ -45,7 +28,7 @@ function findBoxedSpans(text: string): BoxedSpan[] {
     let i = m.index + m[0].length;
     while (text[i] === ' ') i++;
     if (text[i] === '{') {
-      const g = readBraceGroup(text, i);
+      const g = matchBraces(text, i);
       if (g) {
         out.push({ inner: g.inner, start: m.index, end: g.end });
         re.lastIndex = g.end;
