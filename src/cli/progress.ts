@@ -1,4 +1,7 @@
 import cliProgress from 'cli-progress';
+import type { JobProgress } from '../jobs/run-job.js';
+import type { Db } from '../store/db.js';
+import { updateRunCounts } from '../store/runs.js';
 
 /**
  * A progress bar on stderr (stdout stays clean for JSON). Shown in CI logs too
@@ -37,5 +40,21 @@ export function createProgressBar(label: string, options: { quiet?: boolean } = 
     stop() {
       if (started) bar.stop();
     },
+  };
+}
+
+/**
+ * The `onProgress` of a resumable job: moves `bar` (noting resumed items) and keeps the run
+ * record's counts current for `stepwise runs` and the web view, writing every 25 items and at the
+ * end rather than once per item.
+ */
+export function trackJobProgress(bar: ProgressBar, db: Db, runId: string): (p: JobProgress) => void {
+  let lastCounts = 0;
+  return (p) => {
+    bar.update(p.done, p.total, p.resumed ? `(${p.resumed} resumed)` : '');
+    if (p.done - lastCounts >= 25 || p.done === p.total) {
+      lastCounts = p.done;
+      updateRunCounts(db, runId, { done: p.done, total: p.total, resumed: p.resumed });
+    }
   };
 }

@@ -4,9 +4,9 @@ import { MUTATION_SIGNAL, runMutationLabelJob } from '../../code/index.js';
 import { UsageError } from '../../core/errors.js';
 import { loadHumanEval, loadMbpp } from '../../data/index.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
-import { finishRun, startRun, updateRunCounts } from '../../store/runs.js';
+import { finishRun, startRun } from '../../store/runs.js';
 import { choiceOption, intOption } from '../options.js';
-import { createProgressBar } from '../progress.js';
+import { createProgressBar, trackJobProgress } from '../progress.js';
 
 const DATASETS = ['mbpp', 'humaneval'] as const;
 const SEGMENTS: readonly CodeSegmentBy[] = ['blocks', 'lines'];
@@ -82,7 +82,6 @@ export function register(program: Command): void {
       };
       const runId = startRun(db, 'label-code', config, flags.out);
       const bar = createProgressBar('label-code', { quiet: flags.quiet });
-      let lastCounts = 0;
       try {
         const summary = await runMutationLabelJob({
           problems,
@@ -95,13 +94,7 @@ export function register(program: Command): void {
           limits: { timeoutMs: flags.timeout, programTimeoutMs: flags.timeout },
           concurrency: flags.concurrency,
           fresh: flags.fresh,
-          onProgress: (p) => {
-            bar.update(p.done, p.total, p.resumed ? `(${p.resumed} resumed)` : '');
-            if (p.done - lastCounts >= 25 || p.done === p.total) {
-              lastCounts = p.done;
-              updateRunCounts(db, runId, { done: p.done, total: p.total, resumed: p.resumed });
-            }
-          },
+          onProgress: trackJobProgress(bar, db, runId),
         });
         bar.stop();
         finishRun(db, runId, 'done', {

@@ -9,10 +9,10 @@ import { LABEL_SIGNALS, type LabelSignal, parseSignals, type ZeroOverZero } from
 import { createPolicy, type PromptForm } from '../../models/policy.js';
 import { createModel } from '../../models/spec.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
-import { finishRun, startRun, updateRunCounts } from '../../store/runs.js';
+import { finishRun, startRun } from '../../store/runs.js';
 import { checkSolution } from '../../verify/check.js';
 import { floatOption, intOption } from '../options.js';
-import { createProgressBar } from '../progress.js';
+import { createProgressBar, trackJobProgress } from '../progress.js';
 
 interface LabelFlags {
   input: string;
@@ -231,7 +231,6 @@ export function register(program: Command): void {
       };
       const runId = startRun(db, 'label', config, flags.out);
       const bar = createProgressBar('label', { quiet: flags.quiet });
-      let lastCounts = 0;
       try {
         const summary = await runLabelJob({
           solutions,
@@ -260,14 +259,7 @@ export function register(program: Command): void {
           format: flags.format,
           processbenchSignal: pbSignal,
           fresh: flags.fresh,
-          onProgress: (p) => {
-            bar.update(p.done, p.total, p.resumed ? `(${p.resumed} resumed)` : '');
-            // Keep the run record current for `stepwise runs` and the web view, without a write per solution.
-            if (p.done - lastCounts >= 25 || p.done === p.total) {
-              lastCounts = p.done;
-              updateRunCounts(db, runId, { done: p.done, total: p.total, resumed: p.resumed });
-            }
-          },
+          onProgress: trackJobProgress(bar, db, runId),
         });
         bar.stop();
         finishRun(db, runId, 'done', {

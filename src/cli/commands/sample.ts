@@ -9,10 +9,10 @@ import { createModel, parseModelSpec } from '../../models/spec.js';
 import type { LanguageModel } from '../../models/types.js';
 import { runSampleJob, summarizeSamples } from '../../sample/sample.js';
 import { openStore } from '../../store/db.js';
-import { finishRun, startRun, updateRunCounts } from '../../store/runs.js';
+import { finishRun, startRun } from '../../store/runs.js';
 import { addDatasetOptions, loadDatasetProblems, policyForProblems } from '../datasets.js';
 import { floatOption, intOption } from '../options.js';
-import { createProgressBar } from '../progress.js';
+import { createProgressBar, trackJobProgress } from '../progress.js';
 
 interface SampleFlags {
   dataset: string;
@@ -133,7 +133,7 @@ export function register(program: Command): void {
       setMaxListeners(1_000_000, interrupt.signal);
       const onSigint = (): void => interrupt.abort();
       process.once('SIGINT', onSigint);
-      let lastCounts = 0;
+      const track = trackJobProgress(bar, db, runId);
       let progress = { done: 0, total: problems.length, resumed: 0 };
       try {
         const records = await runSampleJob({
@@ -154,11 +154,7 @@ export function register(program: Command): void {
           onWarning: warn,
           onProgress: (p) => {
             progress = p;
-            bar.update(p.done, p.total, p.resumed ? `(${p.resumed} resumed)` : '');
-            if (p.done - lastCounts >= 25 || p.done === p.total) {
-              lastCounts = p.done;
-              updateRunCounts(db, runId, { done: p.done, total: p.total, resumed: p.resumed });
-            }
+            track(p);
           },
         });
         interrupt.signal.throwIfAborted();
