@@ -9,9 +9,9 @@ import {
 import { emptyCost } from '../../src/core/cost.js';
 import type { Problem } from '../../src/core/types.js';
 import type { JudgeResult, StepJudge } from '../../src/judge/types.js';
-import type { GenerateRequest, GenerateResult, LanguageModel } from '../../src/models/types.js';
 import { parseCodePolicyPrompt, renderCodePolicyPrompt } from '../../src/prompts/code.js';
 import { Sandbox } from '../../src/verify/code/sandbox.js';
+import { scriptedModel } from '../support/scripted-model.js';
 
 const sandbox = new Sandbox({ limits: { timeoutMs: 10_000, programTimeoutMs: 10_000 } });
 afterAll(() => sandbox.close());
@@ -26,46 +26,24 @@ const problem: Problem = {
 };
 
 /** A scripted in-process model: for each code prefix, the next texts to return, in order (the last repeats). */
-class ScriptedModel implements LanguageModel {
-  readonly specificationVersion = 'v1';
-  readonly provider = 'scripted';
-  readonly modelId = 'scripted-code';
-  readonly capabilities = {
-    n: true,
-    logprobs: false,
-    echo: false,
-    continueAssistant: true,
-    score: false,
-    pooling: false,
-  };
-  readonly requests: GenerateRequest[] = [];
-  private readonly served = new Map<string, number>();
-  constructor(private readonly script: Record<string, string[]>) {}
-
-  async generate(request: GenerateRequest): Promise<GenerateResult> {
-    this.requests.push(request);
-    const parsed = parseCodePolicyPrompt(request.prompt ?? request.messages ?? '');
-    if (!parsed) throw new Error('not a code policy prompt');
-    const options = this.script[parsed.prefix];
-    if (!options) throw new Error(`no script for prefix ${JSON.stringify(parsed.prefix)}`);
-    const samples = Array.from({ length: request.n ?? 1 }, () => {
-      const k = this.served.get(parsed.prefix) ?? 0;
-      this.served.set(parsed.prefix, k + 1);
-      const text = options[Math.min(k, options.length - 1)];
-      const end = text === '```';
-      return {
-        text: end ? '' : text,
-        finishReason: 'stop' as const,
-        stopReason: end ? '```' : '\n\n',
-        completionTokens: text.length,
-      };
-    });
-    return {
-      samples,
-      usage: { calls: 1, promptTokens: 10, completionTokens: 5 * samples.length },
-      warnings: [],
-    };
-  }
+function scriptedCodeModel(script: Record<string, string[]>) {
+  const served = new Map<string, number>();
+  return scriptedModel(
+    (request) => {
+      const parsed = parseCodePolicyPrompt(request.prompt ?? request.messages ?? '');
+      if (!parsed) throw new Error('not a code policy prompt');
+      const options = script[parsed.prefix];
+      if (!options) throw new Error(`no script for prefix ${JSON.stringify(parsed.prefix)}`);
+      return Array.from({ length: request.n ?? 1 }, () => {
+        const k = served.get(parsed.prefix) ?? 0;
+        served.set(parsed.prefix, k + 1);
+        const text = options[Math.min(k, options.length - 1)];
+        const end = text === '```';
+        return { text: end ? '' : text, stopReason: end ? '```' : '\n\n', completionTokens: text.length };
+      });
+    },
+    { provider: 'scripted', modelId: 'scripted-code', capabilities: { logprobs: false } },
+  );
 }
 
 /** A judge that calls a block bad when it says BUG, so-so when it says MEH. */
@@ -100,7 +78,7 @@ describe('code policy prompts', () => {
 
 describe('PRM-guided greedy code search', () => {
   it('rejects a bad block, keeps the good one, and runs the tests', async () => {
-    const model = new ScriptedModel({
+    const model = scriptedCodeModel({
       '': ['def add(a, b):'],
       'def add(a, b):\n\n': ['    return a - b  # BUG', '    return a + b'],
       'def add(a, b):\n\n    return a + b\n\n': ['```'],
@@ -117,7 +95,7 @@ describe('PRM-guided greedy code search', () => {
   });
 
   it('backtracks when every child of a node is negative', async () => {
-    const model = new ScriptedModel({
+    const model = scriptedCodeModel({
       '': ['def add(a, b):', 'def add(x, y):'],
       'def add(a, b):\n\n': ['    return a - b  # BUG', '    return b - a  # BUG'],
       'def add(x, y):\n\n': ['    return x + y'],
@@ -135,7 +113,7 @@ describe('PRM-guided greedy code search', () => {
   });
 
   it('keeps the best-scored block when out of backtracks, and the verifier says it is wrong', async () => {
-    const model = new ScriptedModel({
+    const model = scriptedCodeModel({
       '': ['def add(a, b):'],
       'def add(a, b):\n\n': ['    return a - b  # BUG'],
       'def add(a, b):\n\n    return a - b  # BUG\n\n': ['```'],
@@ -155,7 +133,7 @@ describe('PRM-guided greedy code search', () => {
 
 describe('best-of-N for code', () => {
   it('picks the candidate with the best aggregated step score and verifies it', async () => {
-    const model = new ScriptedModel({
+    const model = scriptedCodeModel({
       '': [
         'def add(a, b):\n    return a - b  # BUG\n',
         'def add(a, b):\n    s = a + b  # MEH\n    return s\n',

@@ -7,7 +7,7 @@ import { createShepherdJudge, shepherdScoreFromTop } from '../../src/judge/sheph
 import { parseCriticPrompt } from '../../src/prompts/critic.js';
 import { parseJudgePrompt } from '../../src/prompts/judge.js';
 import { parseQwenPrmInput, SHEPHERD_TAG } from '../../src/prompts/prm.js';
-import { scriptedModel } from './fake-model.js';
+import { scriptedModel } from '../support/scripted-model.js';
 
 const problem: Problem = {
   id: 'p1',

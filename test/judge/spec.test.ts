@@ -6,7 +6,7 @@ import { createRolloutJudge } from '../../src/judge/rollout.js';
 import { parseJudgeSpec } from '../../src/judge/spec.js';
 import { parseOrmPrompt } from '../../src/prompts/orm.js';
 import { parsePolicyPrompt } from '../../src/prompts/policy.js';
-import { scriptedModel } from './fake-model.js';
+import { scriptedModel } from '../support/scripted-model.js';
 
 describe('parseJudgeSpec', () => {
   it('splits kind, model spec and judge options', () => {

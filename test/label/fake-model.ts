@@ -1,6 +1,7 @@
 import { createRng, hashString } from '../../src/core/rng.js';
 import type { GenerateRequest, GenerateResult, LanguageModel } from '../../src/models/types.js';
 import { parsePolicyPrompt } from '../../src/prompts/policy.js';
+import { POLICY_CAPABILITIES } from '../support/scripted-model.js';
 
 /**
  * An in-process policy for estimator tests: a rollout from a prefix is correct with probability
@@ -16,14 +17,7 @@ export function createFakePolicyModel(successRate: (prefix: string) => number): 
     specificationVersion: 'v1',
     provider: 'fake',
     modelId: 'fake-policy',
-    capabilities: {
-      n: true,
-      logprobs: false,
-      echo: false,
-      continueAssistant: true,
-      score: false,
-      pooling: false,
-    },
+    capabilities: POLICY_CAPABILITIES,
     calls,
     async generate(request: GenerateRequest): Promise<GenerateResult> {
       const parsed = parsePolicyPrompt(request.prompt ?? request.messages ?? '');

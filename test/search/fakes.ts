@@ -6,6 +6,7 @@ import { createPolicy, type Policy } from '../../src/models/policy.js';
 import type { GenerateRequest, GenerateResult, LanguageModel, Sample } from '../../src/models/types.js';
 import { parsePolicyPrompt } from '../../src/prompts/policy.js';
 import { parseRefinePrompt } from '../../src/prompts/refine.js';
+import { POLICY_CAPABILITIES } from '../support/scripted-model.js';
 
 /**
  * A tiny scripted world for unit tests: a problem of H steps; each step the fake policy writes
@@ -57,14 +58,7 @@ export function fakePolicyModel(opts: FakeWorldOptions = {}): {
     specificationVersion: 'v1',
     provider: 'fake',
     modelId: 'fake-policy',
-    capabilities: {
-      n: true,
-      logprobs: false,
-      echo: false,
-      continueAssistant: true,
-      score: false,
-      pooling: false,
-    },
+    capabilities: POLICY_CAPABILITIES,
     async generate(req: GenerateRequest): Promise<GenerateResult> {
       counters.requests.push(req);
       const rng = createRng(`${req.seed ?? 0}:${JSON.stringify(req.prompt ?? req.messages)}`);

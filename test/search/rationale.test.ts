@@ -4,6 +4,7 @@ import { createPolicy } from '../../src/models/policy.js';
 import { runStrategy } from '../../src/search/registry.js';
 import { simDatasetProblems } from '../../src/sim/dataset.js';
 import { createSimModel } from '../../src/sim/model.js';
+import { POLICY_CAPABILITIES } from '../support/scripted-model.js';
 
 describe('search results keep the judge rationale (for the web view)', () => {
   it('chunk-reset chunks and trace nodes carry the generative judge analysis', async () => {
@@ -29,14 +30,7 @@ describe('chunk-reset does not re-judge an identical regenerated chunk', () => {
       specificationVersion: 'v1' as const,
       provider: 'scripted',
       modelId: 'same',
-      capabilities: {
-        n: true,
-        logprobs: false,
-        echo: false,
-        continueAssistant: true,
-        score: false,
-        pooling: false,
-      },
+      capabilities: POLICY_CAPABILITIES,
       async generate() {
         return {
           samples: [

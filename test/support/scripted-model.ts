@@ -6,6 +6,19 @@ import type {
   Sample,
 } from '../../src/models/types.js';
 
+/**
+ * What an in-process policy model offers: n samples per request and continuing an assistant
+ * turn; no logprobs, echo, score or pooling.
+ */
+export const POLICY_CAPABILITIES: Capabilities = {
+  n: true,
+  logprobs: false,
+  echo: false,
+  continueAssistant: true,
+  score: false,
+  pooling: false,
+};
+
 /** A scripted in-process model: `reply` decides the samples of each request; requests are recorded. */
 export function scriptedModel(
   reply: (request: GenerateRequest, callIndex: number) => Array<Partial<Sample> & { text: string }>,
@@ -17,15 +30,7 @@ export function scriptedModel(
     specificationVersion: 'v1',
     provider: 'test',
     modelId: 'scripted',
-    capabilities: {
-      n: true,
-      logprobs: true,
-      echo: false,
-      continueAssistant: true,
-      score: false,
-      pooling: false,
-      ...capabilities,
-    },
+    capabilities: { ...POLICY_CAPABILITIES, logprobs: true, ...capabilities },
     requests,
     async generate(request: GenerateRequest): Promise<GenerateResult> {
       requests.push(request);
