@@ -1,9 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRng, hashString } from '../../src/core/rng.js';
+import { BIN, startCli } from '../support/cli.js';
 import { startScriptedServer } from './policy-server.js';
 
 /**
@@ -13,34 +13,7 @@ import { startScriptedServer } from './policy-server.js';
  * it was holding when the client died produced no rollout (its client never saw an answer).
  */
 
-const BIN = new URL('../../bin/stepwise.js', import.meta.url).pathname;
 const LABEL_JS = new URL('../../dist/cli/commands/label.js', import.meta.url).pathname;
-
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function start(args: string[], home: string): { child: ChildProcess; done: Promise<Run> } {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { ...process.env, STEPWISE_HOME: home, STEPWISE_QUIET: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (c) => {
-    stdout += c;
-  });
-  child.stderr?.on('data', (c) => {
-    stderr += c;
-  });
-  const done = new Promise<Run>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
-  );
-  return { child, done };
-}
 
 function rollout(question: string, prefix: string, seed: number | undefined, index: number): string {
   const gold = /what is (\d+) \+ 1\?$/.exec(question)![1];
@@ -105,7 +78,7 @@ describe('stepwise label: kill and resume', () => {
     const ref = await startScriptedServer({ rollout, latencyMs: 10 });
     const refOut = join(dir, 'ref.jsonl');
     try {
-      const run = await start(args(ref.url, refOut), join(dir, 'home-ref')).done;
+      const run = await startCli(args(ref.url, refOut), join(dir, 'home-ref')).done;
       expect(run.stderr).not.toMatch(/unexpected error/);
       expect(run.code).toBe(0);
       expect(ref.answered()).toHaveLength(prefixes);
@@ -124,7 +97,7 @@ describe('stepwise label: kill and resume', () => {
     const out = join(dir, 'killed.jsonl');
     const home = join(dir, 'home-kill');
     try {
-      const run = start(args(srv.url, out), home);
+      const run = startCli(args(srv.url, out), home);
       await Promise.race([srv.stalled, run.done]);
       await new Promise((r) => setTimeout(r, 600));
       run.child.kill('SIGKILL');
@@ -140,7 +113,7 @@ describe('stepwise label: kill and resume', () => {
       expect(held.length).toBeGreaterThan(0);
 
       srv.resume();
-      const rerun = await start(args(srv.url, out), home).done;
+      const rerun = await startCli(args(srv.url, out), home).done;
       expect(rerun.stderr).not.toMatch(/unexpected error/);
       expect(rerun.code).toBe(0);
       expect(JSON.parse(rerun.stdout).resumed).toBe(partial.length);
@@ -174,7 +147,7 @@ describe('stepwise label: kill and resume', () => {
     });
     const out = join(dir, 'pb.jsonl');
     try {
-      const run = await start(
+      const run = await startCli(
         args(srv.url, out, [
           '--format',
           'processbench',
@@ -216,7 +189,7 @@ describe('stepwise label: kill and resume', () => {
   it('bad flags and inputs exit 2 with a message naming the problem', async () => {
     const badInput = join(dir, 'bad.jsonl');
     writeFileSync(badInput, '{"id": "x", "problem": "p", "steps": ["a"]}\n');
-    const r1 = await start(
+    const r1 = await startCli(
       [
         'label',
         '--input',
@@ -233,7 +206,7 @@ describe('stepwise label: kill and resume', () => {
     expect(r1.code).toBe(2);
     expect(r1.stderr).toMatch(/bad\.jsonl, line 1, field "answer"/);
     expect(r1.stderr).not.toMatch(/\n\s+at /);
-    const r2 = await start(
+    const r2 = await startCli(
       [
         'label',
         '--input',
@@ -249,7 +222,7 @@ describe('stepwise label: kill and resume', () => {
     ).done;
     expect(r2.code).toBe(2);
     expect(r2.stderr).toMatch(/nope/);
-    const r3 = await start(
+    const r3 = await startCli(
       [...args('http://127.0.0.1:9/v1', join(dir, 'z.jsonl')), '--search', 'binary'],
       join(dir, 'home-bad'),
     ).done;

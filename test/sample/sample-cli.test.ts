@@ -1,40 +1,13 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadProblems } from '../../src/data/load.js';
+import { BIN, startCli } from '../support/cli.js';
 import { startFlakyServer } from '../support/flaky-server.js';
 import { sharedData } from '../support/shared-data.js';
 
-const BIN = new URL('../../bin/stepwise.js', import.meta.url).pathname;
 const GSM8K = sharedData('gsm8k/test.jsonl');
-
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function start(args: string[], home: string): { child: ChildProcess; done: Promise<Run> } {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { ...process.env, STEPWISE_HOME: home, STEPWISE_QUIET: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (c) => {
-    stdout += c;
-  });
-  child.stderr?.on('data', (c) => {
-    stderr += c;
-  });
-  const done = new Promise<Run>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
-  );
-  return { child, done };
-}
 
 function lines(
   file: string,
@@ -92,7 +65,7 @@ describe('stepwise sample against a flaky OpenAI-compatible server', () => {
     const home = join(dir, 'home-a');
     const out = join(dir, 'a.jsonl');
     try {
-      const first = await start(sampleArgs(server.url, out, 30), home).done;
+      const first = await startCli(sampleArgs(server.url, out, 30), home).done;
       expect(first.stderr).not.toMatch(/unexpected error/);
       expect(first.code).toBe(0);
       const recs = lines(out);
@@ -113,14 +86,14 @@ describe('stepwise sample against a flaky OpenAI-compatible server', () => {
       expect(summary.requests.retries).toBeGreaterThan(0);
 
       const before = server.requests.length;
-      const again = await start(sampleArgs(server.url, out, 30), home).done;
+      const again = await startCli(sampleArgs(server.url, out, 30), home).done;
       expect(again.code).toBe(0);
       expect(server.requests.length).toBe(before);
       expect(lines(out)).toEqual(recs);
 
       // A fresh output file with the same store: every response comes from the cache.
       const out2 = join(dir, 'a2.jsonl');
-      const cachedRun = await start(sampleArgs(server.url, out2, 30), home).done;
+      const cachedRun = await startCli(sampleArgs(server.url, out2, 30), home).done;
       expect(cachedRun.code).toBe(0);
       expect(server.requests.length).toBe(before);
       expect(lines(out2).map((r) => r.samples)).toEqual(recs.map((r) => r.samples));
@@ -143,7 +116,7 @@ describe('stepwise sample against a flaky OpenAI-compatible server', () => {
     const home = join(dir, 'home-b');
     const out = join(dir, 'b.jsonl');
     try {
-      const run = start(sampleArgs(server.url, out, 30, ['--concurrency', '2']), home);
+      const run = startCli(sampleArgs(server.url, out, 30, ['--concurrency', '2']), home);
       // Kill once some problems are written but well before the end.
       const deadline = Date.now() + 20_000;
       while (Date.now() < deadline) {
@@ -163,7 +136,7 @@ describe('stepwise sample against a flaky OpenAI-compatible server', () => {
       expect(written.size).toBeLessThan(30);
       const requestsBefore = server.requests.length;
 
-      const rerun = await start(sampleArgs(server.url, out, 30, ['--concurrency', '2']), home).done;
+      const rerun = await startCli(sampleArgs(server.url, out, 30, ['--concurrency', '2']), home).done;
       expect(rerun.code).toBe(0);
       const recs = lines(out);
       expect(recs).toHaveLength(30);
