@@ -14,16 +14,17 @@ import { intOption } from './options.js';
  * The data-set flags every command that runs over problems shares (`sample`, `search`,
  * `bench search`): a named data set read by `loadProblems`, or `sim`, generated on the fly.
  */
-/** Problems of `--dataset`: any data set of `loadProblems`, or `sim` (generated, `--count`, `--sim-seed`). */
-export async function loadDatasetProblems(f: {
+export interface DatasetFlags {
   dataset: string;
   path?: string;
   split?: string;
   limit?: number;
   count?: number;
   simSeed?: number;
-  policy?: string;
-}): Promise<Problem[]> {
+}
+
+/** Problems of `--dataset`: any data set of `loadProblems`, or `sim` (generated, `--count`, `--sim-seed`). */
+export async function loadDatasetProblems(f: DatasetFlags & { policy?: string }): Promise<Problem[]> {
   if (f.dataset === 'sim') {
     const count = f.count ?? f.limit ?? 100;
     // The success rates the sim data set reports are those of the policy's world options.

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { benchChart, benchSearch, DEFAULT_BENCH_SPECS, parseBenchSpec } from '../../search/bench.js';
 import { openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
-import { addDatasetOptions, loadDatasetProblems } from '../datasets.js';
+import { addDatasetOptions, type DatasetFlags, loadDatasetProblems } from '../datasets.js';
 import { intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import {
@@ -17,13 +17,7 @@ import {
   strategyConfig,
 } from './search.js';
 
-interface BenchSearchFlags extends SearchFlags {
-  dataset: string;
-  path?: string;
-  split?: string;
-  limit?: number;
-  count?: number;
-  simSeed?: number;
+interface BenchSearchFlags extends SearchFlags, DatasetFlags {
   strategies?: string[];
   out: string;
   svg?: string;

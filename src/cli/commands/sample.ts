@@ -10,19 +10,13 @@ import type { LanguageModel } from '../../models/types.js';
 import { runSampleJob, summarizeSamples } from '../../sample/sample.js';
 import { openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
-import { addDatasetOptions, loadDatasetProblems, policyForProblems } from '../datasets.js';
+import { addDatasetOptions, type DatasetFlags, loadDatasetProblems, policyForProblems } from '../datasets.js';
 import { floatOption, intOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 
-interface SampleFlags {
-  dataset: string;
-  path?: string;
-  split?: string;
+interface SampleFlags extends DatasetFlags {
   policy: string;
   n: number;
-  limit?: number;
-  count?: number;
-  simSeed?: number;
   maxTokens: number;
   temperature: number;
   topP?: number;

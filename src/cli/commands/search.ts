@@ -9,7 +9,7 @@ import { searchDataset } from '../../search/dataset.js';
 import { getStrategy, STRATEGY_NAMES } from '../../search/registry.js';
 import type { Aggregation, SearchDeps } from '../../search/types.js';
 import { openStore } from '../../store/db.js';
-import { addDatasetOptions, loadDatasetProblems, policyForProblems } from '../datasets.js';
+import { addDatasetOptions, type DatasetFlags, loadDatasetProblems, policyForProblems } from '../datasets.js';
 import { floatOption, intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 
@@ -240,13 +240,7 @@ export async function buildSearchDeps(
   };
 }
 
-interface SearchCommandFlags extends SearchFlags {
-  dataset: string;
-  path?: string;
-  split?: string;
-  limit?: number;
-  count?: number;
-  simSeed?: number;
+interface SearchCommandFlags extends SearchFlags, DatasetFlags {
   strategy: string;
   out: string;
   concurrency: number;
