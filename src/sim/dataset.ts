@@ -1,5 +1,6 @@
 import { createRng } from '../core/rng.js';
 import type { Problem } from '../core/types.js';
+import type { ProcessBenchRecord } from '../data/types.js';
 import { resolveSimOptions, type SimOptions } from './options.js';
 import { firstWrongStep, isSimSolutionCorrect, sampleSimSolution, simSuccessRate } from './policy.js';
 import { generateSimProblems, type SimProblem, solveSimProblem, toProblem } from './world.js';
@@ -22,16 +23,11 @@ export interface SimProblemRow {
   simulated: true;
 }
 
-/** A ProcessBench-format row (INTERFACES.md) from the simulated world. */
-export interface SimProcessBenchRow {
-  id: string;
-  generator: string;
-  problem: string;
-  steps: string[];
-  final_answer_correct: boolean;
-  /** Index of the first chunk that introduces an error, −1 if none. */
-  label: number;
-}
+/**
+ * A ProcessBench-format row (INTERFACES.md) from the simulated world: the loader's record without
+ * the subset (the file name); `label` is the first chunk that introduces an error, −1 if none.
+ */
+export type SimProcessBenchRow = Omit<ProcessBenchRecord, 'subset'>;
 
 /** The `generator` field of sim ProcessBench rows: says the solutions are simulated. */
 export const SIM_GENERATOR = 'stepwise-sim-policy (simulated)';
