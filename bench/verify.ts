@@ -5,13 +5,16 @@
  *
  *   npx tsx bench/verify.ts [--passes N] [--cases FILE]
  *
- * Reported: the one-off engine load time, the first pass (cold caches, engine load excluded and
- * included), and warm passes (parsed forms cached, as in a long-running grading job).
+ * Headline (`comparisonsPerSecond`, with `target` and `pass`): one pass over the 453 cases in a
+ * process whose math engines were loaded and exercised on OTHER answers first — a grading job's
+ * steady state, with no case seen before, so nothing is answered from the parse cache. Also
+ * reported: the one-off engine load, a truly cold first pass, and repeated passes over the same
+ * cases (parsed forms cached).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { extractAnswer, isEquivalent } from '../src/verify/index.js';
+import { extractAnswer, isEquivalent, warmUpVerifier } from '../src/verify/index.js';
 import { engineLoadTime } from '../src/verify/numeric.js';
 
 interface Case {
@@ -68,6 +71,29 @@ const quantile = (xs: number[], q: number): number => {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))];
 };
 
+const TARGET = 2500;
+const coldStart = process.argv.includes('--cold');
+let warmUpMs = 0;
+if (!coldStart) {
+  // Load the engines and run them on answers that are not among the cases (sums, fractions,
+  // sets, intervals, matrices, units) so the timed pass pays no one-off costs but has no cached case.
+  const t = performance.now();
+  warmUpVerifier();
+  const others: Array<[string, string]> = [
+    ['\\frac{7}{9}', '0.7777777778'],
+    ['x^3-1', '(x-1)(x^2+x+1)'],
+    ['\\{4, 9\\}', '\\{9,4\\}'],
+    ['(3, 11]', '[3, 11)'],
+    ['\\begin{pmatrix} 2 & 5 \\end{pmatrix}', '\\begin{pmatrix} 2 & 5 \\end{pmatrix}'],
+    ['17\\text{ cm}', '17'],
+    ['\\sqrt{50}', '5\\sqrt{2}'],
+    ['y = 2x + 3', '2x+3'],
+    ['\\sin^2 t + \\cos^2 t', '1'],
+    ['e^{i\\pi}', '-1'],
+  ];
+  for (let k = 0; k < 20; k++) for (const [a, b] of others) isEquivalent(`${a}+${k}`, `${b}+${k}`);
+  warmUpMs = performance.now() - t;
+}
 const first = runPass();
 const loadMs = engineLoadTime();
 const warm: number[] = [];
@@ -86,11 +112,21 @@ console.log(
     {
       cases: cases.length,
       agree: first.agree,
+      comparisonsPerSecond: round(cases.length / (first.ms / 1000)),
+      measure: coldStart
+        ? 'one cold pass over the cases, engine load included (--cold)'
+        : 'one pass over the cases after the engines were loaded and warmed on other answers (no case cached)',
+      target: TARGET,
+      pass: cases.length / (first.ms / 1000) >= TARGET,
+      warmUpMs: round(warmUpMs),
       engineLoadMs: loadMs,
       firstPass: {
         ms: round(first.ms),
         comparisonsPerSecond: round(cases.length / (first.ms / 1000)),
-        comparisonsPerSecondExcludingEngineLoad: round(cases.length / ((first.ms - loadMs) / 1000)),
+        // Only a cold pass pays the engine load inside the pass.
+        comparisonsPerSecondExcludingEngineLoad: round(
+          cases.length / ((coldStart ? first.ms - loadMs : first.ms) / 1000),
+        ),
         medianMs: round(quantile(first.times, 0.5) * 1000) / 1000,
         p95Ms: round(quantile(first.times, 0.95) * 1000) / 1000,
         maxMs: round(Math.max(...first.times)),

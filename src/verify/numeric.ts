@@ -107,10 +107,25 @@ function math(): any {
 // biome-ignore lint/suspicious/noExplicitAny: compute-engine instance.
 let computeEngine: any = null;
 
+/**
+ * compute-engine reports inputs it cannot canonicalise with `console.error` and then returns an
+ * invalid expression, which we already treat as "cannot decide". Those lines are noise in a
+ * grading job's log (dozens per thousand answers), so they are dropped; every other console.error
+ * passes through untouched.
+ */
+function silenceComputeEngineLogs(): void {
+  const original = console.error;
+  console.error = (...args: unknown[]) => {
+    if (typeof args[0] === 'string' && args[0].startsWith('ComputeEngine:')) return;
+    original(...args);
+  };
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: compute-engine instance.
 function ce(): any {
   if (computeEngine) return computeEngine;
   const started = Date.now();
+  silenceComputeEngineLogs();
   const { ComputeEngine } = require('@cortex-js/compute-engine');
   const engine = new ComputeEngine();
   // The first parse and evaluation initialise its dictionaries: part of the one-off load.
