@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
@@ -97,6 +98,7 @@ export class GgufModel implements LanguageModel {
     pooling: false,
   };
   private queue: Promise<unknown> = Promise.resolve();
+  private warnedSequential = false;
 
   private constructor(
     modelId: string,
@@ -159,7 +161,14 @@ export class GgufModel implements LanguageModel {
     if (request.extra && Object.keys(request.extra).length > 0)
       warnings.push(`gguf: ignored extra settings ${Object.keys(request.extra).join(', ')}`);
     const n = Math.max(1, request.n ?? 1);
-    if (n > 1) warnings.push(`gguf: n=${n} samples generated one after another`);
+    if (n > 1 && !this.warnedSequential) {
+      // Said once per model: it is a property of the backend, not of each request.
+      warnings.push(`gguf: n > 1 samples are generated one after another (no shared prefill)`);
+      this.warnedSequential = true;
+    }
+    // Without a seed, node-llama-cpp seeds from the clock in seconds: samples drawn in the same
+    // second would be identical. Draw one base seed per request instead.
+    const baseSeed = request.seed ?? randomInt(2 ** 31);
     return this.exclusive(async () => {
       const promptTokens = this.model.tokenize(input).length;
       const samples: Sample[] = [];
@@ -169,7 +178,7 @@ export class GgufModel implements LanguageModel {
           maxTokens: request.maxTokens ?? 256,
           temperature: request.temperature ?? 1,
           topP: request.topP,
-          seed: deriveSeed(request.seed, i),
+          seed: deriveSeed(baseSeed, i),
           customStopTriggers: request.stop?.length ? request.stop : undefined,
           signal: options.signal,
           onToken: (t) => {
