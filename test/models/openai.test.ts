@@ -200,8 +200,10 @@ describe('OpenAIModel', () => {
     const b = await server({ latencyMs: 20 });
     const m = model({ model: 'm', baseUrl: `${a.url},${b.url}`, concurrency: 4 });
     await Promise.all(Array.from({ length: 16 }, (_, i) => m.generate({ prompt: `p${i}`, maxTokens: 8 })));
-    expect(a.requests.length).toBe(8);
-    expect(b.requests.length).toBe(8);
+    // Least-outstanding routing keeps the two equally fast endpoints within a request or two of
+    // each other; which one frees a slot first is up to the scheduler on a loaded machine.
+    expect(a.requests.length + b.requests.length).toBe(16);
+    expect(Math.abs(a.requests.length - b.requests.length)).toBeLessThanOrEqual(2);
 
     const port = await deadPort();
     const m2 = model({ model: 'm', baseUrl: `http://127.0.0.1:${port}/v1,${a.url}`, concurrency: 4 });
