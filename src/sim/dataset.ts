@@ -27,7 +27,8 @@ export interface SimProblemRow {
  * A ProcessBench-format row (INTERFACES.md) from the simulated world: the loader's record without
  * the subset (the file name); `label` is the first chunk that introduces an error, −1 if none.
  */
-export type SimProcessBenchRow = Omit<ProcessBenchRecord, 'subset'>;
+/** A ProcessBench row plus the gold `answer`, so the same file can also be labeled by rollouts (`stepwise label`). */
+export type SimProcessBenchRow = Omit<ProcessBenchRecord, 'subset'> & { answer: string };
 
 /** The `generator` field of sim ProcessBench rows: says the solutions are simulated. */
 export const SIM_GENERATOR = 'stepwise-sim-policy (simulated)';
@@ -103,6 +104,7 @@ export function simProcessBenchRows(
       id: `sim-pb/${options.seed}/${i}`,
       generator: SIM_GENERATOR,
       problem: p.question,
+      answer: String(solveSimProblem(p)),
       steps,
       final_answer_correct: isSimSolutionCorrect(p, steps.join('\n\n')),
       label,
