@@ -24,6 +24,16 @@ export async function main(argv: string[] = process.argv): Promise<void> {
       throw e;
     });
   }
+  // Ctrl-C: jobs append each finished record at once, so stopping loses only work in flight.
+  // Commands with their own graceful handler (e.g. `sample`) take over; otherwise say how to resume.
+  const onInterrupt = (): void => {
+    if (process.listenerCount('SIGINT') > 1) return;
+    process.stderr.write(
+      '\nstepwise: interrupted; finished work is kept: rerun the same command to resume\n',
+    );
+    process.exit(130);
+  };
+  process.on('SIGINT', onInterrupt);
   const program = buildProgram();
   try {
     await program.parseAsync(argv);

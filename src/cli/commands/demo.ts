@@ -365,7 +365,7 @@ export function formatDemoReport(r: DemoReport, cwd = process.cwd()): string {
     `         sim ProcessBench-format set (${r.processbench.rows} rows): error_acc ${r.processbench.errorAcc.toFixed(1)}, ` +
       `correct_acc ${r.processbench.correctAcc.toFixed(1)}, F1 ${r.processbench.f1.toFixed(1)}`,
     '',
-    `search   ${r.sample.problems} problems, same seed:`,
+    `search   ${r.sample.problems} problems, same seed for every strategy (its own draw: plain sampling here is not the sample stage above):`,
     ...r.search.map(
       (s) =>
         `  ${s.label.padEnd(w)}  accuracy ${pct(s.accuracy).padStart(6)}   ${Math.round(s.tokensPerProblem)
