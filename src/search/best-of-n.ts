@@ -16,13 +16,19 @@ export interface ScoredCandidate {
 }
 
 /** Sample N solutions in one call and judge every chunk of each (one judge call per solution). */
-export async function sampleAndScore(rt: SearchRuntime, problem: Problem): Promise<ScoredCandidate[]> {
+export async function sampleAndScore(
+  rt: SearchRuntime,
+  problem: Problem,
+  options: { judge?: boolean } = {},
+): Promise<ScoredCandidate[]> {
   const { config, deps } = rt;
   const texts = await rt.sampleSolutions(config.n);
   const checker = deps.checker ?? defaultChecker;
   // Judge the candidates concurrently; seeds are drawn in candidate order, so runs reproduce.
   const split = texts.map((text) => splitSolution(text, config.stepSeparator));
-  const rulings = await Promise.all(split.map((chunks) => rt.judgeAll(chunks)));
+  const rulings = await Promise.all(
+    split.map((chunks) => (options.judge === false ? Promise.resolve([]) : rt.judgeAll(chunks))),
+  );
   const out: ScoredCandidate[] = [];
   for (const [i, text] of texts.entries()) {
     const score = aggregateScores(
@@ -75,7 +81,8 @@ export async function bestOfN(
   deps: SearchDeps,
 ): Promise<SearchResult> {
   const rt = new SearchRuntime('best-of-n', problem, config, deps);
-  const candidates = await sampleAndScore(rt, problem);
+  // Best-of-1 has nothing to choose between: it is plain sampling, at plain sampling's cost.
+  const candidates = await sampleAndScore(rt, problem, { judge: config.n > 1 });
   const best = argmaxBy(candidates, (c) => c.score, meanScore);
   const chosen = candidates[best];
   if (!chosen) return rt.finish('', [], { candidates: 0 });
