@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
@@ -119,7 +120,13 @@ function tokenOf(req: IncomingMessage, url: URL): string | null {
   const auth = req.headers.authorization;
   if (auth?.startsWith('Bearer ')) return auth.slice(7);
   const cookie = /(?:^|;\s*)stepwise_token=([^;]+)/.exec(req.headers.cookie ?? '');
-  if (cookie) return decodeURIComponent(cookie[1]);
+  if (cookie) {
+    try {
+      return decodeURIComponent(cookie[1]);
+    } catch {
+      return null; // a malformed cookie is no token, not a server error
+    }
+  }
   return url.searchParams.get('token');
 }
 
@@ -132,11 +139,19 @@ function intParam(url: URL, name: string, def: number, max: number): number {
   return n;
 }
 
-const SegmentBody = z.object({
+const SegmentBody = z.strictObject({
   text: z.string().max(1_000_000),
   by: z.enum(SEGMENT_MODES as [string, ...string[]]).default('paragraph'),
 });
-const VerifyBody = z.object({ gold: z.string().max(100_000), pred: z.string().max(100_000) });
+const VerifyBody = z.strictObject({ gold: z.string().max(100_000), pred: z.string().max(100_000) });
+
+/** Token check in constant time (no early exit on the first differing character). */
+function sameToken(given: string | null, expected: string): boolean {
+  if (given === null) return false;
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
 
 /** Start the web view and API. */
 export async function startWebServer(options: WebServerOptions = {}): Promise<RunningWebServer> {
@@ -157,7 +172,8 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
 
   const fileParam = (url: URL): { path: string; root: number } => {
     const root = intParam(url, 'root', 0, roots.length - 1);
-    const rel = url.searchParams.get('path') ?? '';
+    const rel = url.searchParams.get('path');
+    if (rel === null || rel === '') throw new HttpError(400, 'the path parameter is required');
     const path = safeResolve(roots[root], rel);
     if (!path) throw new HttpError(404, 'no such file');
     return { path, root };
@@ -204,7 +220,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
       throw new HttpError(400, 'malformed URL');
     }
     if (options.token) {
-      if (tokenOf(req, url) !== options.token) throw new HttpError(401, 'missing or wrong token');
+      if (!sameToken(tokenOf(req, url), options.token)) throw new HttpError(401, 'missing or wrong token');
     }
     const path = url.pathname;
     if (!path.startsWith('/api/')) {

@@ -182,6 +182,10 @@ describe('web server binding and tokens', () => {
     try {
       const base = `http://127.0.0.1:${s.port}`;
       expect((await fetch(`${base}/api/runs`)).status).toBe(401);
+      // A malformed cookie is no token (401), not a server error.
+      expect((await fetch(`${base}/api/runs`, { headers: { cookie: 'stepwise_token=%E0%A4' } })).status).toBe(
+        401,
+      );
       expect((await fetch(`${base}/`)).status).toBe(401);
       expect((await fetch(`${base}/api/runs`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(
         401,
@@ -311,5 +315,18 @@ describe('summaries and simulated marks', () => {
     expect((await get('/api/file?root=0&path=labels.jsonl&id=nope')).status).toBe(404);
     const file = await get('/api/file?root=0&path=labels.jsonl');
     expect(file.json!.runs).toEqual([expect.objectContaining({ command: 'label', simulated: false })]);
+  });
+});
+
+describe('stricter input', () => {
+  it('a missing path is a 400 and unknown body fields are rejected', async () => {
+    const r = await fetch(`${server.url}/api/file?root=0`);
+    expect(r.status).toBe(400);
+    const v = await fetch(`${server.url}/api/verify`, {
+      method: 'POST',
+      body: JSON.stringify({ gold: '1', pred: '1', extra: 1 }),
+    });
+    expect(v.status).toBe(400);
+    expect(((await v.json()) as { error: string }).error).toMatch(/extra|unrecognized/i);
   });
 });

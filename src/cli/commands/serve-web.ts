@@ -4,6 +4,11 @@ import { startWebServer } from '../../server/app.js';
 import { intOption } from '../options.js';
 import { serveCommand } from './serve.js';
 
+/** A URL a browser on this machine can open: a wildcard bind is reached through loopback. */
+function browsable(url: string, host: string): string {
+  return host === '0.0.0.0' || host === '::' ? url.replace(host === '::' ? '[::]' : host, '127.0.0.1') : url;
+}
+
 /** `stepwise serve`: the web view and JSON API over the store and output folders. */
 export function register(program: Command): void {
   serveCommand(program)
@@ -29,7 +34,7 @@ export function register(program: Command): void {
         storePath: o.store,
       });
       process.stderr.write(
-        `stepwise web view on ${server.url}/${token ? '?token=<token>' : ''}\n` +
+        `stepwise web view on ${browsable(server.url, o.host)}/${token ? '?token=<your token>' : ''}\n` +
           `showing outputs under ${roots.map((r) => resolve(r)).join(', ')}; Ctrl-C stops it\n`,
       );
       const stop = async () => {
