@@ -59,16 +59,10 @@ export async function beamSearch(
       }
       const chunks = [...beam.chunks, s.text];
       const scores = [...beam.scores, ruling.score];
-      const node = rt.node({
-        parent: beam.node?.id ?? null,
-        depth,
-        text: s.text,
-        status: 'pruned',
-        verdict: ruling.verdict,
-        score: ruling.score,
-        ...(ruling.rationale ? { rationale: ruling.rationale } : {}),
-        final: s.final,
-      });
+      const node = rt.judgedNode(
+        { parent: beam.node?.id ?? null, depth, text: s.text, status: 'pruned', final: s.final },
+        ruling,
+      );
       candidates.push({
         chunks,
         scores,

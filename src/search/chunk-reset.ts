@@ -43,16 +43,7 @@ export async function chunkReset(
           ended = true;
           break;
         }
-        attempts.push(
-          rt.node({
-            parent,
-            depth: path.length,
-            text: '',
-            status: 'rejected',
-            verdict: 'negative',
-            score: 0,
-          }),
-        );
+        attempts.push(rt.emptyAttempt(parent, path.length));
         continue;
       }
       let ruling = judged.get(s.text);
@@ -61,16 +52,10 @@ export async function chunkReset(
         ruling = await rt.judgeStep([...chunks, s.text], path.length);
         judged.set(s.text, ruling);
       }
-      const node = rt.node({
-        parent,
-        depth: path.length,
-        text: s.text,
-        status: 'rejected',
-        verdict: ruling.verdict,
-        score: ruling.score,
-        ...(ruling.rationale ? { rationale: ruling.rationale } : {}),
-        final: s.final,
-      });
+      const node = rt.judgedNode(
+        { parent, depth: path.length, text: s.text, status: 'rejected', final: s.final },
+        ruling,
+      );
       attempts.push(node);
       if (ruling.verdict !== 'negative') {
         node.status = 'accepted';

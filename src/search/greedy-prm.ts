@@ -46,29 +46,14 @@ export async function greedyPrmSearch(
           ended = true;
           break;
         }
-        kids.push(
-          rt.node({
-            parent,
-            depth: path.length,
-            text: '',
-            status: 'rejected',
-            verdict: 'negative',
-            score: 0,
-          }),
-        );
+        kids.push(rt.emptyAttempt(parent, path.length));
         continue;
       }
       const ruling = await rt.judgeStep([...chunks, s.text], path.length);
-      const node = rt.node({
-        parent,
-        depth: path.length,
-        text: s.text,
-        status: 'rejected',
-        verdict: ruling.verdict,
-        score: ruling.score,
-        ...(ruling.rationale ? { rationale: ruling.rationale } : {}),
-        final: s.final,
-      });
+      const node = rt.judgedNode(
+        { parent, depth: path.length, text: s.text, status: 'rejected', final: s.final },
+        ruling,
+      );
       kids.push(node);
       if (ruling.verdict === 'positive') accepted = node;
     }

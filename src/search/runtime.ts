@@ -222,6 +222,24 @@ export class SearchRuntime {
     return j ? j.score : 0.5;
   }
 
+  /** A judged step attempt: the judge's verdict, score and rationale on the node. */
+  judgedNode(
+    fields: Pick<TraceNode, 'parent' | 'depth' | 'text' | 'status' | 'final'>,
+    ruling: StepRuling,
+  ): TraceNode {
+    return this.node({
+      ...fields,
+      verdict: ruling.verdict,
+      score: ruling.score,
+      ...(ruling.rationale ? { rationale: ruling.rationale } : {}),
+    });
+  }
+
+  /** An empty step (the model wrote nothing before the separator): rejected without a judge call. */
+  emptyAttempt(parent: number | null, depth: number): TraceNode {
+    return this.node({ parent, depth, text: '', status: 'rejected', verdict: 'negative', score: 0 });
+  }
+
   /** Add an attempt to the trace and return it (mutable: strategies update its status later). */
   node(fields: Omit<TraceNode, 'id'>): TraceNode {
     const n: TraceNode = { id: this.trace.length, ...fields };
