@@ -6,6 +6,7 @@
 export * from './code/index.js';
 export * from './core/cost.js';
 export * from './core/errors.js';
+export * from './core/http.js';
 export * from './core/rng.js';
 export * from './core/segment.js';
 export * from './core/types.js';

@@ -1,10 +1,9 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { StepwiseError } from '../core/errors.js';
-import { listenOrExplain } from '../core/listen.js';
+import { HttpError, isLoopbackHost, listenOrExplain, readBody, sameToken, sendJson } from '../core/http.js';
 import { SEGMENT_MODES, segment } from '../core/segment.js';
 import { type Db, openStore } from '../store/db.js';
 import { getRun, listRuns, type RunRecord } from '../store/runs.js';
@@ -37,16 +36,6 @@ export interface RunningWebServer {
   close(): Promise<void>;
 }
 
-/** Error with an HTTP status, answered as `{error}` JSON. */
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 const WEB_DIR = new URL('../../web/', import.meta.url);
 const STATIC: Record<string, string> = {
   '/': 'index.html',
@@ -59,45 +48,6 @@ const TYPES: Record<string, string> = {
   js: 'text/javascript; charset=utf-8',
   css: 'text/css; charset=utf-8',
 };
-
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-    'x-content-type-options': 'nosniff',
-  });
-  res.end(text);
-}
-
-function readBody(req: IncomingMessage, max: number): Promise<string> {
-  return new Promise((resolveBody, reject) => {
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > max) {
-      reject(new HttpError(413, `request body larger than ${max} bytes`));
-      req.resume();
-      return;
-    }
-    const parts: Buffer[] = [];
-    let size = 0;
-    req.on('data', (d: Buffer) => {
-      size += d.length;
-      if (size > max) {
-        reject(new HttpError(413, `request body larger than ${max} bytes`));
-        req.destroy();
-        return;
-      }
-      parts.push(d);
-    });
-    req.on('end', () => resolveBody(Buffer.concat(parts).toString('utf8')));
-    req.on('error', reject);
-  });
-}
 
 async function jsonBody<T>(req: IncomingMessage, max: number, schema: z.ZodType<T>): Promise<T> {
   if (req.method !== 'POST') throw new HttpError(405, 'use POST with a JSON body');
@@ -144,14 +94,6 @@ const SegmentBody = z.strictObject({
   by: z.enum(SEGMENT_MODES as [string, ...string[]]).default('paragraph'),
 });
 const VerifyBody = z.strictObject({ gold: z.string().max(100_000), pred: z.string().max(100_000) });
-
-/** Token check in constant time (no early exit on the first differing character). */
-function sameToken(given: string | null, expected: string): boolean {
-  if (given === null) return false;
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b);
-}
 
 /** Start the web view and API. */
 export async function startWebServer(options: WebServerOptions = {}): Promise<RunningWebServer> {

@@ -1,6 +1,6 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { StepwiseError } from '../core/errors.js';
-import { listenOrExplain } from '../core/listen.js';
+import { HttpError, isLoopbackHost, listenOrExplain, readBody, sameToken, sendJson } from '../core/http.js';
 import { splitParagraphs } from '../core/segment.js';
 import type { Problem } from '../core/types.js';
 import type { StepJudge } from '../judge/types.js';
@@ -44,11 +44,6 @@ export interface RewardReply {
   extra_logs: Record<string, number[]>;
 }
 
-/** True for 127.0.0.0/8, ::1 and localhost. */
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
 /**
  * The response part of an OpenRLHF query (prompt + response). The prompt is found where it ends
  * in the query (a BOS or pad token may precede it); failing that, anything up to the end of the
@@ -64,18 +59,19 @@ export function responseOf(query: string, prompt: string): string {
   return instruction >= 0 ? query.slice(instruction + JUDGE_INSTRUCTION.length) : query;
 }
 
-class BadRequest extends Error {}
+/** A request the server cannot take: HTTP 400 with the reason. */
+const badRequest = (message: string) => new HttpError(400, message);
 
 /** Validate a request body: three string arrays of equal length (`labels` may be omitted for `judge`). */
 export function parseRewardRequest(body: unknown, kind: RewardKind): RewardRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw new BadRequest('body must be a JSON object');
+    throw badRequest('body must be a JSON object');
   const b = body as Record<string, unknown>;
   const strings = (name: string, required: boolean): string[] | undefined => {
     const v = b[name];
     if (v === undefined && !required) return undefined;
     if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) {
-      throw new BadRequest(`"${name}" must be an array of strings`);
+      throw badRequest(`"${name}" must be an array of strings`);
     }
     return v as string[];
   };
@@ -83,7 +79,7 @@ export function parseRewardRequest(body: unknown, kind: RewardKind): RewardReque
   const prompts = strings('prompts', false) ?? query.map(() => '');
   const labels = strings('labels', kind !== 'judge') ?? query.map(() => '');
   if (prompts.length !== query.length || labels.length !== query.length) {
-    throw new BadRequest(
+    throw badRequest(
       `"query", "prompts" and "labels" must have the same length (got ${query.length}, ${prompts.length}, ${labels.length})`,
     );
   }
@@ -146,30 +142,6 @@ export async function computeRewards(req: RewardRequest, options: RewardServerOp
   return { rewards, scores, extra_logs: { format_ok: formatOk } };
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-function readBody(req: IncomingMessage, max: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    let size = 0;
-    req.on('data', (d: Buffer) => {
-      size += d.length;
-      if (size > max) {
-        reject(new BadRequest(`body larger than ${max} bytes`));
-        req.destroy();
-        return;
-      }
-      parts.push(d);
-    });
-    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
 export interface RunningRewardServer {
   url: string;
   port: number;
@@ -180,7 +152,7 @@ export interface RunningRewardServer {
 /** Start the reward server. Refuses a non-loopback bind without a token. */
 export async function startRewardServer(options: RewardServerOptions): Promise<RunningRewardServer> {
   const host = options.host ?? '127.0.0.1';
-  if (!isLoopback(host) && !options.token) {
+  if (!isLoopbackHost(host) && !options.token) {
     throw new StepwiseError(`refusing to bind ${host} without a token: pass --token (or bind 127.0.0.1)`, {
       exitCode: 2,
     });
@@ -190,7 +162,8 @@ export async function startRewardServer(options: RewardServerOptions): Promise<R
   const max = options.maxBodyBytes ?? 32 * 1024 * 1024;
   const server = createServer(async (req, res) => {
     try {
-      if (options.token && req.headers.authorization !== `Bearer ${options.token}`) {
+      const auth = req.headers.authorization;
+      if (options.token && !sameToken(auth?.startsWith('Bearer ') ? auth.slice(7) : null, options.token)) {
         sendJson(res, 401, { error: 'missing or wrong bearer token' });
         return;
       }
@@ -211,11 +184,11 @@ export async function startRewardServer(options: RewardServerOptions): Promise<R
       try {
         body = JSON.parse(await readBody(req, max));
       } catch (e) {
-        throw e instanceof BadRequest ? e : new BadRequest(`body is not valid JSON: ${(e as Error).message}`);
+        throw e instanceof HttpError ? e : badRequest(`body is not valid JSON: ${(e as Error).message}`);
       }
       sendJson(res, 200, await computeRewards(parseRewardRequest(body, options.kind), options));
     } catch (e) {
-      if (e instanceof BadRequest) sendJson(res, 400, { error: e.message });
+      if (e instanceof HttpError) sendJson(res, e.status, { error: e.message });
       else if (!res.headersSent) sendJson(res, 500, { error: (e as Error).message });
     }
   });

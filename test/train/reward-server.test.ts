@@ -76,6 +76,17 @@ describe('reward server (OpenRLHF protocol)', () => {
     }
   });
 
+  it('a body over the size limit gets 413 with a message', async () => {
+    const s = await startRewardServer({ kind: 'outcome', maxBodyBytes: 1000 });
+    try {
+      const { status, json } = await post(s.url, { query: ['x'.repeat(2000)], prompts: [''], labels: ['1'] });
+      expect(status).toBe(413);
+      expect(json.error).toMatch(/larger than 1000 bytes/);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a busy port is a clear error', async () => {
     await expect(startRewardServer({ kind: 'outcome', port: agreement.port })).rejects.toThrow(
       /already in use: pass another --port/,
