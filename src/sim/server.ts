@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StepwiseError } from '../core/errors.js';
+import { HttpError, readBody, sendJson } from '../core/http.js';
 import { createRng } from '../core/rng.js';
 import type { ChatMessage, GenerateRequest, Sample } from '../models/types.js';
 import { createSeedStream, type SimRole, simGenerate, simPool } from './model.js';
@@ -81,36 +82,13 @@ function emptyMetrics(): SimServerMetrics {
   };
 }
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-function send(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
 function errorBody(status: number, message: string): unknown {
   const type = status === 500 ? 'InternalServerError' : status === 404 ? 'NotFoundError' : 'BadRequestError';
   return { object: 'error', error: { message, type, code: status }, message, type, code: status };
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', () =>
-      resolve(parts.length === 1 ? parts[0].toString('utf8') : Buffer.concat(parts).toString('utf8')),
-    );
-    req.on('error', reject);
-  });
-}
+/** Large enough for any simulated request (n = 2,000 rollouts of long prompts). */
+const MAX_BODY = 256 * 1024 * 1024;
 
 function optionalInt(body: Record<string, unknown>, key: string): number | undefined {
   const v = body[key];
@@ -341,30 +319,30 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     if (req.method === 'GET') {
-      if (path === '/metrics') return send(res, 200, metrics);
+      if (path === '/metrics') return sendJson(res, 200, metrics);
       if (path === '/v1/models' || path === '/models')
-        return send(res, 200, {
+        return sendJson(res, 200, {
           object: 'list',
           data: [{ id: 'sim', object: 'model', created: 0, owned_by: 'stepwise-sim (simulated)' }],
         });
-      if (path === '/health') return send(res, 200, { ok: true, simulated: true });
-      return send(res, 404, errorBody(404, `no route GET ${path}`));
+      if (path === '/health') return sendJson(res, 200, { ok: true, simulated: true });
+      return sendJson(res, 404, errorBody(404, `no route GET ${path}`));
     }
     if (req.method === 'POST' && path === '/metrics/reset') {
-      await readBody(req);
+      await readBody(req, MAX_BODY);
       metrics = emptyMetrics();
-      return send(res, 200, { ok: true });
+      return sendJson(res, 200, { ok: true });
     }
     const handler = req.method === 'POST' ? handlers[path] : undefined;
     if (!handler) {
-      await readBody(req).catch(() => '');
-      return send(res, 404, errorBody(404, `no route ${req.method} ${path}`));
+      await readBody(req, MAX_BODY).catch(() => '');
+      return sendJson(res, 404, errorBody(404, `no route ${req.method} ${path}`));
     }
-    const text = await readBody(req);
+    const text = await readBody(req, MAX_BODY);
     if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs));
     if (failRate > 0 && faults.chance(failRate)) {
       metrics.injectedFailures++;
-      return send(res, 500, errorBody(500, 'sim: injected failure'));
+      return sendJson(res, 500, errorBody(500, 'sim: injected failure'));
     }
     try {
       let body: unknown;
@@ -375,17 +353,17 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
       }
       if (typeof body !== 'object' || body === null || Array.isArray(body))
         throw new HttpError(400, 'the request body must be a JSON object');
-      send(res, 200, handler(body as Record<string, unknown>));
+      sendJson(res, 200, handler(body as Record<string, unknown>));
     } catch (err) {
       const status = err instanceof HttpError ? err.status : 500;
       if (status < 500) metrics.badRequests++;
-      send(res, status, errorBody(status, (err as Error).message));
+      sendJson(res, status, errorBody(status, (err as Error).message));
     }
   };
 
   const server = createServer({ keepAlive: true, noDelay: true }, (req, res) => {
     handle(req, res).catch((err) => {
-      if (!res.headersSent) send(res, 500, errorBody(500, (err as Error).message));
+      if (!res.headersSent) sendJson(res, 500, errorBody(500, (err as Error).message));
     });
   });
   server.keepAliveTimeout = 60_000;
