@@ -254,7 +254,9 @@ function labelCard(rec, index, color) {
           : '';
       const cls = color === 'q' ? '' : color === 'verdict' ? VERDICT_CLASS[c.verdict] || 'und' : labelValueClass(c.labels?.[color]);
       const verdict = typeof c.verdict === 'string' ? `<span class="badge ${VERDICT_CLASS[c.verdict] || ''}">judge: ${esc(c.verdict)}${isNum(c.score) ? ` ${fmt(c.score, 2)}` : ''}</span>` : '';
-      const reached = isNum(c.q) && c.rollouts ? ` (${int(Math.round(c.q * c.rollouts))} of ${int(c.rollouts)} rollouts from this prefix reached the gold answer)` : '';
+      // `rollouts` is a count, or the rollouts themselves with `label --keep-rollouts`.
+      const m = Array.isArray(c.rollouts) ? c.rollouts.length : c.rollouts;
+      const reached = isNum(c.q) && m ? ` (${int(Math.round(c.q * m))} of ${int(m)} rollouts from this prefix reached the gold answer)` : '';
       return `<div class="chunk ${cls}${i === fe ? ' first-error' : ''}" data-q="${esc(c.q)}" style="${style}">
         <div class="text">${esc(c.text)}</div>
         <div class="meta">chunk ${i} · Q̂ ${isNum(c.q) ? fmt(c.q, 3) : 'not estimated'}${esc(reached)} ${labels}${verdict}${i === fe ? ' <b class="fe-mark">← first error</b>' : ''}</div>

@@ -32,6 +32,7 @@ export {
   summarizeSignals,
 } from './job.js';
 export {
+  type KeptRollout,
   type LabeledChunkRecord,
   type LabeledSolutionRecord,
   type LabelOptions,

@@ -101,7 +101,7 @@ export function summarizeSignals(
  * A resumed output must hold label records: resuming from some other JSONL (the input itself,
  * a sample file) would silently skip solutions and break the summary.
  */
-function assertResumable(file: string): void {
+function assertResumable(file: string, keepRollouts: boolean): void {
   if (!existsSync(file)) return;
   const { lines } = readJsonl(file, { skipInvalid: true });
   for (const { line, value } of lines) {
@@ -109,6 +109,13 @@ function assertResumable(file: string): void {
     if (!v || typeof v.id !== 'string' || !Array.isArray(v.chunks) || typeof v.firstError !== 'object')
       throw new UsageError(
         `${file}, line ${line}: not a \`stepwise label\` record, so the output cannot be resumed (use another --out, or --fresh to overwrite)`,
+      );
+    // A resumed file must not mix records with and without kept rollouts.
+    const first = v.chunks[0] as { rollouts?: unknown } | undefined;
+    if (first && Array.isArray(first.rollouts) !== keepRollouts)
+      throw new UsageError(
+        `${file}, line ${line}: labeled ${keepRollouts ? 'without' : 'with'} --keep-rollouts, so this run cannot resume it ` +
+          `(${keepRollouts ? 'drop' : 'add'} --keep-rollouts, or use --fresh to start over)`,
       );
   }
 }
@@ -140,7 +147,7 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
     if (ids.has(s.id)) throw new UsageError(`duplicate solution id "${s.id}"`);
     ids.add(s.id);
   }
-  if (!options.fresh) assertResumable(labelsFile);
+  if (!options.fresh) assertResumable(labelsFile, options.keepRollouts ?? false);
   let resumed = 0;
   const records = await runJsonlJob<SolutionToLabel, LabeledSolutionRecord>({
     items: options.solutions,

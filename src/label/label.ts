@@ -5,6 +5,7 @@ import {
   type AnswerChecker,
   binarySearchFirstError,
   estimateStepValues,
+  type PrefixEstimate,
   type RolloutOptions,
 } from './estimate.js';
 import {
@@ -26,13 +27,24 @@ export interface LabelOptions extends RolloutOptions {
   search?: SearchMode;
 }
 
+/** A rollout kept in the output (`--keep-rollouts`): the continuation only, never the prefix. */
+export interface KeptRollout {
+  /** The text the policy wrote after the prefix. */
+  text: string;
+  /** Whether prefix + text reaches the gold answer. */
+  correct: boolean;
+}
+
 /** One labeled chunk of the output. */
 export interface LabeledChunkRecord {
   text: string;
   /** Q̂ after this chunk; null when the chunk's prefix was not estimated (binary search). */
   q: number | null;
-  /** Rollouts drawn from the prefix that ends after this chunk (0 when not estimated). */
-  rollouts: number;
+  /**
+   * Rollouts drawn from the prefix that ends after this chunk: their number (0 when not
+   * estimated), or with `keepRollouts` the rollouts themselves ([] when not estimated).
+   */
+  rollouts: number | KeptRollout[];
   /** Label per signal: true = positive; a number for `ms-soft`; null when undetermined (binary search, after the first error). */
   labels: Partial<Record<LabelSignal, LabelValue | null>>;
 }
@@ -44,6 +56,8 @@ export interface LabeledSolutionRecord {
   answer: string;
   /** Q̂ of the empty prefix (the problem's base success rate); null in binary search. */
   q0: number | null;
+  /** With `keepRollouts`: the rollouts from the empty prefix (the bare problem), in linear search. */
+  emptyPrefixRollouts?: KeptRollout[];
   chunks: LabeledChunkRecord[];
   /** First error per signal: 0-based chunk index, −1 when none. */
   firstError: Partial<Record<LabelSignal, number>>;
@@ -97,6 +111,15 @@ export function validateLabelOptions(options: LabelOptions): void {
     throw new UsageError(`best-of n must be a positive integer, got ${p.bestOfN}`);
 }
 
+function keptRollouts(p: PrefixEstimate | undefined): KeptRollout[] {
+  return (p?.rollouts ?? []).map((r) => ({ text: r.text, correct: r.correct }));
+}
+
+/** A chunk's `rollouts` field: the count, or the kept rollouts themselves. */
+function rolloutsField(p: PrefixEstimate | undefined, keep: boolean): number | KeptRollout[] {
+  return keep ? keptRollouts(p) : (p?.samples ?? 0);
+}
+
 async function finalCorrect(checker: AnswerChecker, s: SolutionToLabel): Promise<boolean> {
   if (s.correct !== undefined) return s.correct;
   const r = await checker(s.problem, s.chunks.join('\n\n'));
@@ -115,6 +138,7 @@ export async function labelSolution(
 ): Promise<LabelResult> {
   validateLabelOptions(options);
   const search = options.search ?? 'linear';
+  const keep = options.keepRollouts ?? false;
   const base = {
     id: solution.id,
     problem: solution.problem.question,
@@ -128,13 +152,14 @@ export async function labelSolution(
     const chunks: LabeledChunkRecord[] = solution.chunks.map((text, i) => ({
       text,
       q: values.q[i + 1],
-      rollouts: values.prefixes[i + 1].samples,
+      rollouts: rolloutsField(values.prefixes[i + 1], keep),
       labels: Object.fromEntries(options.signals.map((s) => [s, set.labels[s]![i]])),
     }));
     return {
       record: {
         ...base,
         q0: values.q[0],
+        ...(keep ? { emptyPrefixRollouts: keptRollouts(values.prefixes[0]) } : {}),
         chunks,
         firstError: set.firstError,
         cost: { rollouts: values.rollouts, tokens: values.rolloutTokens },
@@ -155,7 +180,7 @@ export async function labelSolution(
     return {
       text,
       q: p ? p.q : null,
-      rollouts: p ? p.samples : 0,
+      rollouts: rolloutsField(p, keep),
       labels: Object.fromEntries(options.signals.map((s) => [s, label])),
     };
   });

@@ -172,6 +172,49 @@ describe('runLabelJob', () => {
     expect(early.rollouts).toBeLessThan(full.rollouts / 2);
   });
 
+  it("--keep-rollouts: each chunk carries its prefix's continuations [{text, correct}], never the prefix", async () => {
+    const file = write('keep.jsonl', [
+      { id: 'k', problem: 'What is 6 × 7?', answer: '42', steps: ['first step', 'BAD step', 'last step'] },
+    ]);
+    const half = (prefix: string) => (prefix.includes('BAD') ? 0 : 0.5);
+    const out = join(dir, 'keep.out.jsonl');
+    const options = {
+      policy: createPolicy(createFakePolicyModel(half)),
+      checker: boxedChecker,
+      out,
+      rollouts: 6,
+      signals: ['abs-q' as const],
+    };
+    await runLabelJob({ ...options, solutions: readLabelInput(file), keepRollouts: true });
+    const [rec] = read(out);
+    expect(rec.emptyPrefixRollouts).toHaveLength(6);
+    for (const c of rec.chunks) {
+      const kept = c.rollouts as Array<{ text: string; correct: boolean }>;
+      expect(Array.isArray(kept)).toBe(true);
+      expect(kept).toHaveLength(6);
+      // Q̂ is the share of the kept rollouts that are correct: they are the ones the label rests on.
+      expect(kept.filter((r) => r.correct).length / kept.length).toBe(c.q);
+      for (const r of kept) {
+        expect(Object.keys(r).sort()).toEqual(['correct', 'text']);
+        expect(r.text.startsWith('So the answer is')).toBe(true);
+        expect(r.correct).toBe(r.text.includes('{42}'));
+      }
+    }
+    expect((rec.chunks[1].rollouts as unknown[]).length).toBe(6);
+    expect(rec.chunks[1].q).toBe(0);
+    // Without the flag: counts only; a resume must not mix the two kinds of record.
+    await expect(runLabelJob({ ...options, solutions: readLabelInput(file) })).rejects.toThrow(
+      /labeled with --keep-rollouts/,
+    );
+    const plain = join(dir, 'keep-plain.jsonl');
+    await runLabelJob({ ...options, out: plain, solutions: readLabelInput(file) });
+    expect(read(plain)[0].chunks.map((c) => c.rollouts)).toEqual([6, 6, 6]);
+    expect(read(plain)[0].emptyPrefixRollouts).toBeUndefined();
+    await expect(
+      runLabelJob({ ...options, out: plain, solutions: readLabelInput(file), keepRollouts: true }),
+    ).rejects.toThrow(/labeled without --keep-rollouts/);
+  });
+
   it('refuses to resume from a file that does not hold label records (e.g. the input)', async () => {
     const file = write('self.jsonl', [{ id: 'x', problem: 'Q', answer: '42', steps: ['a'] }]);
     await expect(

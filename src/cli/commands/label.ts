@@ -38,6 +38,7 @@ interface LabelFlags {
   format: LabelOutputFormat;
   processbenchSignal?: string;
   fresh?: boolean;
+  keepRollouts?: boolean;
   quiet?: boolean;
   dataset?: string;
   path?: string;
@@ -167,11 +168,16 @@ export function register(program: Command): void {
       '--processbench-signal <signal>',
       'signal whose first error is the ProcessBench label (default: first of --signals)',
     )
+    .option(
+      '--keep-rollouts',
+      'keep every rollout in the output: chunks[].rollouts = [{text, correct}] (the continuations from the prefix ending after the chunk; emptyPrefixRollouts for the bare problem)',
+    )
     .option('--fresh', 'start over instead of resuming from --out')
     .option('--quiet', 'no progress bar')
     .addHelpText(
       'after',
-      '\nOutput: one line per solution with id, problem, answer, q0 (empty prefix), chunks[{text, q, rollouts,\n' +
+      '\nOutput: one line per solution with id, problem, answer, q0 (empty prefix), chunks[{text, q, rollouts (count, or\n' +
+        '[{text, correct}] with --keep-rollouts),\n' +
         'labels{signal: value}}], firstError{signal: index or -1}, finalAnswerCorrect, cost{rollouts, tokens}.\n' +
         'A summary (JSON) goes to stdout, progress and a readable summary to stderr. See docs/label.md.',
     )
@@ -228,6 +234,7 @@ export function register(program: Command): void {
         temperature: flags.temperature,
         maxTokens: flags.maxTokens,
         format: flags.format,
+        keepRollouts: flags.keepRollouts ?? false,
       };
       const runId = startRun(db, 'label', config, flags.out);
       const bar = createProgressBar('label', { quiet: flags.quiet });
@@ -259,6 +266,7 @@ export function register(program: Command): void {
           format: flags.format,
           processbenchSignal: pbSignal,
           fresh: flags.fresh,
+          keepRollouts: flags.keepRollouts ?? false,
           onProgress: trackJobProgress(bar, db, runId),
         });
         bar.stop();
