@@ -7,9 +7,9 @@ import { deriveSeed } from '../models/seeds.js';
 
 /**
  * Monte Carlo step values (METHODS §2): Q̂(i) = share of M continuations from the prefix that
- * ends after chunk i whose full solution (prefix + continuation) the checker accepts. One
- * request with n = M per prefix (shared prefill); the backend falls back to single requests
- * where a server rejects n > 1.
+ * ends after chunk i whose full solution (prefix + continuation) the checker accepts; Q̂(H), the
+ * whole solution, is r*(x, solution) itself. One request with n = M per prefix 0…H−1 (shared
+ * prefill); the backend falls back to single requests where a server rejects n > 1.
  */
 
 /** What an answer checker returns: a verdict, or an object carrying one (e.g. `{answer, correct}`). */
@@ -73,6 +73,8 @@ export interface PrefixEstimate {
   /** Generate calls made (one per batch). */
   requests: number;
   rollouts?: Rollout[];
+  /** True for the whole solution: its value is the exact check, not an estimate (no rollouts). */
+  checked?: boolean;
 }
 
 /** Estimates shared between solutions of one job, keyed by the exact request. */
@@ -241,8 +243,35 @@ function sumCosts(parts: readonly PrefixEstimate[]): Cost {
 }
 
 /**
- * Q̂(0..H) for a solution split into `chunks`: one estimate per prefix (empty + one per chunk),
- * all prefixes requested concurrently (bounded by `options.limit`).
+ * The whole solution's value Q̂(H) = r*(x, a_1..a_H): the exact check of the finished text. No
+ * rollout is drawn from it (a continuation of a finished solution adds nothing, and its sampled
+ * verdicts could contradict the solution's own answer). `known` is the check already made (e.g.
+ * by `stepwise sample`); otherwise the checker runs on the joined chunks.
+ */
+export async function checkedFullSolution(
+  checker: AnswerChecker,
+  problem: Problem,
+  chunks: readonly string[],
+  known?: boolean,
+): Promise<PrefixEstimate> {
+  const correct = known ?? (await verdict(checker, problem, prefixFromChunks(chunks))).correct;
+  return {
+    prefixLength: chunks.length,
+    q: correct ? 1 : 0,
+    samples: 0,
+    correct: correct ? 1 : 0,
+    rolloutTokens: 0,
+    cost: emptyCost(),
+    requests: 0,
+    checked: true,
+  };
+}
+
+/**
+ * Q̂(0..H) for a solution split into `chunks`: one estimate per prefix 0…H−1 (the empty prefix
+ * and after each chunk but the last), all requested concurrently (bounded by `options.limit`),
+ * and Q̂(H) = the exact check of the whole solution ({@link checkedFullSolution}; `finalCorrect`
+ * when already known). A solution with no chunks has only Q̂(0), estimated by rollouts.
  */
 export async function estimateStepValues(
   policy: Policy,
@@ -250,11 +279,15 @@ export async function estimateStepValues(
   problem: Problem,
   chunks: readonly string[],
   options: RolloutOptions,
+  finalCorrect?: boolean,
 ): Promise<StepValues> {
   checkOptions(options);
+  const H = chunks.length;
   const prefixes = await Promise.all(
-    Array.from({ length: chunks.length + 1 }, (_, i) =>
-      estimatePrefixValue(policy, checker, problem, chunks, i, options),
+    Array.from({ length: H + 1 }, (_, i) =>
+      i === H && H > 0
+        ? checkedFullSolution(checker, problem, chunks, finalCorrect)
+        : estimatePrefixValue(policy, checker, problem, chunks, i, options),
     ),
   );
   return {
@@ -309,11 +342,16 @@ export async function binarySearchFirstError(
   problem: Problem,
   chunks: readonly string[],
   options: RolloutOptions,
+  finalCorrect?: boolean,
 ): Promise<FirstErrorSearch> {
   checkOptions(options);
   const probes: PrefixEstimate[] = [];
   const firstError = await bisectFirstFalse(chunks.length, async (chunkIndex) => {
-    const est = await estimatePrefixValue(policy, checker, problem, chunks, chunkIndex + 1, options);
+    // The whole solution is checked, not rolled out from (as in estimateStepValues).
+    const est =
+      chunkIndex + 1 === chunks.length
+        ? await checkedFullSolution(checker, problem, chunks, finalCorrect)
+        : await estimatePrefixValue(policy, checker, problem, chunks, chunkIndex + 1, options);
     probes.push(est);
     return est.correct > 0;
   });

@@ -9,6 +9,7 @@ export {
   binarySearchFirstError,
   bisectFirstFalse,
   type CheckResult,
+  checkedFullSolution,
   createPrefixMemo,
   type EarlyStopOptions,
   estimatePrefixValue,

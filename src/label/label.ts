@@ -1,6 +1,6 @@
 import { UsageError } from '../core/errors.js';
 import type { Cost, Problem } from '../core/types.js';
-import type { Policy } from '../models/policy.js';
+import { type Policy, prefixFromChunks } from '../models/policy.js';
 import {
   type AnswerChecker,
   binarySearchFirstError,
@@ -122,7 +122,7 @@ function rolloutsField(p: PrefixEstimate | undefined, keep: boolean): number | K
 
 async function finalCorrect(checker: AnswerChecker, s: SolutionToLabel): Promise<boolean> {
   if (s.correct !== undefined) return s.correct;
-  const r = await checker(s.problem, s.chunks.join('\n\n'));
+  const r = await checker(s.problem, prefixFromChunks(s.chunks));
   return typeof r === 'boolean' ? r : r.correct;
 }
 
@@ -139,15 +139,23 @@ export async function labelSolution(
   validateLabelOptions(options);
   const search = options.search ?? 'linear';
   const keep = options.keepRollouts ?? false;
+  const final = await finalCorrect(checker, solution);
   const base = {
     id: solution.id,
     problem: solution.problem.question,
     answer: solution.problem.answer,
-    finalAnswerCorrect: await finalCorrect(checker, solution),
+    finalAnswerCorrect: final,
     search,
   };
   if (search === 'linear') {
-    const values = await estimateStepValues(policy, checker, solution.problem, solution.chunks, options);
+    const values = await estimateStepValues(
+      policy,
+      checker,
+      solution.problem,
+      solution.chunks,
+      options,
+      final,
+    );
     const set = computeSignals(values.q, options.signals, options.params);
     const chunks: LabeledChunkRecord[] = solution.chunks.map((text, i) => ({
       text,
@@ -168,7 +176,14 @@ export async function labelSolution(
       requests: values.prefixes.reduce((a, p) => a + p.requests, 0),
     };
   }
-  const found = await binarySearchFirstError(policy, checker, solution.problem, solution.chunks, options);
+  const found = await binarySearchFirstError(
+    policy,
+    checker,
+    solution.problem,
+    solution.chunks,
+    options,
+    final,
+  );
   const probed = new Map(found.probes.map((p) => [p.prefixLength - 1, p]));
   const fe = found.firstError;
   const chunks: LabeledChunkRecord[] = solution.chunks.map((text, i) => {

@@ -72,7 +72,8 @@ function args(url: string, out: string, extra: string[] = []): string[] {
 
 describe('stepwise label: kill and resume', () => {
   it('SIGKILL midway + rerun = uninterrupted run, and no rollout is requested twice', async () => {
-    const prefixes = Array.from({ length: SOLUTIONS }, (_, i) => 4 + (i % 3) + 1).reduce((a, b) => a + b, 0);
+    // Prefixes 0…H−1 per solution (the whole solution is checked, not rolled out from).
+    const prefixes = Array.from({ length: SOLUTIONS }, (_, i) => 4 + (i % 3)).reduce((a, b) => a + b, 0);
 
     // Uninterrupted reference run.
     const ref = await startScriptedServer({ rollout, latencyMs: 10 });

@@ -25,29 +25,31 @@ const problem: Problem = {
 const rate = (prefix: string) => (prefix.includes('BAD') ? 0 : prefix.includes('SURE') ? 1 : 0.5);
 
 describe('estimateStepValues', () => {
-  it('one request with n = M per prefix, Q̂ = share of checked-correct rollouts', async () => {
+  it('one request with n = M per prefix 0…H−1, Q̂ = share of checked-correct rollouts; Q̂(H) = the check', async () => {
     const model = createFakePolicyModel(rate);
     const chunks = ['a', 'SURE b', 'BAD c', 'd'];
     const v = await estimateStepValues(createPolicy(model), boxedChecker, problem, chunks, {
       rollouts: 16,
       seed: 3,
     });
-    expect(model.calls).toHaveLength(5);
+    expect(model.calls).toHaveLength(4);
     expect(model.calls.every((c) => c.n === 16)).toBe(true);
+    // No rollout from the finished solution.
     expect(new Set(model.calls.map((c) => c.prefix))).toEqual(
-      new Set(['', 'a\n\n', 'a\n\nSURE b\n\n', 'a\n\nSURE b\n\nBAD c\n\n', 'a\n\nSURE b\n\nBAD c\n\nd\n\n']),
+      new Set(['', 'a\n\n', 'a\n\nSURE b\n\n', 'a\n\nSURE b\n\nBAD c\n\n']),
     );
     expect(v.q[2]).toBe(1);
     expect(v.q[3]).toBe(0);
     expect(v.q[4]).toBe(0);
+    expect(v.prefixes[4]).toMatchObject({ checked: true, samples: 0, requests: 0 });
     for (const x of [v.q[0], v.q[1]]) {
       expect(x).toBeGreaterThan(0);
       expect(x).toBeLessThan(1);
       expect(Number.isInteger(x * 16)).toBe(true);
     }
-    expect(v.rollouts).toBe(80);
-    expect(v.rolloutTokens).toBe(80 * 7);
-    expect(v.cost.policy.calls).toBe(5);
+    expect(v.rollouts).toBe(64);
+    expect(v.rolloutTokens).toBe(64 * 7);
+    expect(v.cost.policy.calls).toBe(4);
     // Seeds depend on (run seed, prefix length) only.
     const seeds = new Map(model.calls.map((c) => [c.prefix.split('\n\n').length - 1, c.seed]));
     for (const [len, seed] of seeds) expect(seed).toBe(prefixSeed(3, len));
@@ -64,6 +66,23 @@ describe('estimateStepValues', () => {
       ).q;
     expect(await run(1)).toEqual(await run(1));
     expect(await run(1)).not.toEqual(await run(2));
+  });
+
+  it('the whole solution is valued by its own check, even where every rollout would say otherwise', async () => {
+    // Rollouts from any prefix always fail; the finished solution is right.
+    const model = createFakePolicyModel(() => 0);
+    const chunks = ['6 × 7 = 42.', 'So \\boxed{42}.'];
+    const v = await estimateStepValues(createPolicy(model), boxedChecker, problem, chunks, { rollouts: 8 });
+    expect(v.q).toEqual([0, 0, 1]);
+    const known = await estimateStepValues(
+      createPolicy(model),
+      boxedChecker,
+      problem,
+      ['x', 'y'],
+      { rollouts: 8 },
+      true,
+    );
+    expect(known.q[2]).toBe(1);
   });
 
   it('early stopping draws batches until the first correct rollout, with the backend block seeds', async () => {
@@ -96,8 +115,9 @@ describe('estimateStepValues', () => {
     const model = createFakePolicyModel(rate);
     const memo = createPrefixMemo();
     const policy = createPolicy(model);
-    const a = await estimateStepValues(policy, boxedChecker, problem, ['a', 'x'], { rollouts: 8, memo });
-    const b = await estimateStepValues(policy, boxedChecker, problem, ['a', 'y'], { rollouts: 8, memo });
+    const a = await estimateStepValues(policy, boxedChecker, problem, ['a', 'x', 'z'], { rollouts: 8, memo });
+    const b = await estimateStepValues(policy, boxedChecker, problem, ['a', 'y', 'z'], { rollouts: 8, memo });
+    // '', 'a', 'a x', 'a y': the shared '' and 'a' are requested once.
     expect(model.calls).toHaveLength(4);
     expect(b.q.slice(0, 2)).toEqual(a.q.slice(0, 2));
     expect(b.rollouts).toBe(24);
@@ -154,15 +174,16 @@ describe('binary first-error search', () => {
     });
     expect(found.firstError).toBe(7);
     expect(found.probes.length).toBeLessThanOrEqual(4);
-    expect(found.rollouts).toBe(found.probes.length * 8);
-    const clean = await binarySearchFirstError(
-      createPolicy(createFakePolicyModel(() => 1)),
-      boxedChecker,
-      problem,
-      chunks.map((c) => c.replace('BAD', 'ok')),
-      { rollouts: 8 },
-    );
+    expect(found.rollouts).toBe(found.probes.filter((p) => !p.checked).length * 8);
+    // A clean solution whose final answer is right: the last prefix is the check, not rollouts.
+    const cleanChunks = [...chunks.slice(0, 11).map((c) => c.replace('BAD', 'ok')), 'So \\boxed{42}.'];
+    const cleanModel = createFakePolicyModel(() => 1);
+    const clean = await binarySearchFirstError(createPolicy(cleanModel), boxedChecker, problem, cleanChunks, {
+      rollouts: 8,
+    });
     expect(clean.firstError).toBe(-1);
+    expect(clean.probes.at(-1)?.checked).toBe(true);
+    expect(cleanModel.calls.every((c) => !c.prefix.includes('boxed'))).toBe(true);
   });
 
   it('labelSolution in binary mode: positive before, negative at, undetermined after the first error', async () => {
@@ -204,14 +225,16 @@ describe('labelSolution (linear)', () => {
       { id: 'p1#0', problem, chunks: ['SURE a', 'BAD', 'c'], correct: false },
       { rollouts: 8, signals: ['abs-q', 'rel-ratio', 'ms-soft', 'sorm'], seed: 1 },
     );
-    expect(requests).toBe(4);
+    // Prefixes 0, 1, 2; the whole solution is its check (correct: false).
+    expect(requests).toBe(3);
     expect(record.id).toBe('p1#0');
     expect(record.problem).toBe(problem.question);
     expect(record.answer).toBe('42');
     expect(record.chunks.map((c) => c.q)).toEqual([1, 0, 0]);
     expect(record.chunks[0].labels).toEqual({ 'abs-q': true, 'rel-ratio': true, 'ms-soft': 1, sorm: true });
     expect(record.firstError).toEqual({ 'abs-q': 1, 'rel-ratio': 1, 'ms-soft': 1, sorm: 1 });
-    expect(record.cost).toEqual({ rollouts: 32, tokens: 32 * 7 });
+    expect(record.cost).toEqual({ rollouts: 24, tokens: 24 * 7 });
+    expect(record.chunks[2].rollouts).toBe(0);
     expect(record.finalAnswerCorrect).toBe(false);
   });
 });

@@ -116,15 +116,18 @@ describe('runLabelJob', () => {
       rollouts: 4,
       signals: ['abs-q', 'ms-soft'],
     });
-    // Distinct prefixes: '', 'a', 'a b', 'a BAD', 'c' → 5 requests for 3 + 3 + 2 = 8 estimates.
-    expect(model.calls).toHaveLength(5);
-    expect(summary.spent.policy.calls).toBe(5);
-    expect(summary.rollouts).toBe(8 * 4);
+    // Rolled-out prefixes: '' (shared by all three) and 'a' (shared by two) → 2 requests for
+    // 2 + 2 + 1 = 5 estimates; each whole solution is checked, not rolled out from.
+    expect(model.calls).toHaveLength(2);
+    expect(summary.spent.policy.calls).toBe(2);
+    expect(summary.rollouts).toBe(5 * 4);
     const recs = read(out);
     expect(recs.map((r) => r.id)).toEqual(['p#0', 'p#1', 'p#2']);
-    expect(recs.map((r) => r.firstError['abs-q'])).toEqual([-1, 1, -1]);
-    expect(summary.signals['abs-q']).toEqual({ positive: 4, labeled: 5, share: 0.8, withError: 1 });
-    expect(summary.signals['ms-soft']?.share).toBe(0.8);
+    // None of the samples has the boxed answer: every last chunk is negative by the check.
+    expect(recs.map((r) => r.finalAnswerCorrect)).toEqual([false, false, false]);
+    expect(recs.map((r) => r.firstError['abs-q'])).toEqual([1, 1, 0]);
+    expect(summary.signals['abs-q']).toEqual({ positive: 2, labeled: 5, share: 0.4, withError: 3 });
+    expect(summary.signals['ms-soft']?.share).toBe(0.4);
 
     // Rerun: everything is in the output already; no model call.
     const again = await runLabelJob({
@@ -135,7 +138,7 @@ describe('runLabelJob', () => {
       rollouts: 4,
       signals: ['abs-q', 'ms-soft'],
     });
-    expect(model.calls).toHaveLength(5);
+    expect(model.calls).toHaveLength(2);
     expect(again.resumed).toBe(3);
     expect(read(out)).toEqual(recs);
   });
@@ -188,7 +191,9 @@ describe('runLabelJob', () => {
     await runLabelJob({ ...options, solutions: readLabelInput(file), keepRollouts: true });
     const [rec] = read(out);
     expect(rec.emptyPrefixRollouts).toHaveLength(6);
-    for (const c of rec.chunks) {
+    // The whole solution is checked, not rolled out from: its chunk keeps no rollout.
+    expect(rec.chunks[2].rollouts).toEqual([]);
+    for (const c of rec.chunks.slice(0, 2)) {
       const kept = c.rollouts as Array<{ text: string; correct: boolean }>;
       expect(Array.isArray(kept)).toBe(true);
       expect(kept).toHaveLength(6);
@@ -208,7 +213,7 @@ describe('runLabelJob', () => {
     );
     const plain = join(dir, 'keep-plain.jsonl');
     await runLabelJob({ ...options, out: plain, solutions: readLabelInput(file) });
-    expect(read(plain)[0].chunks.map((c) => c.rollouts)).toEqual([6, 6, 6]);
+    expect(read(plain)[0].chunks.map((c) => c.rollouts)).toEqual([6, 6, 0]);
     expect(read(plain)[0].emptyPrefixRollouts).toBeUndefined();
     await expect(
       runLabelJob({ ...options, out: plain, solutions: readLabelInput(file), keepRollouts: true }),

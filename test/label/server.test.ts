@@ -43,11 +43,14 @@ function rowsFile(name: string, rows: Row[]): string {
   return file;
 }
 
+/** Solutions of 3–6 steps; the last one boxes the right answer unless a BAD step came before. */
 function makeRows(count: number, badAt: (i: number) => number): Row[] {
   return Array.from({ length: count }, (_, i) => {
     const steps = Array.from({ length: 3 + (i % 4) }, (_, k) => `Step ${k + 1} of solution ${i}.`);
     const b = badAt(i);
-    if (b >= 0 && b < steps.length) steps[b] = `Step ${b + 1}: the BAD step of solution ${i}.`;
+    const bad = b >= 0 && b < steps.length;
+    steps[steps.length - 1] += ` The answer is \\boxed{${bad ? -1 : i + 1}}.`;
+    if (bad) steps[b] = `Step ${b + 1}: the BAD step of solution ${i}.`;
     return { id: `row-${i}`, problem: `Problem ${i}: what is ${i} + 1?`, answer: String(i + 1), steps };
   });
 }
@@ -68,10 +71,11 @@ function halfRight(question: string, prefix: string, seed: number | undefined, i
 
 describe('requests per prefix through the openai backend', () => {
   const rows = makeRows(6, (i) => (i % 2 === 0 ? 1 : -1));
-  const prefixes = rows.reduce((a, r) => a + r.steps.length + 1, 0);
+  // Prefixes 0…H−1 of each solution (the whole solution is checked, not rolled out from).
+  const prefixes = rows.reduce((a, r) => a + r.steps.length, 0);
   const M = 8;
 
-  it('a server with n: exactly one completion request per prefix (empty + one per chunk), n = M', async () => {
+  it('a server with n: exactly one completion request per prefix 0…H−1, n = M', async () => {
     const server = await startScriptedServer({ rollout: halfRight });
     try {
       const input = rowsFile('a3.jsonl', rows);
@@ -99,8 +103,9 @@ describe('requests per prefix through the openai backend', () => {
       const out = records(join(dir, 'a3.out.jsonl'));
       expect(out.map((r) => r.id)).toEqual(rows.map((r) => r.id));
       for (const r of out) {
-        expect(r.chunks.every((c) => c.rollouts === M)).toBe(true);
-        expect(r.cost.rollouts).toBe((r.chunks.length + 1) * M);
+        expect(r.chunks.map((c) => c.rollouts)).toEqual([...Array(r.chunks.length - 1).fill(M), 0]);
+        expect(r.cost.rollouts).toBe(r.chunks.length * M);
+        expect(r.chunks.at(-1)?.q).toBe(r.finalAnswerCorrect ? 1 : 0);
         expect(Object.keys(r.firstError).sort()).toEqual(
           ['abs-q', 'ms-hard', 'ms-soft', 'rel-effective', 'rel-ratio', 'sorm'].sort(),
         );
@@ -148,13 +153,14 @@ describe('requests per prefix through the openai backend', () => {
 });
 
 describe('first error under abs-q with a server that fails every rollout after a given step', () => {
-  it('is that step for every solution holding it, −1 for the others', async () => {
+  it('12 solutions of H chunks: at most ΣH requests (prefixes 0…H−1) and the first errors are the BAD steps', async () => {
     // Rollouts are always right unless the prefix contains the BAD step.
     const server = await startScriptedServer({
       rollout: (q, prefix) => `Done.\n\nThe answer is \\boxed{${prefix.includes('BAD') ? '-1' : gold(q)}}.`,
     });
     try {
-      const rows = makeRows(16, (i) => (i % 3 === 2 ? -1 : i % 5));
+      const rows = makeRows(12, (i) => (i % 3 === 2 ? -1 : i % 5));
+      const sumH = rows.reduce((a, r) => a + r.steps.length, 0);
       const expected = rows.map((r) => r.steps.findIndex((s) => s.includes('BAD')));
       expect(expected.filter((e) => e === -1).length).toBeGreaterThanOrEqual(3);
       expect(new Set(expected.filter((e) => e >= 0)).size).toBeGreaterThanOrEqual(3);
@@ -170,6 +176,9 @@ describe('first error under abs-q with a server that fails every rollout after a
         seed: 3,
       });
       await model.close?.();
+      // One request per prefix 0…H−1 at most (none from a finished solution).
+      expect(server.requests.length).toBeLessThanOrEqual(sumH);
+      expect(server.requests.some((r) => r.prefix.includes('boxed'))).toBe(false);
       const got = records(out);
       expect(got.map((r) => r.firstError['abs-q'])).toEqual(expected);
       // With all-or-nothing rollouts the other signals agree.
