@@ -2,7 +2,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { UsageError } from '../core/errors.js';
+import { createRng } from '../core/rng.js';
 import { readJsonl } from '../jobs/jsonl.js';
+import { balanceByPrefixLength } from '../label/balance.js';
 import { labeledSteps, propagateBackward, toMathShepherd, toTrlStepwise } from './formats.js';
 import { buildJudgeRlSet } from './judge-rl.js';
 import { type LabeledSolution, readLabelFile, signalsIn, validateRows } from './label-file.js';
@@ -69,6 +71,14 @@ export interface ExportOptions {
   split?: string;
 }
 
+/** SORM balancing at one prefix length: rows kept and dropped, by last label. */
+export interface PrefixLengthBalance {
+  positive: number;
+  negative: number;
+  kept: number;
+  dropped: number;
+}
+
 export interface ExportSummary {
   task: ExportTask;
   format: ExportFormat;
@@ -76,6 +86,8 @@ export interface ExportSummary {
   rows: number;
   signal?: string;
   stats?: Record<string, number>;
+  /** sorm: per prefix length (chunks), the prefixes found and how many balancing kept and dropped. */
+  byPrefixLength?: Record<string, PrefixLengthBalance>;
 }
 
 function writeJsonl(path: string, rows: readonly unknown[]): void {
@@ -136,6 +148,48 @@ function sftRows(
   return pairs.map((p) => ({ id: p.id, [promptKey]: p.prompt, [labelKey]: p.completion }));
 }
 
+/**
+ * SORM training data (GLoRe): one row per labeled prefix — the solution cut after chunk k, with the
+ * labels of its chunks, trained on the last one (TRL: `PRMConfig(train_on_last_step_only=True)`) —
+ * then balanced per prefix length: at each length as many rows with a positive last label as with
+ * a negative one (seeded down-sampling of the larger class; a length with one class only keeps
+ * nothing). Row ids are `<solution id>@<k>`.
+ */
+export function sormPrefixRows(
+  rows: readonly LabeledSolution[],
+  signal: string,
+  seed: number,
+): { rows: LabeledSolution[]; byPrefixLength: Record<string, PrefixLengthBalance> } {
+  const prefixes: Array<{ row: LabeledSolution; length: number; positive: boolean }> = [];
+  for (const r of rows) {
+    const { labels } = labeledSteps(r, signal);
+    labels.forEach((positive, i) => {
+      prefixes.push({
+        row: { ...r, id: `${r.id}@${i + 1}`, chunks: r.chunks.slice(0, i + 1) },
+        length: i + 1,
+        positive,
+      });
+    });
+  }
+  const kept = balanceByPrefixLength(
+    prefixes,
+    (p) => ({ prefixLength: p.length, positive: p.positive }),
+    createRng(seed),
+  );
+  const byPrefixLength: Record<string, PrefixLengthBalance> = {};
+  for (const p of prefixes) {
+    byPrefixLength[p.length] ??= { positive: 0, negative: 0, kept: 0, dropped: 0 };
+    const b = byPrefixLength[p.length];
+    if (p.positive) b.positive++;
+    else b.negative++;
+  }
+  for (const b of Object.values(byPrefixLength)) {
+    b.kept = 2 * Math.min(b.positive, b.negative);
+    b.dropped = b.positive + b.negative - b.kept;
+  }
+  return { rows: kept.map((p) => p.row), byPrefixLength };
+}
+
 /** Build one training set from a stepwise output file and write it (`stepwise export`). */
 export async function exportTrainingData(o: ExportOptions): Promise<ExportSummary> {
   if (!TASK_FORMATS[o.task]?.includes(o.format)) {
@@ -189,7 +243,7 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
     const labeled = readLabelFile(o.from);
     const signal = pickSignal(labeled, o.task, o.signal);
     summary.signal = signal;
-    const rows = labeled
+    let rows = labeled
       .map((r) => {
         if (o.task !== 'sorm') return r;
         // SORM: a prefix before a positive one is positive too.
@@ -203,6 +257,12 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
         };
       })
       .filter((r) => labeledSteps(r, signal).steps.length > 0);
+    const solutions = rows.length;
+    if (o.task === 'sorm') {
+      const balanced = sormPrefixRows(rows, signal, o.seed ?? 0);
+      rows = balanced.rows;
+      summary.byPrefixLength = balanced.byPrefixLength;
+    }
     let out: unknown[];
     if (o.format === 'trl') out = rows.map((r) => ({ id: r.id, ...toTrlStepwise(r, signal) }));
     else if (o.format === 'mathshepherd') out = rows.map((r) => toMathShepherd(r, signal, o.task));
@@ -212,7 +272,12 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
         return { id: r.id, [promptKey]: ms.input, [labelKey]: ms.label };
       });
     summary.rows = out.length;
-    summary.stats = { solutions: labeled.length, skippedUnlabeled: labeled.length - rows.length };
+    summary.stats = { solutions: labeled.length, skippedUnlabeled: labeled.length - solutions };
+    if (summary.byPrefixLength) {
+      const lengths = Object.values(summary.byPrefixLength);
+      summary.stats.prefixes = lengths.reduce((a, b) => a + b.kept + b.dropped, 0);
+      summary.stats.dropped = lengths.reduce((a, b) => a + b.dropped, 0);
+    }
     writeJsonl(o.out, out);
     return summary;
   }

@@ -85,6 +85,40 @@ describe('stepwise export', () => {
     expect(ms.label).toBe(rebuilt);
   });
 
+  it('SORM: one TRL row per prefix, its steps and their labels, balanced per prefix length', async () => {
+    // Solution s: first error at chunk s % 4 (s % 5 === 4: none), so each length has both classes, unevenly.
+    const many = labeledFixture(30, (s) => (s % 5 === 4 ? -1 : s % 4));
+    const from = writeJsonlFile(dir, 'sorm-many.jsonl', many);
+    const out = join(dir, 'sorm-prefix.trl.jsonl');
+    const summary = await exportTrainingData({ from, task: 'sorm', format: 'trl', out, seed: 3 });
+    const trl = readJsonl(out);
+    expect(trl).toHaveLength(summary.rows);
+    const byLength = new Map<number, { pos: number; neg: number }>();
+    for (const r of trl) {
+      const [solutionId, k] = r.id.split('@');
+      const src = many.find((m) => m.id === solutionId)!;
+      // The steps up to the prefix, with their labels.
+      expect(r.completions).toEqual(src.chunks.slice(0, Number(k)).map((c) => c.text));
+      expect(r.labels).toEqual(src.chunks.slice(0, Number(k)).map((c) => c.labels.sorm));
+      const b = byLength.get(r.completions.length) ?? { pos: 0, neg: 0 };
+      if (r.labels.at(-1)) b.pos++;
+      else b.neg++;
+      byLength.set(r.completions.length, b);
+    }
+    expect(byLength.size).toBeGreaterThanOrEqual(3);
+    for (const b of byLength.values()) expect(Math.abs(b.pos - b.neg)).toBeLessThanOrEqual(1);
+    // The summary's kept/dropped per length add up to the prefixes found and the rows written.
+    const stats = Object.entries(summary.byPrefixLength ?? {});
+    expect(stats.map(([k]) => k)).toEqual(['1', '2', '3', '4']);
+    for (const [k, b] of stats) {
+      expect(b.kept + b.dropped).toBe(b.positive + b.negative);
+      expect(b.kept).toBe((byLength.get(Number(k))?.pos ?? 0) + (byLength.get(Number(k))?.neg ?? 0));
+      expect(b.positive + b.negative).toBe(30);
+    }
+    expect(stats.reduce((a, [, b]) => a + b.kept, 0)).toBe(summary.rows);
+    expect(stats.some(([, b]) => b.dropped > 0)).toBe(true);
+  });
+
   it('SORM propagates positives backward', () => {
     expect(propagateBackward([false, true, false, true, false])).toEqual([true, true, true, true, false]);
   });
@@ -194,7 +228,8 @@ describe('signal choice', () => {
       out: join(dir, 'sorm.jsonl'),
     });
     expect(s.signal).toBe('abs-q');
-    expect(s.rows).toBe(12);
+    // Prefix rows of lengths 3 and 4 (6 positive + 6 negative each); lengths 1–2 are all positive.
+    expect(s.rows).toBe(24);
     await expect(
       exportTrainingData({
         from: noSorm,

@@ -109,6 +109,11 @@ export function register(program: Command): void {
           process.stdout.write(
             `wrote ${summary.rows} ${summary.task} rows as ${summary.format} to ${summary.out}${summary.signal ? ` [signal ${summary.signal}]` : ''}${stats}\n`,
           );
+          // SORM balancing, per prefix length: what was found and what balancing kept.
+          for (const [length, b] of Object.entries(summary.byPrefixLength ?? {}))
+            process.stdout.write(
+              `  prefix length ${length}: ${b.positive} positive, ${b.negative} negative → kept ${b.kept}, dropped ${b.dropped}\n`,
+            );
         }
       } finally {
         await close?.();
