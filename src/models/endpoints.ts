@@ -19,6 +19,11 @@ export interface Endpoint<C = unknown> {
   answered: boolean;
   /** Whether the server honours n > 1 in one request; undefined until known. */
   nativeN?: boolean;
+  /**
+   * Set while one request probes whether n > 1 works: until it is known, the other requests with
+   * n > 1 wait for it, so a server that rejects n sees one rejected request, not one per caller.
+   */
+  nProbe?: Promise<void>;
 }
 
 export interface EndpointPoolOptions {

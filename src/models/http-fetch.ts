@@ -106,6 +106,30 @@ class BufferedResponse {
   }
 }
 
+/**
+ * The SDK reads an error's text only from `{"error": {"message"}}`. Peers say it other ways:
+ * older vLLM and SGLang send `{"object": "error", "message", "type", "code"}` at the top level,
+ * FastAPI validation errors `{"detail": …}`, Ollama `{"error": "text"}`. Those are rewritten into
+ * the nested shape so the server's reason reaches the user instead of "(no body)".
+ */
+export function normalizeErrorBody(chunks: Buffer[]): Buffer[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    return chunks;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return chunks;
+  const body = parsed as Record<string, unknown>;
+  let error: Record<string, unknown> | undefined;
+  if (typeof body.error === 'string') error = { message: body.error };
+  else if (body.error === undefined && typeof body.message === 'string')
+    error = { message: body.message, type: body.type, code: body.code, param: body.param };
+  else if (body.error === undefined && body.detail !== undefined)
+    error = { message: typeof body.detail === 'string' ? body.detail : JSON.stringify(body.detail) };
+  return error ? [Buffer.from(JSON.stringify({ error }))] : chunks;
+}
+
 /** Create a keep-alive fetch with at most `maxSockets` connections per host. */
 export function createKeepAliveFetch(options: { maxSockets?: number } = {}): KeepAliveFetch {
   const maxSockets = options.maxSockets ?? 256;
@@ -158,7 +182,7 @@ export function createKeepAliveFetch(options: { maxSockets?: number } = {}): Kee
                 res.statusCode ?? 500,
                 res.statusMessage ?? '',
                 res.headers,
-                chunks,
+                (res.statusCode ?? 500) >= 400 ? normalizeErrorBody(chunks) : chunks,
                 url.href,
               ) as unknown as Response,
             );

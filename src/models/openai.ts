@@ -13,9 +13,11 @@ import {
   sleep,
 } from './retry.js';
 import { deriveSeed } from './seeds.js';
+import { type ServerKind, serverInfoFromModels, serverKindFromReply } from './server-kind.js';
 import type {
   CallOptions,
   Capabilities,
+  ChatMessage,
   FinishReason,
   GenerateRequest,
   GenerateResult,
@@ -48,6 +50,11 @@ export interface OpenAIModelOptions {
   rng?: Rng;
   /** Called with each warning the first time it occurs (e.g. to print it). */
   onWarning?: (message: string) => void;
+  /**
+   * Server family, which decides how a final assistant message is continued; `auto` (default)
+   * asks `GET /v1/models` once per endpoint before the first such request.
+   */
+  serverKind?: ServerKind | 'auto';
 }
 
 /** Running totals of one backend: what it cost and how often the servers misbehaved. */
@@ -85,6 +92,15 @@ export function serverRoot(baseUrl: string): string {
   return baseUrl.replace(/\/v1$/, '');
 }
 
+/** The context-overflow errors of vLLM ("maximum context length"), SGLang and llama.cpp ("exceeds the available context size"). */
+const CONTEXT_OVERFLOW =
+  /context length|context size|context window|exceed_context_size|too many tokens|longer than the model/i;
+
+/** A chat request whose last message is an assistant message to continue. */
+function continuesAssistant(request: GenerateRequest): boolean {
+  return request.messages?.[request.messages.length - 1]?.role === 'assistant';
+}
+
 function mapFinish(reason: string | null | undefined): FinishReason {
   if (reason === 'stop' || reason === 'length') return reason;
   if (reason === 'error' || reason === 'abort') return 'error';
@@ -96,12 +112,22 @@ interface RawCompletionChoice {
   text?: string;
   finish_reason?: string | null;
   stop_reason?: string | number | null;
+  /** SGLang's name for `stop_reason`. */
+  matched_stop?: string | number | null;
   logprobs?: {
     tokens?: string[];
     token_logprobs?: Array<number | null>;
     top_logprobs?: Array<Record<string, number> | null> | null;
     text_offset?: number[];
+    /** llama.cpp answers /v1/completions logprobs in the chat layout. */
+    content?: ChatLogprobEntry[] | null;
   } | null;
+}
+
+interface ChatLogprobEntry {
+  token: string;
+  logprob: number;
+  top_logprobs?: Array<{ token: string; logprob: number }>;
 }
 
 interface RawChatChoice {
@@ -109,13 +135,8 @@ interface RawChatChoice {
   message?: { content?: string | null };
   finish_reason?: string | null;
   stop_reason?: string | number | null;
-  logprobs?: {
-    content?: Array<{
-      token: string;
-      logprob: number;
-      top_logprobs?: Array<{ token: string; logprob: number }>;
-    }> | null;
-  } | null;
+  matched_stop?: string | number | null;
+  logprobs?: { content?: ChatLogprobEntry[] | null } | null;
 }
 
 interface RawReply<T> {
@@ -124,6 +145,7 @@ interface RawReply<T> {
 }
 
 function completionLogprobs(lp: RawCompletionChoice['logprobs']): TokenLogprob[] | undefined {
+  if (lp && !lp.tokens && Array.isArray(lp.content)) return chatLogprobs(lp);
   if (!lp?.tokens) return undefined;
   return lp.tokens.map((token, i) => {
     const t: TokenLogprob = { token, logprob: lp.token_logprobs?.[i] ?? 0 };
@@ -133,7 +155,9 @@ function completionLogprobs(lp: RawCompletionChoice['logprobs']): TokenLogprob[]
   });
 }
 
-function chatLogprobs(lp: RawChatChoice['logprobs']): TokenLogprob[] | undefined {
+function chatLogprobs(
+  lp: { content?: ChatLogprobEntry[] | null } | null | undefined,
+): TokenLogprob[] | undefined {
   if (!lp?.content) return undefined;
   return lp.content.map((c) => ({
     token: c.token,
@@ -188,6 +212,9 @@ export class OpenAIModel implements LanguageModel {
   private readonly apiKey: string;
   private readonly onWarning?: (message: string) => void;
   private readonly warned = new Set<string>();
+  private readonly serverKind: ServerKind | 'auto';
+  /** Per endpoint URL: the family `GET /v1/models` named (asked once, on first need). */
+  private readonly kinds = new Map<string, Promise<ServerKind>>();
   private readonly totals: OpenAIStats = {
     requests: 0,
     calls: 0,
@@ -211,6 +238,7 @@ export class OpenAIModel implements LanguageModel {
     };
     this.rng = options.rng ?? createRng(hashString(`${process.pid}:${Date.now()}`));
     this.onWarning = options.onWarning;
+    this.serverKind = options.serverKind ?? 'auto';
     this.endpoints = new EndpointPool(
       urls,
       (url) =>
@@ -257,16 +285,12 @@ export class OpenAIModel implements LanguageModel {
     what: string,
     attempt: (endpoint: Endpoint<OpenAI>) => Promise<T>,
     signal: AbortSignal | undefined,
-    warnings: string[],
   ): Promise<T> {
     let last: Failure | undefined;
     let lastUrl = '';
     for (let retry = 0; ; ) {
       const endpoint = await this.endpoints.acquire(signal);
       let failure: Failure;
-      // Whether this attempt may send n > 1: a concurrent request can switch the endpoint to
-      // single-sample requests while this one is in flight, and its rejection must fall back too.
-      const mayHaveSentN = endpoint.nativeN !== false;
       try {
         const result = await attempt(endpoint);
         this.totals.requests++;
@@ -287,15 +311,6 @@ export class OpenAIModel implements LanguageModel {
       this.totals.failures[failure.kind] = (this.totals.failures[failure.kind] ?? 0) + 1;
       last = failure;
       lastUrl = endpoint.url;
-      if (failure.kind === 'unsupported-n' && mayHaveSentN) {
-        // Not a retry: the same request goes again as single-sample requests.
-        endpoint.nativeN = false;
-        this.warn(
-          `${endpoint.url} rejected n > 1 (${failure.message.slice(0, 120)}): sending one request per sample`,
-          warnings,
-        );
-        continue;
-      }
       if (!failure.retryable) break;
       // A server that has never answered and refuses connections is a wrong URL or not started.
       const neverAnswered = this.endpoints.endpoints.every((e) => !e.answered);
@@ -324,12 +339,13 @@ export class OpenAIModel implements LanguageModel {
           `cannot reach the server for ${where} (connection refused): is it running? Check --base-url / OPENAI_BASE_URL`,
         );
       case 'client':
-      case 'unsupported-n':
         return new StepwiseError(
           `${what}: ${where} rejected the request${f.status ? ` (HTTP ${f.status})` : ''}: ${f.message}${
             f.status === 404
               ? ' (is the model name right? `GET /v1/models` lists what the server serves)'
-              : ''
+              : CONTEXT_OVERFLOW.test(f.message)
+                ? ' (the prompt plus --max-tokens do not fit the context the server gives one request: lower --max-tokens, shorten the input, or start the server with a longer context — llama.cpp: -c, divided among its -np slots; vLLM: --max-model-len)'
+                : ''
           }`,
         );
       default:
@@ -345,11 +361,14 @@ export class OpenAIModel implements LanguageModel {
     request: GenerateRequest,
     n: number,
     seed: number | undefined,
+    kind: ServerKind,
   ): Record<string, unknown> {
     const body: Record<string, unknown> = { model: this.modelId };
     if (request.messages) {
       body.messages = request.messages;
-      if (request.messages[request.messages.length - 1]?.role === 'assistant') {
+      // vLLM and SGLang continue a final assistant message only when asked to; llama.cpp and
+      // Ollama always do (prefill) and have no such fields.
+      if (continuesAssistant(request) && kind !== 'llama.cpp' && kind !== 'ollama') {
         body.continue_final_message = true;
         body.add_generation_prompt = false;
       }
@@ -371,7 +390,34 @@ export class OpenAIModel implements LanguageModel {
     return body;
   }
 
-  /** One HTTP request for up to `want` samples starting at sample `offset`. */
+  /** The server family of an endpoint: configured, or asked of `GET /v1/models` once. */
+  private kindOf(endpoint: Endpoint<OpenAI>, signal: AbortSignal | undefined): Promise<ServerKind> {
+    if (this.serverKind !== 'auto') return Promise.resolve(this.serverKind);
+    let kind = this.kinds.get(endpoint.url);
+    if (!kind) {
+      kind = (
+        endpoint.client.get('/models', {
+          signal,
+          timeout: Math.min(this.timeoutMs, 30_000),
+        }) as Promise<unknown>
+      )
+        .then((reply) => serverInfoFromModels(reply).kind)
+        .catch(() => 'unknown' as const);
+      this.kinds.set(endpoint.url, kind);
+    }
+    return kind;
+  }
+
+  /**
+   * One HTTP request for up to `want` samples starting at sample `offset`.
+   *
+   * n > 1 is found out by probing, never from an error's wording: while an endpoint's support is
+   * unknown one request probes it and the others wait. When that request fails with a status that
+   * is not worth retrying (4xx), or with a 5xx, it is sent again at once with n = 1; if that
+   * succeeds the endpoint is marked n = 1 for good. A 5xx after n > 1 has worked once is a plain
+   * server error. Greedy requests (temperature 0) always go out with n = 1 — vLLM refuses n > 1
+   * for them — and say nothing about the endpoint.
+   */
   private async requestSamples(
     request: GenerateRequest,
     want: number,
@@ -381,30 +427,73 @@ export class OpenAIModel implements LanguageModel {
   ): Promise<{ samples: Sample[]; usage: Usage; asked: number; endpoint: Endpoint<OpenAI> }> {
     let used!: Endpoint<OpenAI>;
     let asked = want;
+    let kind: ServerKind = 'unknown';
     const chat = request.messages !== undefined;
+    const greedy = request.temperature === 0;
     const reply = await this.withRetries(
       chat ? 'chat completion' : 'completion',
-      (endpoint) => {
+      async (endpoint) => {
         used = endpoint;
-        asked = endpoint.nativeN === false ? 1 : want;
-        const body = this.requestBody(request, asked, deriveSeed(request.seed, offset));
-        const opts = { signal, timeout: this.timeoutMs };
-        return (
-          chat
-            ? endpoint.client.chat.completions.create(
-                body as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
-                opts,
-              )
-            : endpoint.client.completions.create(
-                body as unknown as OpenAI.CompletionCreateParamsNonStreaming,
-                opts,
-              )
-        ) as Promise<unknown>;
+        if (continuesAssistant(request)) kind = await this.kindOf(endpoint, signal);
+        const send = (n: number): Promise<unknown> => {
+          const body = this.requestBody(request, n, deriveSeed(request.seed, offset), kind);
+          const opts = { signal, timeout: this.timeoutMs };
+          return (
+            chat
+              ? endpoint.client.chat.completions.create(
+                  body as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
+                  opts,
+                )
+              : endpoint.client.completions.create(
+                  body as unknown as OpenAI.CompletionCreateParamsNonStreaming,
+                  opts,
+                )
+          ) as Promise<unknown>;
+        };
+        const single = (): boolean => greedy || want === 1 || endpoint.nativeN === false;
+        while (!single() && endpoint.nativeN === undefined && endpoint.nProbe) await endpoint.nProbe;
+        asked = single() ? 1 : want;
+        if (asked === 1) return send(1);
+        let endProbe: (() => void) | undefined;
+        if (endpoint.nativeN === undefined)
+          endpoint.nProbe = new Promise<void>((resolve) => {
+            endProbe = resolve;
+          });
+        try {
+          const answer = await send(asked);
+          const count = (answer as RawReply<unknown>).choices?.length ?? 0;
+          // A server that ignores n answers one choice (Ollama); generate() says so.
+          if (count > 0) endpoint.nativeN = count >= asked || (endpoint.nativeN === true && count > 1);
+          return answer;
+        } catch (err) {
+          const failure = classifyError(err);
+          const probe =
+            endpoint.nativeN !== true &&
+            failure.status !== undefined &&
+            (failure.kind === 'client' || failure.kind === 'server');
+          if (!probe) throw err;
+          this.totals.requests++;
+          this.totals.failures[failure.kind] = (this.totals.failures[failure.kind] ?? 0) + 1;
+          const answer = await send(1);
+          endpoint.nativeN = false;
+          asked = 1;
+          this.warn(
+            `${endpoint.url} rejected n = ${want} (HTTP ${failure.status}: ${failure.message.slice(0, 120)}) and ` +
+              'answered n = 1: sending one request per sample from now on',
+            warnings,
+          );
+          return answer;
+        } finally {
+          if (endProbe) {
+            endpoint.nProbe = undefined;
+            endProbe();
+          }
+        }
       },
       signal,
-      warnings,
     );
     const raw = reply as RawReply<RawCompletionChoice & RawChatChoice>;
+    if (kind === 'unknown' && continuesAssistant(request)) kind = serverKindFromReply(reply);
     const choices = (raw.choices ?? []).slice().sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
     const samples: Sample[] = choices.map((c) => {
       const s: Sample = {
@@ -412,14 +501,21 @@ export class OpenAIModel implements LanguageModel {
         finishReason: mapFinish(c.finish_reason),
         completionTokens: 0,
       };
-      if (typeof c.stop_reason === 'string') s.stopReason = c.stop_reason;
-      else if (c.stop_reason === null && s.finishReason === 'stop') s.stopReason = null;
+      const stop = c.stop_reason !== undefined ? c.stop_reason : c.matched_stop;
+      if (typeof stop === 'string') s.stopReason = stop;
+      else if (typeof stop === 'number') {
+        // A stop token id (vLLM: e.g. an extra EOS id of the model's generation config), not a stop string.
+        s.stopReason = null;
+        s.stopTokenId = stop;
+      } else if (stop === null && s.finishReason === 'stop') s.stopReason = null;
       const lp = chat
         ? chatLogprobs(c.logprobs as RawChatChoice['logprobs'])
         : completionLogprobs(c.logprobs as RawCompletionChoice['logprobs']);
       if (lp) s.logprobs = lp;
       return s;
     });
+    if (kind === 'llama.cpp' && continuesAssistant(request))
+      this.stripPrefill(samples, request.messages!, used.url);
     assignTokens(samples, raw.usage?.completion_tokens ?? undefined);
     const usage: Usage = {
       calls: 1,
@@ -427,6 +523,25 @@ export class OpenAIModel implements LanguageModel {
       completionTokens: raw.usage?.completion_tokens ?? samples.reduce((a, s) => a + s.completionTokens, 0),
     };
     return { samples, usage, asked, endpoint: used };
+  }
+
+  /**
+   * llama.cpp continues a final assistant message (prefill) and returns the prefill followed by
+   * the continuation as `message.content`: cut the prefill off. A reply that does not start with
+   * it came from a server that started a new turn instead (builds before prefill, or
+   * `--no-prefill-assistant`): its text is no continuation, so it is an error, not a sample.
+   */
+  private stripPrefill(samples: Sample[], messages: ChatMessage[], url: string): void {
+    const prefill = messages[messages.length - 1].content;
+    for (const s of samples) {
+      if (s.text.startsWith(prefill)) s.text = s.text.slice(prefill.length);
+      else
+        throw new StepwiseError(
+          `${this.provider}:${this.modelId} at ${url} (llama.cpp) did not continue the assistant message: its reply ` +
+            'does not begin with the prefilled text, so the server started a new turn (a build without assistant ' +
+            'prefill, or --no-prefill-assistant). Use --prompt-form raw, or a llama.cpp build that prefills.',
+        );
+    }
   }
 
   async generate(request: GenerateRequest, options: CallOptions = {}): Promise<GenerateResult> {
@@ -453,16 +568,12 @@ export class OpenAIModel implements LanguageModel {
           );
         continue;
       }
-      if (reply.asked > 1 && reply.samples.length < reply.asked && reply.endpoint.nativeN !== false) {
-        reply.endpoint.nativeN = false;
+      if (reply.asked > 1 && reply.samples.length < reply.asked && reply.endpoint.nativeN === false)
         this.warn(
           `${reply.endpoint.url} returned ${reply.samples.length} of n=${reply.asked} choices: sending one request per sample`,
           warnings,
         );
-      } else if (reply.asked > 1) {
-        reply.endpoint.nativeN = true;
-      }
-      if (reply.asked === 1 && want > 1)
+      if (reply.asked === 1 && want > 1 && request.temperature !== 0)
         this.warn(`${reply.endpoint.url} does not support n > 1: sent one request per sample`, warnings);
       samples.push(...reply.samples.slice(0, want));
     }
@@ -491,18 +602,27 @@ export class OpenAIModel implements LanguageModel {
           { signal: options.signal, timeout: this.timeoutMs },
         ) as Promise<unknown>,
       options.signal,
-      [],
     )) as RawReply<RawCompletionChoice>;
     const lp = reply.choices?.[0]?.logprobs;
     if (!lp?.tokens || !lp.text_offset || !lp.token_logprobs)
       throw new StepwiseError(
         `${this.provider}:${this.modelId}: the server did not return echoed prompt logprobs (score needs echo + logprobs)`,
       );
+    // vLLM counts offsets over the decoded prompt tokens from 0, BOS included: the echoed prompt is
+    // then longer than `text` by the BOS text, and every offset is shifted by that much.
+    const reported = reply.usage?.prompt_tokens;
+    const promptCount =
+      reported !== undefined && reported > 0 && reported <= lp.tokens.length
+        ? reported
+        : lp.tokens.length - 1;
+    const promptEnd =
+      promptCount > 0 ? lp.text_offset[promptCount - 1] + lp.tokens[promptCount - 1].length : 0;
+    const shift = Math.max(0, promptEnd - text.length);
     const tokens: TokenLogprob[] = [];
-    for (let i = 0; i < lp.tokens.length; i++) {
-      const start = lp.text_offset[i];
+    for (let i = 0; i < promptCount; i++) {
+      const start = lp.text_offset[i] - shift;
       const end = start + lp.tokens[i].length;
-      if (start >= text.length) break; // the generated token
+      if (start >= text.length) break;
       if (end > prefix.length && lp.token_logprobs[i] !== null)
         tokens.push({ token: lp.tokens[i], logprob: lp.token_logprobs[i] as number });
     }
@@ -525,7 +645,6 @@ export class OpenAIModel implements LanguageModel {
           timeout: this.timeoutMs,
         }) as Promise<unknown>,
       options.signal,
-      [],
     )) as { data?: Array<{ data?: unknown }>; usage?: { prompt_tokens?: number } };
     const rows = reply.data?.[0]?.data;
     if (!Array.isArray(rows))

@@ -45,15 +45,7 @@ export function parseRetryAfter(headers: Headers | undefined, now: number = Date
 }
 
 /** What went wrong with one attempt. */
-export type FailureKind =
-  | 'rate-limit'
-  | 'server'
-  | 'timeout'
-  | 'connection'
-  | 'refused'
-  | 'unsupported-n'
-  | 'client'
-  | 'abort';
+export type FailureKind = 'rate-limit' | 'server' | 'timeout' | 'connection' | 'refused' | 'client' | 'abort';
 
 export interface Failure {
   kind: FailureKind;
@@ -82,13 +74,6 @@ function causeMessage(err: unknown): string {
     : String((err as Error)?.message ?? err);
 }
 
-/** A server message that rejects `n` (Ollama, old llama.cpp, some proxies). */
-export function mentionsN(message: string): boolean {
-  return /(^|[^a-z_])n([^a-z_]|$)|\bn\s*[>=]|'n'|"n"|`n`|number of (choices|completions)|\bn_choices\b/i.test(
-    message,
-  );
-}
-
 /** Classify an error thrown by the `openai` SDK (or the fetch under it). */
 export function classifyError(err: unknown): Failure {
   if (err instanceof APIUserAbortError || (err as Error)?.name === 'AbortError') {
@@ -115,8 +100,6 @@ export function classifyError(err: unknown): Failure {
       };
     if (status >= 500 || status === 408 || status === 409)
       return { kind: 'server', retryable: true, status, message, retryAfterMs: parseRetryAfter(err.headers) };
-    if ((status === 400 || status === 422) && mentionsN(message))
-      return { kind: 'unsupported-n', retryable: false, status, message };
     return { kind: 'client', retryable: false, status, message };
   }
   const code = causeCode(err);

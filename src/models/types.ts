@@ -46,6 +46,8 @@ export interface Sample {
   finishReason: FinishReason;
   /** The stop string that ended generation, when the backend reports it. */
   stopReason?: string | null;
+  /** The stop token that ended generation, when the backend names one (vLLM's integer `stop_reason`). */
+  stopTokenId?: number;
   completionTokens: number;
   logprobs?: TokenLogprob[];
 }

@@ -84,11 +84,12 @@ describe('OpenAIModel', () => {
       maxTokens: 8,
     });
     expect(r.samples).toHaveLength(1);
-    expect(s.requests[0].path).toBe('/v1/chat/completions');
-    expect(s.requests[0].body).toMatchObject({ continue_final_message: true, add_generation_prompt: false });
+    // The server family is asked once, before the first continuation.
+    expect(s.requests.map((q) => q.path)).toEqual(['/v1/models', '/v1/chat/completions']);
+    expect(s.requests[1].body).toMatchObject({ continue_final_message: true, add_generation_prompt: false });
     const plain = await m.generate({ messages: [{ role: 'user', content: 'hi' }], maxTokens: 8 });
     expect(plain.samples).toHaveLength(1);
-    expect(s.requests[1].body.continue_final_message).toBeUndefined();
+    expect(s.requests[2].body.continue_final_message).toBeUndefined();
   });
 
   it('falls back to one request per sample when the server rejects n > 1, remembers it, and says so', async () => {
@@ -106,7 +107,7 @@ describe('OpenAIModel', () => {
     expect(s.requests.slice(5).map((q) => q.outcome)).toEqual(['ok', 'ok']);
   });
 
-  it('falls back for concurrent requests that were already in flight when n was found unsupported', async () => {
+  it('probes n > 1 with one request while concurrent callers wait for the answer', async () => {
     const s = await server({ nativeN: false, latencyMs: 5 });
     const m = model({ model: 'm', baseUrl: s.url });
     const results = await Promise.all(
@@ -114,7 +115,7 @@ describe('OpenAIModel', () => {
     );
     expect(results.every((r) => r.samples.length === 3)).toBe(true);
     expect(s.requests.filter((q) => q.outcome === 'ok')).toHaveLength(24);
-    expect(s.requests.filter((q) => q.outcome === 'bad-request')).toHaveLength(8);
+    expect(s.requests.filter((q) => q.outcome === 'bad-request')).toHaveLength(1);
   });
 
   it('falls back when the server silently returns fewer choices than n', async () => {

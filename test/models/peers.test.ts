@@ -1,0 +1,241 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { StepwiseError } from '../../src/core/errors.js';
+import { createRng } from '../../src/core/rng.js';
+import { OpenAIModel } from '../../src/models/openai.js';
+import { serverInfoFromModels } from '../../src/models/server-kind.js';
+import { sampleEndsSolution } from '../../src/search/runtime.js';
+import { loadPeerFixture, type ReplayServer, startReplayServer } from '../support/replay-server.js';
+
+/**
+ * Conformance: the OpenAI backend against replies of the real peers (test/fixtures/peers/*.json,
+ * each recorded from the server or written from the source file it cites).
+ */
+const servers: ReplayServer[] = [];
+const models: OpenAIModel[] = [];
+
+async function peer(name: string): Promise<ReplayServer> {
+  const s = await startReplayServer(loadPeerFixture(name));
+  servers.push(s);
+  return s;
+}
+
+function model(
+  s: ReplayServer,
+  extra: Partial<ConstructorParameters<typeof OpenAIModel>[0]> = {},
+): OpenAIModel {
+  const m = new OpenAIModel({
+    model: 'm',
+    baseUrl: s.url,
+    rng: createRng(1),
+    retry: { baseDelayMs: 5, maxDelayMs: 20 },
+    maxRetries: 2,
+    ...extra,
+  });
+  models.push(m);
+  return m;
+}
+
+const continueMessages = [
+  { role: 'user' as const, content: 'What is 2+2?' },
+  { role: 'assistant' as const, content: '2 + 2 = 4,' },
+];
+
+afterEach(async () => {
+  for (const m of models.splice(0)) await m.close();
+  for (const s of servers.splice(0)) await s.close();
+});
+
+describe('vLLM', () => {
+  it('reads an integer stop_reason as a stop token (the solution ends), a string as the stop string', async () => {
+    const s = await peer('vllm');
+    const r = await model(s).generate({ prompt: 'p', n: 3, maxTokens: 64, temperature: 1, stop: ['\n\n'] });
+    expect(r.samples.map((x) => x.stopReason)).toEqual(['\n\n', null, null]);
+    expect(r.samples[1].stopTokenId).toBe(128009);
+    expect(sampleEndsSolution(r.samples[0], '\n\n')).toBe(false);
+    // An EOS id from generation_config is the end of the text, not the step separator.
+    expect(sampleEndsSolution({ ...r.samples[1], text: 'Then 2 + 2 = 4.' }, '\n\n')).toBe(true);
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it('sends greedy requests with n = 1 and does not downgrade the endpoint for sampled ones', async () => {
+    const s = await peer('vllm');
+    const m = model(s);
+    const greedy = await m.generate({ prompt: 'p', n: 3, maxTokens: 16, temperature: 0 });
+    expect(greedy.samples).toHaveLength(3);
+    expect(greedy.warnings).toEqual([]);
+    expect(s.requests.map((q) => [q.body.n, q.status])).toEqual([
+      [undefined, 200],
+      [undefined, 200],
+      [undefined, 200],
+    ]);
+    const sampled = await m.generate({ prompt: 'p', n: 3, maxTokens: 16, temperature: 1 });
+    expect(sampled.samples).toHaveLength(3);
+    expect(s.requests.slice(3).map((q) => q.body.n)).toEqual([3]);
+  });
+
+  it('scores a continuation when the echoed prompt starts with BOS (offsets counted from the BOS text)', async () => {
+    const s = await peer('vllm');
+    const r = await model(s).score('2+2 is', ' 4');
+    expect(r.tokens).toEqual([{ token: ' 4', logprob: -0.25 }]);
+    expect(r.logprob).toBe(-0.25);
+  });
+
+  it('continues an assistant message with continue_final_message and add_generation_prompt false', async () => {
+    const s = await peer('vllm');
+    const r = await model(s).generate({ messages: continueMessages, n: 2, maxTokens: 32, temperature: 1 });
+    expect(s.requests.map((q) => q.exchange)).toEqual(['models', 'continue the final assistant message']);
+    expect(s.requests[1].body).toMatchObject({ continue_final_message: true, add_generation_prompt: false });
+    expect(r.samples[0].text).toBe(' so the answer is \\boxed{4}.');
+    expect(r.samples[1].stopTokenId).toBe(128009);
+  });
+
+  it('explains a context overflow', async () => {
+    const s = await peer('vllm');
+    const err = await model(s)
+      .generate({ prompt: 'x'.repeat(3000), maxTokens: 512 })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(StepwiseError);
+    expect(err.message).toMatch(/maximum context length is 4096 tokens/);
+    expect(err.message).toMatch(/lower --max-tokens/);
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it("keeps the reason of older vLLM's top-level error bodies", async () => {
+    const s = await peer('vllm');
+    const err = await model(s)
+      .generate({ prompt: 'p', maxTokens: 8, temperature: 0, extra: { n: 3 } })
+      .catch((e) => e);
+    expect(err.message).toMatch(/HTTP 400\): 400 n must be 1 when using greedy sampling, got 3\./);
+  });
+
+  it('pools at the server root', async () => {
+    const s = await peer('vllm');
+    const r = await model(s).pool('steps<extra_0>');
+    expect(r.data).toEqual([
+      [0.1, 0.9],
+      [0.7, 0.3],
+    ]);
+    expect(s.requests[0].path).toBe('/pooling');
+  });
+});
+
+describe('SGLang', () => {
+  it('reads matched_stop like stop_reason', async () => {
+    const s = await peer('sglang');
+    const r = await model(s).generate({ prompt: 'p', n: 2, maxTokens: 32, temperature: 1 });
+    expect(r.samples.map((x) => x.stopReason)).toEqual(['\n\n', null]);
+    expect(r.samples[1].stopTokenId).toBe(151645);
+  });
+
+  it('continues an assistant message with continue_final_message; the reply is only the continuation', async () => {
+    const s = await peer('sglang');
+    const r = await model(s).generate({ messages: continueMessages, maxTokens: 32 });
+    expect(s.requests[1].body).toMatchObject({ continue_final_message: true, add_generation_prompt: false });
+    expect(r.samples[0].text).toBe(' so the answer is \\boxed{4}.');
+  });
+});
+
+describe('llama.cpp (current, recorded from ../shared/bin/llama-server)', () => {
+  it('reads /v1/completions logprobs in the chat layout', async () => {
+    const s = await peer('llamacpp-current');
+    const r = await model(s).generate({
+      prompt: 'Once upon a time',
+      maxTokens: 3,
+      logprobs: 2,
+      temperature: 0,
+    });
+    const lp = r.samples[0].logprobs!;
+    expect(lp.map((t) => t.token)).toEqual([',', ' there', ' was']);
+    expect(lp[0].logprob).toBeCloseTo(-0.0318, 3);
+    expect(lp[0].top?.map((t) => t.token)).toEqual([',', ' there']);
+    expect(r.samples[0].completionTokens).toBe(3);
+  });
+
+  it('strips the echoed prefill from a continued assistant message', async () => {
+    const s = await peer('llamacpp-current');
+    const r = await model(s).generate({
+      messages: [
+        { role: 'user', content: 'Tell a story.' },
+        { role: 'assistant', content: 'Once upon a time' },
+      ],
+      n: 2,
+      maxTokens: 6,
+      temperature: 1,
+    });
+    expect(r.samples.map((x) => x.text)).toEqual([', there was a little g', ', there was a little g']);
+    // llama.cpp has no continue_final_message: it prefills on its own.
+    expect(s.requests[1].body.continue_final_message).toBeUndefined();
+  });
+
+  it('probes n above the slots: the 400 is followed by n = 1, which works, so the endpoint is marked n = 1', async () => {
+    const s = await peer('llamacpp-current');
+    const m = model(s);
+    const r = await m.generate({ prompt: 'Once upon a time', n: 5, maxTokens: 8, temperature: 1 });
+    expect(r.samples).toHaveLength(5);
+    expect(s.requests.map((q) => q.status)).toEqual([400, 200, 200, 200, 200, 200]);
+    expect(r.warnings.join(' ')).toMatch(/rejected n = 5 \(HTTP 400/);
+    await m.generate({ prompt: 'Once upon a time', n: 2, maxTokens: 8, temperature: 1 });
+    expect(s.requests.slice(6).map((q) => q.body.n)).toEqual([undefined, undefined]);
+  });
+
+  it('explains a context overflow instead of retrying it', async () => {
+    const s = await peer('llamacpp-current');
+    const err = await model(s)
+      .generate({ prompt: 'Once upon a time '.repeat(200), maxTokens: 4 })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(StepwiseError);
+    expect(err.message).toMatch(/exceeds the available context size \(512 tokens\)/);
+    expect(err.message).toMatch(/-np slots/);
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it('is recognised from /v1/models', () => {
+    const models = loadPeerFixture('llamacpp-current').exchanges[0].reply.body;
+    expect(serverInfoFromModels(models)).toMatchObject({
+      kind: 'llama.cpp',
+      models: [{ maxModelLen: 2048 }],
+    });
+  });
+});
+
+describe('llama.cpp (old)', () => {
+  it('answers n > 1 with HTTP 500: one rejected request, then n = 1 for good', async () => {
+    const s = await peer('llamacpp-old');
+    const m = model(s);
+    const t0 = Date.now();
+    const r = await m.generate({ prompt: 'p', n: 4, maxTokens: 16, temperature: 1 });
+    expect(r.samples).toHaveLength(4);
+    expect(s.requests.map((q) => q.status)).toEqual([500, 200, 200, 200, 200]);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    await Promise.all([1, 2, 3].map(() => m.generate({ prompt: 'p', n: 4, maxTokens: 16, temperature: 1 })));
+    expect(s.requests.filter((q) => q.status === 500)).toHaveLength(1);
+    expect(m.stats().failures.server).toBe(1);
+  });
+
+  it('refuses a chat "continuation" that is a new turn', async () => {
+    const s = await peer('llamacpp-old');
+    const err = await model(s)
+      .generate({ messages: continueMessages, maxTokens: 16 })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(StepwiseError);
+    expect(err.message).toMatch(/did not continue the assistant message.*--prompt-form raw/);
+  });
+});
+
+describe('Ollama', () => {
+  it('continues a final assistant message without vLLM fields, and n is ignored so samples go one by one', async () => {
+    const s = await peer('ollama');
+    const r = await model(s).generate({ messages: continueMessages, n: 3, maxTokens: 16, temperature: 1 });
+    expect(r.samples.map((x) => x.text)).toEqual(Array(3).fill(' so the answer is \\boxed{4}.'));
+    expect(s.requests.map((q) => q.path)).toEqual([
+      '/v1/models',
+      '/v1/chat/completions',
+      '/v1/chat/completions',
+      '/v1/chat/completions',
+    ]);
+    expect(s.requests[1].body.continue_final_message).toBeUndefined();
+    expect(s.requests[1].body.n).toBe(3);
+    expect(s.requests.slice(2).every((q) => q.body.n === undefined)).toBe(true);
+    expect(r.warnings.join(' ')).toMatch(/returned 1 of n=3/);
+  });
+});
