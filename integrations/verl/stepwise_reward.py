@@ -51,13 +51,18 @@ def compute_score(data_source, solution_str, ground_truth, extra_info=None):
     """verl reward hook: the reward for one response.
 
     `solution_str` is the decoded response, `ground_truth` the row's reward_model.ground_truth
-    (for the judge RL set: "Positive" or "Negative"). Returns a dict with the score and the
-    server's extra logs, which verl records as metrics.
+    (for the judge RL set: "Positive" or "Negative"). verl passes the row's `extra_info` but not
+    its prompt, so the problem is read from `extra_info["question"]` (written by `stepwise export`,
+    and the key verl's own data recipes use): the `judge` reward scores the response against it.
+    Returns a dict with the score and the server's extra logs, which verl records as metrics.
     """
-    prompt = ""
-    if isinstance(extra_info, dict) and isinstance(extra_info.get("prompt"), str):
-        prompt = extra_info["prompt"]
-    reply = _post({"query": [prompt + solution_str], "prompts": [prompt], "labels": [str(ground_truth)]})
+    question = ""
+    if isinstance(extra_info, dict):
+        for key in ("question", "problem", "prompt"):
+            if isinstance(extra_info.get(key), str) and extra_info[key]:
+                question = extra_info[key]
+                break
+    reply = _post({"query": [question + solution_str], "prompts": [question], "labels": [str(ground_truth)]})
     result = {"score": float(reply["rewards"][0])}
     for name, values in (reply.get("extra_logs") or {}).items():
         if isinstance(values, list) and values:

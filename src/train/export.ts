@@ -221,7 +221,14 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
         prompt: e.prompt,
         ability: 'stepwise-judge',
         reward_model: { style: 'rule', ground_truth: e.label },
-        extra_info: { split: o.split ?? 'train', index, id: e.solutionId, chunk_index: e.chunkIndex, signal },
+        extra_info: {
+          split: o.split ?? 'train',
+          index,
+          id: e.solutionId,
+          chunk_index: e.chunkIndex,
+          signal,
+          question: e.problem,
+        },
       }));
       mkdirSync(dirname(o.out), { recursive: true });
       writeVerlParquet(o.out, rows);
@@ -266,11 +273,14 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
     let out: unknown[];
     if (o.format === 'trl') out = rows.map((r) => ({ id: r.id, ...toTrlStepwise(r, signal) }));
     else if (o.format === 'mathshepherd') out = rows.map((r) => toMathShepherd(r, signal, o.task));
+    // OpenRLHF's ProcessRewardDataset asserts that the label is a list: one reward token per
+    // placeholder `ки` in the input (openrlhf/datasets/process_reward_dataset.py).
     else
-      out = rows.map((r) => {
-        const ms = toMathShepherd(r, signal, o.task);
-        return { id: r.id, [promptKey]: ms.input, [labelKey]: ms.label };
-      });
+      out = rows.map((r) => ({
+        id: r.id,
+        [promptKey]: toMathShepherd(r, signal, o.task).input,
+        [labelKey]: labeledSteps(r, signal).labels.map((l) => (l ? '+' : '-')),
+      }));
     summary.rows = out.length;
     summary.stats = { solutions: labeled.length, skippedUnlabeled: labeled.length - solutions };
     if (summary.byPrefixLength) {

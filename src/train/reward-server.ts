@@ -62,7 +62,10 @@ export function responseOf(query: string, prompt: string): string {
 /** A request the server cannot take: HTTP 400 with the reason. */
 const badRequest = (message: string) => new HttpError(400, message);
 
-/** Validate a request body: three string arrays of equal length (`labels` may be omitted for `judge`). */
+/**
+ * Validate a request body: `query`, `prompts` and `labels` arrays of equal length. Labels may be
+ * strings or numbers (read as their decimal text); they may be omitted only for `judge`.
+ */
 export function parseRewardRequest(body: unknown, kind: RewardKind): RewardRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw badRequest('body must be a JSON object');
@@ -77,7 +80,25 @@ export function parseRewardRequest(body: unknown, kind: RewardKind): RewardReque
   };
   const query = strings('query', true)!;
   const prompts = strings('prompts', false) ?? query.map(() => '');
-  const labels = strings('labels', kind !== 'judge') ?? query.map(() => '');
+  // OpenRLHF passes the data set's label column through as it is: a numeric answer arrives as a number.
+  const rawLabels = b.labels;
+  if (rawLabels === undefined && kind !== 'judge')
+    throw badRequest(
+      `"labels" is missing: the ${kind} reward compares each response with its label (the gold ${
+        kind === 'outcome' ? 'answer' : 'verdict'
+      }); OpenRLHF sends it from the column named by --data.label_key`,
+    );
+  if (rawLabels !== undefined && !Array.isArray(rawLabels)) throw badRequest('"labels" must be an array');
+  const labels =
+    rawLabels === undefined
+      ? query.map(() => '')
+      : (rawLabels as unknown[]).map((v, i) => {
+          if (typeof v === 'string') return v;
+          if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+          throw badRequest(
+            `"labels"[${i}] must be a string or a number (got ${v === null ? 'null' : typeof v})`,
+          );
+        });
   if (prompts.length !== query.length || labels.length !== query.length) {
     throw badRequest(
       `"query", "prompts" and "labels" must have the same length (got ${query.length}, ${prompts.length}, ${labels.length})`,

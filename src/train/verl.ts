@@ -13,7 +13,9 @@ export interface VerlRow {
 
 /**
  * `extra_info` has a fixed struct layout (Parquet needs one schema for all rows): the split, the
- * row index, the source id, the chunk index (−1 when the row is a whole solution) and the signal.
+ * row index, the source id, the chunk index (−1 when the row is a whole solution), the signal, and
+ * the problem text. verl hands `extra_info` to the reward function but never the prompt, so the
+ * question travels here (the key verl's own data recipes use), for a reward that needs it.
  */
 export interface VerlExtraInfo {
   split: string;
@@ -21,6 +23,7 @@ export interface VerlExtraInfo {
   id: string;
   chunk_index: number;
   signal: string;
+  question: string;
 }
 
 const str = (name: string, repetition: 'REQUIRED' | 'OPTIONAL' = 'OPTIONAL') =>
@@ -42,12 +45,13 @@ export const VERL_SCHEMA = [
   { name: 'reward_model', repetition_type: 'OPTIONAL', num_children: 2 },
   str('style'),
   str('ground_truth'),
-  { name: 'extra_info', repetition_type: 'OPTIONAL', num_children: 5 },
+  { name: 'extra_info', repetition_type: 'OPTIONAL', num_children: 6 },
   str('split'),
   { name: 'index', type: 'INT64', repetition_type: 'OPTIONAL' },
   str('id'),
   { name: 'chunk_index', type: 'INT64', repetition_type: 'OPTIONAL' },
   str('signal'),
+  str('question'),
 ];
 
 /** Encode rows as verl Parquet bytes. */
@@ -71,6 +75,7 @@ export function verlParquetBuffer(rows: readonly VerlRow[]): ArrayBuffer {
           id: r.extra_info.id,
           chunk_index: BigInt(r.extra_info.chunk_index),
           signal: r.extra_info.signal,
+          question: r.extra_info.question,
         })),
       },
     ],

@@ -46,6 +46,45 @@ describe('training-data CLI', () => {
     expect(rows.filter((x) => x.label === 'Positive')).toHaveLength(15);
   });
 
+  it('export --task prm --format openrlhf --signal ms-hard writes rows whose label is a list (issue 13, acceptance 5)', () => {
+    const from = writeJsonlFile(
+      dir,
+      'labels-mshard.jsonl',
+      labeledFixture(4, (s) => (s < 2 ? 1 : -1)).map((r) => ({
+        ...r,
+        chunks: r.chunks.map((c) => ({ ...c, labels: { 'ms-hard': c.labels['abs-q'] } })),
+      })),
+    );
+    const out = join(dir, 'prm.openrlhf.jsonl');
+    const r = spawnSync(
+      'node',
+      [
+        bin,
+        'export',
+        '--from',
+        from,
+        '--task',
+        'prm',
+        '--format',
+        'openrlhf',
+        '--signal',
+        'ms-hard',
+        '--out',
+        out,
+      ],
+      { env, encoding: 'utf8' },
+    );
+    expect(r.status).toBe(0);
+    const rows = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(rows).toHaveLength(4);
+    for (const row of rows) expect(Array.isArray(row.label)).toBe(true);
+    expect(rows[0].label).toEqual(['+', '-', '-', '-']);
+    expect(rows[3].label).toEqual(['+', '+', '+', '+']);
+  });
+
   it('bad flags and bad input exit 2 with a message, no stack trace', () => {
     const r1 = spawnSync(
       'node',

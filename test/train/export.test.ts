@@ -50,6 +50,8 @@ describe('stepwise export', () => {
     expect(['Positive', 'Negative']).toContain(first.reward_model.ground_truth);
     expect(first.reward_model.style).toBe('rule');
     expect(first.extra_info.split).toBe('train');
+    // verl gives the reward function extra_info but not the prompt: the question travels there.
+    expect(first.extra_info.question).toBe(rows.find((r) => r.id === first.extra_info.id)?.problem);
     expect(viaArrow.map((r: { extra_info: { index: number } }) => r.extra_info.index)).toEqual([
       ...Array(24).keys(),
     ]);
@@ -137,6 +139,19 @@ describe('stepwise export', () => {
     const r = readJsonl(out)[0];
     expect(Array.isArray(r.context)).toBe(true);
     expect(['Positive', 'Negative']).toContain(r.verdict);
+  });
+
+  it('OpenRLHF PRM and SORM rows carry one reward token per ки placeholder, as a list', async () => {
+    const out = join(dir, 'prm.openrlhf.jsonl');
+    await exportTrainingData({ from: labelFile, task: 'prm', format: 'openrlhf', out, signal: 'abs-q' });
+    const prm = readJsonl(out);
+    // openrlhf/datasets/process_reward_dataset.py: `assert isinstance(label_values, list)`, one
+    // label per placeholder token of the input.
+    expect(prm[0].label).toEqual(['+', '+', '-', '-']);
+    for (const r of prm) expect(r.label).toHaveLength(r.input.split('ки').length - 1);
+    const sorm = join(dir, 'sorm.openrlhf.jsonl');
+    await exportTrainingData({ from: labelFile, task: 'sorm', format: 'openrlhf', out: sorm });
+    expect(readJsonl(sorm)[1].label).toEqual(['+', '+', '+', '+']);
   });
 
   it('refuses a task/format pair that makes no sense and names a bad input line', async () => {

@@ -102,6 +102,25 @@ describe('reward server (OpenRLHF protocol)', () => {
     expect(json.rewards).toEqual([1, 0, 0]);
   });
 
+  it('numeric labels (OpenRLHF passes the label column through unchanged) are read as their decimal text', async () => {
+    const { status, json } = await post(outcome.url, {
+      query: ['so \\boxed{5}', 'so \\boxed{6}', 'so \\boxed{2.5}'],
+      prompts: ['', '', ''],
+      labels: [5, 5, 2.5],
+    });
+    expect(status).toBe(200);
+    expect(json.rewards).toEqual([1, 0, 1]);
+  });
+
+  it('a missing label is a 400 that says so; a label that is neither string nor number is named', async () => {
+    const missing = await post(outcome.url, { query: ['\\boxed{5}'], prompts: [''] });
+    expect(missing.status).toBe(400);
+    expect(missing.json.error).toMatch(/"labels" is missing.*gold answer.*--data\.label_key/);
+    const bad = await post(outcome.url, { query: ['a', 'b'], prompts: ['', ''], labels: ['5', null] });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toMatch(/"labels"\[1\] must be a string or a number \(got null\)/);
+  });
+
   it('malformed bodies get 400 with a message', async () => {
     for (const body of [
       'not json',
@@ -160,6 +179,48 @@ describe('reward server (OpenRLHF protocol)', () => {
 });
 
 describe('integrations/verl/stepwise_reward.py', () => {
+  it('sends the question from extra_info (verl passes no prompt), so the judge reward sees the problem', async () => {
+    const { execFile } = await import('node:child_process');
+    const seen: Array<{ question: string; chunks: string[] }> = [];
+    const judge: StepJudge = {
+      name: 'scripted',
+      scalar: true,
+      async judge(problem, chunks) {
+        seen.push({ question: problem.question, chunks: [...chunks] });
+        const judgments = chunks.map((_c, i) => ({
+          chunkIndex: i,
+          verdict: 'positive' as const,
+          score: 0.9,
+        }));
+        return { judgments, firstError: -1, cost: emptyCost(), formatFailures: 0 };
+      },
+    };
+    const s = await startRewardServer({ kind: 'judge', judge, aggregate: 'min' });
+    try {
+      // verl's reward manager calls compute_score(data_source, solution_str, ground_truth, extra_info)
+      // with the row's extra_info column (as `stepwise export --format verl` writes it).
+      const script = [
+        'import sys, json',
+        "sys.path.insert(0, 'integrations/verl')",
+        'import stepwise_reward as r',
+        "info = {'split': 'train', 'index': 0, 'id': 'p1', 'chunk_index': -1, 'signal': 'abs-q', 'question': 'What is 2 + 3?'}",
+        "print(json.dumps(r.compute_score('stepwise/judge', 'Add them.\\n\\nSo \\\\boxed{5}.', '5', info)))",
+      ].join('\n');
+      const out = await new Promise<string>((resolve, reject) =>
+        execFile(
+          'python3',
+          ['-c', script],
+          { env: { ...process.env, STEPWISE_REWARD_URL: s.url } },
+          (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
+        ),
+      );
+      expect(JSON.parse(out).score).toBe(0.9);
+      expect(seen).toEqual([{ question: 'What is 2 + 3?', chunks: ['Add them.', 'So \\boxed{5}.'] }]);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('compute_score calls the server and returns its reward', async () => {
     const { execFile } = await import('node:child_process');
     const s = await startRewardServer({ kind: 'judge-agreement' });
