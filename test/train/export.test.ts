@@ -151,7 +151,12 @@ describe('stepwise export', () => {
     for (const r of prm) expect(r.label).toHaveLength(r.input.split('ки').length - 1);
     const sorm = join(dir, 'sorm.openrlhf.jsonl');
     await exportTrainingData({ from: labelFile, task: 'sorm', format: 'openrlhf', out: sorm });
-    expect(readJsonl(sorm)[1].label).toEqual(['+', '+', '+', '+']);
+    const sormRows = readJsonl(sorm);
+    expect(sormRows.length).toBeGreaterThan(0);
+    for (const r of sormRows) {
+      expect(Array.isArray(r.label)).toBe(true);
+      expect(r.label).toHaveLength(r.input.split('ки').length - 1);
+    }
   });
 
   it('refuses a task/format pair that makes no sense and names a bad input line', async () => {
