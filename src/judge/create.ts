@@ -102,7 +102,7 @@ export async function createJudge(spec: string, options: CreateJudgeOptions = {}
     maxTokens,
     modelConcurrency,
   });
-  return { ...judge, simulated: isSimulatedModel(model) };
+  return { ...judge, simulated: isSimulatedModel(model), model };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Cost, Judgment, Problem } from '../core/types.js';
+import type { LanguageModel } from '../models/types.js';
 
 /**
  * One judge interface (METHODS §3): anything that gives each chunk of a solution a verdict and a
@@ -52,6 +53,8 @@ export interface StepJudge {
    * serve`): its numbers describe the simulator, never a real model, and reports must say so.
    */
   readonly simulated?: boolean;
+  /** The model it asks (set by `createJudge`): read for its cache counters, never called directly. */
+  readonly model?: LanguageModel;
   judge(problem: Problem, chunks: readonly string[], options?: JudgeOptions): Promise<JudgeResult>;
   /** Release the underlying model (sockets, native handles). */
   close?(): Promise<void>;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../core/canonical-json.js';
 import type { Db } from '../store/db.js';
 import { deriveSeed } from './seeds.js';
 import type {
@@ -11,41 +12,59 @@ import type {
   Usage,
 } from './types.js';
 
+export { canonicalJson };
+
 /**
- * The model-call cache: every sample is stored under (backend, model, full request without
- * `n`, sample index) in the store's `cache` table, so a rerun or a resumed job makes no model
+ * The model-call cache: every sample is stored under (backend, what served it, model, full
+ * request without `n`, sample index) in the store's `cache` table. "What served it" is the
+ * model's `origin` (for HTTP backends the set of endpoint base URLs): a model of the same name
+ * behind another server is another model, and its answers are never reused for this one.
+ * so a rerun or a resumed job makes no model
  * call for anything it already received, and asking for more samples than before only requests
  * the missing ones. A response is committed (one transaction for its n samples) before the
  * caller sees it: WAL commits survive a SIGKILL of the process.
  */
-
-/** JSON with object keys sorted, so equal requests give equal keys whatever the key order. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value))
-    return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-}
 
 function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
 /** The key prefix of a generate request: sample i lives at `${prefix}${i}`. */
-export function generateKeyPrefix(provider: string, modelId: string, request: GenerateRequest): string {
+export function generateKeyPrefix(
+  provider: string,
+  modelId: string,
+  request: GenerateRequest,
+  origin?: string,
+): string {
   const { n: _n, ...rest } = request;
-  return `gen:${sha256(canonicalJson({ provider, model: modelId, request: rest }))}:`;
+  return `gen:${sha256(canonicalJson({ provider, origin, model: modelId, request: rest }))}:`;
 }
 
 /** Counters of one cached model. */
 export interface CacheStats {
-  /** Samples served from the cache. */
+  /** Samples (and scores, pools) served from the cache. */
   hits: number;
-  /** Samples requested from the model. */
+  /** Samples (and scores, pools) requested from the model. */
   misses: number;
+  /** Calls made through the cache. */
+  calls: number;
+  /** Calls answered entirely from the cache (no model request). */
+  cachedCalls: number;
+}
+
+/** The cache counters of `model` (summed over several), or undefined when none is cached. */
+export function cacheStatsOf(...models: Array<LanguageModel | undefined>): CacheStats | undefined {
+  let total: CacheStats | undefined;
+  const seen = new Set<LanguageModel>();
+  for (const m of models) {
+    if (!m || seen.has(m)) continue;
+    seen.add(m);
+    const stats = (m as Partial<CachedModel>).cacheStats?.();
+    if (!stats) continue;
+    total ??= { hits: 0, misses: 0, calls: 0, cachedCalls: 0 };
+    for (const k of ['hits', 'misses', 'calls', 'cachedCalls'] as const) total[k] += stats[k];
+  }
+  return total;
 }
 
 /** A `LanguageModel` that reads and writes the store's cache around another one. */
@@ -72,7 +91,7 @@ export function withCache(model: LanguageModel, db: Db): CachedModel {
     const now = Date.now();
     for (const [k, v] of rows) insert.run(k, v, now);
   });
-  const stats: CacheStats = { hits: 0, misses: 0 };
+  const stats: CacheStats = { hits: 0, misses: 0, calls: 0, cachedCalls: 0 };
 
   /** Samples 0..k-1 that are cached contiguously from index 0. */
   function cachedSamples(prefix: string, n: number): Sample[] {
@@ -89,6 +108,7 @@ export function withCache(model: LanguageModel, db: Db): CachedModel {
     specificationVersion: 'v1',
     provider: model.provider,
     modelId: model.modelId,
+    origin: model.origin,
     capabilities: model.capabilities,
     inner: model,
     cacheStats: () => ({ ...stats }),
@@ -96,10 +116,14 @@ export function withCache(model: LanguageModel, db: Db): CachedModel {
     async generate(request: GenerateRequest, options: CallOptions = {}): Promise<GenerateResult> {
       if (options.noCache) return model.generate(request, options);
       const n = Math.max(1, request.n ?? 1);
-      const prefix = generateKeyPrefix(model.provider, model.modelId, request);
+      const prefix = generateKeyPrefix(model.provider, model.modelId, request, model.origin);
       const have = cachedSamples(prefix, n);
       stats.hits += have.length;
-      if (have.length === n) return { samples: have, usage: { ...ZERO_USAGE }, warnings: [], cached: true };
+      stats.calls++;
+      if (have.length === n) {
+        stats.cachedCalls++;
+        return { samples: have, usage: { ...ZERO_USAGE }, warnings: [], cached: true };
+      }
       const offset = have.length;
       stats.misses += n - offset;
       // The missing tail is a new block of samples: it gets its own derived seed.
@@ -117,10 +141,12 @@ export function withCache(model: LanguageModel, db: Db): CachedModel {
     const score = model.score.bind(model);
     cached.score = async (prefixText: string, continuation: string, options: CallOptions = {}) => {
       if (options.noCache) return score(prefixText, continuation, options);
-      const key = `score:${sha256(canonicalJson({ provider: model.provider, model: model.modelId, prefixText, continuation }))}`;
+      const key = `score:${sha256(canonicalJson({ provider: model.provider, origin: model.origin, model: model.modelId, prefixText, continuation }))}`;
       const row = selectOne.get(key);
+      stats.calls++;
       if (row) {
         stats.hits++;
+        stats.cachedCalls++;
         return { ...(JSON.parse(row.value) as ScoreResult), usage: { ...ZERO_USAGE } };
       }
       stats.misses++;
@@ -134,10 +160,12 @@ export function withCache(model: LanguageModel, db: Db): CachedModel {
     const pool = model.pool.bind(model);
     cached.pool = async (input: string, options: CallOptions = {}) => {
       if (options.noCache) return pool(input, options);
-      const key = `pool:${sha256(canonicalJson({ provider: model.provider, model: model.modelId, input }))}`;
+      const key = `pool:${sha256(canonicalJson({ provider: model.provider, origin: model.origin, model: model.modelId, input }))}`;
       const row = selectOne.get(key);
+      stats.calls++;
       if (row) {
         stats.hits++;
+        stats.cachedCalls++;
         return { data: JSON.parse(row.value) as number[][], usage: { ...ZERO_USAGE } };
       }
       stats.misses++;

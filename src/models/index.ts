@@ -1,6 +1,13 @@
 /** Model backends: the contract, policies, OpenAI-compatible servers, local GGUF, the call cache and model specs. */
 
-export { type CachedModel, type CacheStats, canonicalJson, generateKeyPrefix, withCache } from './cache.js';
+export {
+  type CachedModel,
+  type CacheStats,
+  cacheStatsOf,
+  canonicalJson,
+  generateKeyPrefix,
+  withCache,
+} from './cache.js';
 export { type Endpoint, EndpointPool, type EndpointPoolOptions } from './endpoints.js';
 export {
   createGgufModel,

@@ -203,6 +203,8 @@ export class OpenAIModel implements LanguageModel {
   readonly specificationVersion = 'v1' as const;
   readonly provider = 'openai';
   readonly modelId: string;
+  /** The endpoint set (normalised base URLs, sorted): part of the cache key. */
+  readonly origin: string;
   readonly capabilities: Capabilities;
   readonly endpoints: EndpointPool<OpenAI>;
   private readonly fetch: KeepAliveFetch;
@@ -227,6 +229,7 @@ export class OpenAIModel implements LanguageModel {
   constructor(options: OpenAIModelOptions) {
     this.modelId = options.model;
     const urls = parseBaseUrls(options.baseUrl);
+    this.origin = [...new Set(urls)].sort().join(',');
     const concurrency = Math.max(1, options.concurrency ?? 64);
     this.fetch = createKeepAliveFetch({ maxSockets: concurrency + 8 });
     this.apiKey = options.apiKey ?? process.env.OPENAI_API_KEY ?? 'EMPTY';

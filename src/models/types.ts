@@ -101,6 +101,11 @@ export interface LanguageModel {
   /** Backend name: `openai`, `gguf`, `sim`. */
   readonly provider: string;
   readonly modelId: string;
+  /**
+   * What serves this model, when the name alone does not say (HTTP backends: the endpoint base
+   * URLs, sorted). Part of every cache key: answers of a same-named model elsewhere are not reused.
+   */
+  readonly origin?: string;
   readonly capabilities: Capabilities;
   generate(request: GenerateRequest, options?: CallOptions): Promise<GenerateResult>;
   /** Log-probability of `continuation` after `prefix` (only where `capabilities.score`). */

@@ -62,7 +62,27 @@ describe('withCache', () => {
     expect(b.cached).toBe(true);
     expect(b.usage).toEqual({ calls: 0, promptTokens: 0, completionTokens: 0 });
     expect(b.samples).toEqual(a.samples);
-    expect(m.cacheStats()).toEqual({ hits: 3, misses: 3 });
+    expect(m.cacheStats()).toEqual({ hits: 3, misses: 3, calls: 2, cachedCalls: 1 });
+  });
+
+  it('never answers for another origin: same model name and request behind another server is a miss', async () => {
+    const db = openStore(':memory:');
+    const a = fakeModel();
+    const b = fakeModel();
+    const at = withCache(Object.assign(a, { origin: 'http://127.0.0.1:1111/v1' }), db);
+    const elsewhere = withCache(Object.assign(b, { origin: 'http://127.0.0.1:2222/v1' }), db);
+    const req = { prompt: 'p', n: 2, seed: 1, maxTokens: 10 };
+    await at.generate(req);
+    const other = await elsewhere.generate(req);
+    expect(other.cached).toBe(false);
+    expect(b.calls).toHaveLength(1);
+    expect(elsewhere.cacheStats()).toEqual({ hits: 0, misses: 2, calls: 1, cachedCalls: 0 });
+    await at.score!('x', 'y');
+    await elsewhere.score!('x', 'y');
+    expect(elsewhere.cacheStats().cachedCalls).toBe(0);
+    // The same origin again is a hit.
+    expect((await at.generate(req)).cached).toBe(true);
+    expect(generateKeyPrefix('openai', 'm', req, 'u1')).not.toBe(generateKeyPrefix('openai', 'm', req, 'u2'));
   });
 
   it('requests only the missing samples, with the seed of their block', async () => {
