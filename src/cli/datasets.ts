@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { createCodePolicy } from '../code/policy.js';
 import { StepwiseError, UsageError } from '../core/errors.js';
@@ -40,6 +41,20 @@ export async function loadDatasetProblems(f: DatasetFlags & { policy?: string })
   });
   if (problems.length === 0) throw new StepwiseError(`no problems loaded from ${f.dataset}`, { exitCode: 2 });
   return problems;
+}
+
+/**
+ * The data-set part of a job's recorded settings: which data set (and part, and file, and sim
+ * seed). `--limit` and `--count` are not: they say how many problems, and a rerun with more
+ * extends the same output.
+ */
+export function datasetSettings(f: DatasetFlags): Record<string, unknown> {
+  return {
+    dataset: f.dataset,
+    split: f.split,
+    path: f.path === undefined ? undefined : resolve(f.path),
+    simSeed: f.dataset === 'sim' ? (f.simSeed ?? 0) : undefined,
+  };
 }
 
 /** Options of the data-set flags. */

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import type { Problem } from '../core/types.js';
 import { type JobProgress, runJsonlJob } from '../jobs/run-job.js';
+import type { JobSettings } from '../jobs/settings.js';
 import { Sandbox, type SandboxEnforcement } from '../verify/code/sandbox.js';
 import { codeTaskOf } from '../verify/code/tasks.js';
 import type { CodeLabelRow, MutationLabelOptions, MutationLabelResult } from './label.js';
@@ -15,6 +16,8 @@ export interface MutationLabelJobOptions extends Omit<MutationLabelOptions, 'san
   concurrency?: number;
   /** Start over instead of resuming from `<out>.parts.jsonl`. */
   fresh?: boolean;
+  /** Recorded on every parts row; a resumed parts file must have the same (see jobs/settings). */
+  settings?: JobSettings;
   onProgress?: (p: JobProgress) => void;
   signal?: AbortSignal;
 }
@@ -78,6 +81,7 @@ export async function runMutationLabelJob(options: MutationLabelJobOptions): Pro
       keyOfOutput: (r) => r.problemId,
       out: parts,
       fresh: options.fresh,
+      settings: options.settings,
       // The sandbox pool bounds the real concurrency; a few problems in flight keep it busy.
       concurrency: Math.max(2, sandbox.concurrency * 2),
       signal: options.signal,

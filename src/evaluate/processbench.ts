@@ -5,6 +5,7 @@ import type { Cost, Problem, RoleCost } from '../core/types.js';
 import { loadProcessBench, PROCESSBENCH_SUBSETS } from '../data/processbench.js';
 import type { ProcessBenchRecord } from '../data/types.js';
 import { type JobProgress, runJsonlJob } from '../jobs/run-job.js';
+import type { JobSettings } from '../jobs/settings.js';
 import type { StepJudge } from '../judge/types.js';
 import {
   firstBelow,
@@ -124,6 +125,8 @@ export interface ProcessBenchRunOptions {
   concurrency?: number;
   /** Start over instead of resuming. */
   fresh?: boolean;
+  /** Recorded on every prediction row; a resumed file must have the same (see jobs/settings). */
+  settings?: JobSettings;
   seed?: number;
   onProgress?: (p: JobProgress) => void;
   signal?: AbortSignal;
@@ -201,6 +204,7 @@ export async function runProcessBench(options: ProcessBenchRunOptions): Promise<
     keyOfOutput: (r) => r.id,
     out: options.predictionsPath,
     fresh: options.fresh,
+    settings: options.settings,
     concurrency: options.concurrency ?? 16,
     onProgress: options.onProgress,
     signal: options.signal,

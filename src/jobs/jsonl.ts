@@ -12,6 +12,7 @@ import {
 } from 'node:fs';
 import { dirname } from 'node:path';
 import { InputError } from '../core/errors.js';
+import { assertSameSettings, type JobSettings, withSettings } from './settings.js';
 
 /** One parsed JSONL line with its 1-based line number. */
 export interface JsonlLine {
@@ -59,6 +60,10 @@ export function readJsonl(
  * An append-only JSONL output that survives crashes: each record is one `write` of a whole line,
  * so a kill leaves at most one partial last line, which reopening cuts off. Records already in
  * the file are reported by key so a resumed job skips them.
+ *
+ * With `settings`, every appended record carries them (field `job`) and every record already in
+ * the file must carry the same ones: opening a file made with other settings throws (exit 2,
+ * naming the differences) before anything is written, unless `fresh`.
  */
 export class ResumableJsonl<T extends object> {
   readonly path: string;
@@ -66,8 +71,13 @@ export class ResumableJsonl<T extends object> {
   readonly done = new Map<string, T>();
   private fd: number;
 
-  constructor(path: string, keyOf: (record: T) => string, options: { fresh?: boolean } = {}) {
+  constructor(
+    path: string,
+    keyOf: (record: T) => string,
+    options: { fresh?: boolean; settings?: JobSettings } = {},
+  ) {
     this.path = path;
+    this.settings = options.settings;
     mkdirSync(dirname(path), { recursive: true });
     if (options.fresh || !existsSync(path)) writeFileSync(path, '');
     const text = readFileSync(path, 'utf8');
@@ -75,15 +85,20 @@ export class ResumableJsonl<T extends object> {
     const lastNewline = text.lastIndexOf('\n');
     const complete = lastNewline < 0 ? '' : text.slice(0, lastNewline + 1);
     let good = '';
-    for (const line of complete.split('\n')) {
+    const lines = complete.split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i];
       if (line.trim() === '') continue;
+      let rec: T;
       try {
-        const rec = JSON.parse(line) as T;
-        this.done.set(keyOf(rec), rec);
-        good += `${line}\n`;
+        rec = JSON.parse(line) as T;
       } catch {
         // A corrupt line is dropped: its record will be recomputed.
+        continue;
       }
+      if (this.settings) assertSameSettings(path, i + 1, rec, this.settings);
+      this.done.set(keyOf(rec), rec);
+      good += `${line}\n`;
     }
     if (good !== text) writeFileSync(path, good);
     this.fd = openSync(path, 'a');
@@ -91,11 +106,13 @@ export class ResumableJsonl<T extends object> {
   }
 
   private readonly keyOf: (record: T) => string;
+  private readonly settings?: JobSettings;
 
-  /** Append one record as one line, flushed to the OS before returning. */
+  /** Append one record (with the job's settings, when given) as one line, flushed to the OS before returning. */
   append(record: T): void {
-    writeSync(this.fd, `${JSON.stringify(record)}\n`);
-    this.done.set(this.keyOf(record), record);
+    const row = this.settings ? withSettings(record, this.settings) : record;
+    writeSync(this.fd, `${JSON.stringify(row)}\n`);
+    this.done.set(this.keyOf(row), row);
   }
 
   /** Flush to disk and close. */

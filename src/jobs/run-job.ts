@@ -1,5 +1,6 @@
 import pLimit from 'p-limit';
 import { ResumableJsonl } from './jsonl.js';
+import type { JobSettings } from './settings.js';
 
 export interface JobProgress {
   done: number;
@@ -17,6 +18,11 @@ export interface JsonlJobOptions<I, O extends object> {
   concurrency?: number;
   /** Start over instead of resuming. */
   fresh?: boolean;
+  /**
+   * The job's settings: recorded on every output row, and a resumed output must have been made
+   * with the same ones (exit 2 naming the differences otherwise, unless `fresh`).
+   */
+  settings?: JobSettings;
   process: (item: I, index: number) => Promise<O>;
   onProgress?: (p: JobProgress) => void;
   signal?: AbortSignal;
@@ -28,7 +34,10 @@ export interface JsonlJobOptions<I, O extends object> {
  * records, in input order.
  */
 export async function runJsonlJob<I, O extends object>(opts: JsonlJobOptions<I, O>): Promise<O[]> {
-  const out = new ResumableJsonl<O>(opts.out, opts.keyOfOutput, { fresh: opts.fresh });
+  const out = new ResumableJsonl<O>(opts.out, opts.keyOfOutput, {
+    fresh: opts.fresh,
+    settings: opts.settings,
+  });
   const keys = opts.items.map(opts.keyOf);
   const todo = opts.items.map((item, i) => ({ item, i })).filter(({ i }) => !out.done.has(keys[i]));
   const progress: JobProgress = {

@@ -5,6 +5,7 @@ import { UsageError } from '../core/errors.js';
 import type { Cost } from '../core/types.js';
 import { readJsonl } from '../jobs/jsonl.js';
 import { runJsonlJob } from '../jobs/run-job.js';
+import type { JobSettings } from '../jobs/settings.js';
 import type { Policy } from '../models/policy.js';
 import type { AnswerChecker } from './estimate.js';
 import { createPrefixMemo } from './estimate.js';
@@ -38,6 +39,8 @@ export interface LabelJobOptions extends LabelOptions {
   requestConcurrency?: number;
   /** Start over instead of resuming from the output. */
   fresh?: boolean;
+  /** Recorded on every row; a resumed output must have the same (see jobs/settings). */
+  settings?: JobSettings;
   onProgress?: (p: { done: number; total: number; resumed: number }) => void;
 }
 
@@ -156,6 +159,7 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
     out: labelsFile,
     concurrency,
     fresh: options.fresh,
+    settings: options.settings,
     signal: options.signal,
     onProgress: (p) => {
       resumed = p.resumed;

@@ -1,6 +1,7 @@
 import { type SegmentBy, segment } from '../core/segment.js';
 import type { Chunk, Problem } from '../core/types.js';
 import { runJsonlJob } from '../jobs/run-job.js';
+import type { JobSettings } from '../jobs/settings.js';
 import type { Policy } from '../models/policy.js';
 import { itemSeed } from '../models/seeds.js';
 import type { FinishReason } from '../models/types.js';
@@ -33,6 +34,8 @@ export interface SampleRecord {
   promptTokens: number;
   /** True when every sample came from the cache. */
   cached: boolean;
+  /** The settings of the job that wrote the row. */
+  job?: JobSettings;
 }
 
 export interface SampleJobOptions {
@@ -53,6 +56,8 @@ export interface SampleJobOptions {
   segmentBy?: Exclude<SegmentBy, 'chunk-tags'>;
   /** Start over instead of resuming. */
   fresh?: boolean;
+  /** Recorded on every row; a resumed output must have the same (see jobs/settings). */
+  settings?: JobSettings;
   noCache?: boolean;
   signal?: AbortSignal;
   onProgress?: (p: { done: number; total: number; resumed: number }) => void;
@@ -81,7 +86,7 @@ export interface SampleSummary {
 /** Sample K solutions of one problem with one request and check them. */
 export async function sampleProblem(
   problem: Problem,
-  options: Omit<SampleJobOptions, 'problems' | 'out' | 'concurrency' | 'fresh' | 'onProgress'>,
+  options: Omit<SampleJobOptions, 'problems' | 'out' | 'concurrency' | 'fresh' | 'settings' | 'onProgress'>,
 ): Promise<SampleRecord> {
   const result = await options.policy.continue(problem.question, '', {
     n: options.n,
@@ -129,6 +134,7 @@ export async function runSampleJob(options: SampleJobOptions): Promise<SampleRec
     out: options.out,
     concurrency: options.concurrency ?? 16,
     fresh: options.fresh,
+    settings: options.settings,
     signal: options.signal,
     onProgress: options.onProgress,
     process: (problem) => sampleProblem(problem, options),

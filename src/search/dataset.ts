@@ -4,6 +4,7 @@ import { UsageError } from '../core/errors.js';
 import type { Cost, Problem } from '../core/types.js';
 import { readJsonl } from '../jobs/jsonl.js';
 import { runJsonlJob } from '../jobs/run-job.js';
+import type { JobSettings } from '../jobs/settings.js';
 import type { Db } from '../store/db.js';
 import { finishRun, startRun, updateRunCounts } from '../store/runs.js';
 import { checkCodeSolution } from '../verify/code/tasks.js';
@@ -134,6 +135,8 @@ export interface SearchJobOptions {
   /** Problems searched at once. Default 4. */
   concurrency?: number;
   fresh?: boolean;
+  /** Recorded on every row and in the run; a resumed output must have the same (see jobs/settings). */
+  settings?: JobSettings;
   /** Keep the trace of attempts in each record (default true: the web view draws it). */
   trace?: boolean;
   /** Mark every record simulated (a simulated policy or judge), whatever the problems' source. */
@@ -164,6 +167,7 @@ export async function searchDataset(
           config: options.config ?? {},
           problems: options.problems.length,
           ...options.runConfig,
+          ...(options.settings ? { job: options.settings } : {}),
         },
         options.out,
       )
@@ -178,6 +182,7 @@ export async function searchDataset(
       out: options.out,
       concurrency: options.concurrency ?? 4,
       fresh: options.fresh,
+      settings: options.settings,
       signal: options.deps.signal,
       process: async (problem) => {
         let r = await runStrategy(options.strategy, problem, options.config ?? {}, options.deps);

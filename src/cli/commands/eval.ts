@@ -12,6 +12,7 @@ import {
   type ThresholdMode,
 } from '../../evaluate/processbench.js';
 import { formatProcessBenchReport, formatScoreTable } from '../../evaluate/table.js';
+import { jobSettings } from '../../jobs/settings.js';
 import { createJudge } from '../../judge/create.js';
 import { JUDGE_KIND_HELP } from '../../judge/spec.js';
 import type { StepJudge } from '../../judge/types.js';
@@ -145,7 +146,15 @@ async function runJudge(flags: ProcessBenchFlags): Promise<void> {
     seed: flags.seed,
     simulated: judge.simulated ?? false,
   };
-  const runId = startRun(db, 'eval processbench', config, resolve(flags.out));
+  const settings = jobSettings('eval processbench', {
+    judge: judge.name,
+    path: flags.path === undefined ? undefined : resolve(flags.path),
+    votes: flags.votes,
+    seed: flags.seed,
+    // Verdict mode judges with early exit; the others score every step: the rows differ.
+    earlyExit: threshold.mode === 'verdict',
+  });
+  const runId = startRun(db, 'eval processbench', { ...config, job: settings }, resolve(flags.out));
   const bar = createProgressBar(`processbench${judge.simulated ? ' (simulated)' : ''}`, {
     quiet: flags.quiet,
   });
@@ -160,6 +169,7 @@ async function runJudge(flags: ProcessBenchFlags): Promise<void> {
       votes: flags.votes,
       concurrency: flags.concurrency,
       fresh: flags.fresh,
+      settings,
       seed: flags.seed,
       onProgress: (p) => {
         bar.update(p.done, p.total);

@@ -3,6 +3,7 @@ import type { CodeSegmentBy } from '../../code/index.js';
 import { MUTATION_SIGNAL, runMutationLabelJob } from '../../code/index.js';
 import { UsageError } from '../../core/errors.js';
 import { loadHumanEval, loadMbpp } from '../../data/index.js';
+import { jobSettings } from '../../jobs/settings.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import { choiceOption, intOption } from '../options.js';
@@ -80,7 +81,9 @@ export function register(program: Command): void {
         reference: flags.reference,
         timeoutMs: flags.timeout,
       };
-      const runId = startRun(db, 'label-code', config, flags.out);
+      const { limit: _limit, ...rowSettings } = config;
+      const settings = jobSettings('label-code', rowSettings);
+      const runId = startRun(db, 'label-code', { ...config, job: settings }, flags.out);
       const bar = createProgressBar('label-code', { quiet: flags.quiet });
       try {
         const summary = await runMutationLabelJob({
@@ -94,6 +97,7 @@ export function register(program: Command): void {
           limits: { timeoutMs: flags.timeout, programTimeoutMs: flags.timeout },
           concurrency: flags.concurrency,
           fresh: flags.fresh,
+          settings,
           onProgress: trackJobProgress(bar, db, runId),
         });
         bar.stop();

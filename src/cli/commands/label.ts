@@ -1,16 +1,18 @@
 import { type Command, Option } from 'commander';
 import { UsageError } from '../../core/errors.js';
 import type { Problem } from '../../core/types.js';
-import { assertDatasetName, loadProblems } from '../../data/load.js';
+import { jobSettings } from '../../jobs/settings.js';
 import { readLabelInput } from '../../label/input.js';
 import { type LabelOutputFormat, type LabelSummary, runLabelJob } from '../../label/job.js';
 import { type SearchMode, validateLabelOptions } from '../../label/label.js';
 import { LABEL_SIGNALS, type LabelSignal, parseSignals, type ZeroOverZero } from '../../label/signals.js';
+import { type CacheStats, cacheStatsOf } from '../../models/cache.js';
 import { createPolicy, type PromptForm } from '../../models/policy.js';
 import { createModel } from '../../models/spec.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import { checkSolution } from '../../verify/check.js';
+import { datasetSettings, loadDatasetProblems } from '../datasets.js';
 import { floatOption, intOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 
@@ -43,6 +45,8 @@ interface LabelFlags {
   dataset?: string;
   path?: string;
   split?: string;
+  count?: number;
+  simSeed?: number;
 }
 
 function signalsOption(value: string): string {
@@ -55,11 +59,12 @@ function signalsOption(value: string): string {
 }
 
 /** Human summary on stderr: rollouts, tokens, and each signal's share of positive chunks. */
-function printSummary(s: LabelSummary, simulated: boolean): void {
+function printSummary(s: LabelSummary, simulated: boolean, cache: CacheStats | undefined): void {
   const lines = [
     `labeled ${s.solutions} solutions, ${s.chunks} chunks (${s.resumed} resumed)${simulated ? ' — simulated policy' : ''}`,
     `rollouts ${s.rollouts} (${s.rolloutTokens} completion tokens); this run: ${s.spent.policy.calls} calls, ` +
-      `${s.spent.policy.promptTokens + s.spent.policy.completionTokens} tokens`,
+      `${s.spent.policy.promptTokens + s.spent.policy.completionTokens} tokens; ` +
+      (cache ? `${cache.cachedCalls} of ${cache.calls} calls from the cache` : 'no call cache'),
     ...Object.entries(s.signals).map(
       ([k, v]) =>
         `  ${k.padEnd(14)} positives ${(100 * v.share).toFixed(1)}% of ${v.labeled} chunks; ${v.withError} solutions with a first error`,
@@ -82,10 +87,16 @@ export function register(program: Command): void {
     )
     .option(
       '--dataset <name>',
-      'data set the `stepwise sample` input came from (its records carry ids, not questions)',
+      'data set the `stepwise sample` input came from (questions and gold answers are looked up by id): sim, gsm8k, math, …',
     )
     .option('--path <file>', 'with --dataset: file or folder to read')
     .option('--split <split>', 'with --dataset: part of the set (e.g. GSM8K test)')
+    .option('--count <n>', 'with --dataset sim: problems generated (default 100)', intOption('--count', 1))
+    .option(
+      '--sim-seed <s>',
+      'with --dataset sim: seed of the generated problems (default 0)',
+      intOption('--sim-seed', 0),
+    )
     .requiredOption(
       '--policy <spec>',
       'policy that continues prefixes: openai:<model>, gguf:<path>, sim[?k=v]',
@@ -193,11 +204,8 @@ export function register(program: Command): void {
       }
       let problems: Map<string, Problem> | undefined;
       if (flags.dataset !== undefined) {
-        const loaded = await loadProblems(assertDatasetName(flags.dataset), {
-          path: flags.path,
-          split: flags.split,
-        });
-        problems = new Map(loaded.problems.map((p) => [p.id, p]));
+        const loaded = await loadDatasetProblems({ ...flags, dataset: flags.dataset });
+        problems = new Map(loaded.map((p) => [p.id, p]));
       }
       validateLabelOptions({
         signals,
@@ -233,10 +241,17 @@ export function register(program: Command): void {
         seed: flags.seed,
         temperature: flags.temperature,
         maxTokens: flags.maxTokens,
+        promptForm: flags.promptForm,
         format: flags.format,
         keepRollouts: flags.keepRollouts ?? false,
+        processbenchSignal: pbSignal,
       };
-      const runId = startRun(db, 'label', config, flags.out);
+      const { input: _input, ...rowSettings } = config;
+      const settings = jobSettings('label', {
+        ...(flags.dataset === undefined ? {} : datasetSettings({ ...flags, dataset: flags.dataset })),
+        ...rowSettings,
+      });
+      const runId = startRun(db, 'label', { ...config, job: settings }, flags.out);
       const bar = createProgressBar('label', { quiet: flags.quiet });
       try {
         const summary = await runLabelJob({
@@ -267,6 +282,7 @@ export function register(program: Command): void {
           processbenchSignal: pbSignal,
           fresh: flags.fresh,
           keepRollouts: flags.keepRollouts ?? false,
+          settings,
           onProgress: trackJobProgress(bar, db, runId),
         });
         bar.stop();
@@ -278,9 +294,16 @@ export function register(program: Command): void {
           tokens: summary.spent.policy.promptTokens + summary.spent.policy.completionTokens,
         });
         const simulated = model.provider === 'sim';
-        printSummary(summary, simulated);
+        const cache = cacheStatsOf(model);
+        printSummary(summary, simulated, cache);
         process.stdout.write(
-          `${JSON.stringify({ run: runId, ...(simulated ? { simulated: true } : {}), ...summary })}\n`,
+          `${JSON.stringify({
+            run: runId,
+            ...(simulated ? { simulated: true } : {}),
+            ...summary,
+            cache: cache ?? { cachedCalls: 0, calls: 0, note: 'not cached' },
+            settingsHash: settings.hash,
+          })}\n`,
         );
       } catch (e) {
         bar.stop();

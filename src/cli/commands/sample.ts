@@ -2,7 +2,8 @@ import { setMaxListeners } from 'node:events';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { StepwiseError } from '../../core/errors.js';
-import type { CachedModel } from '../../models/cache.js';
+import { jobSettings } from '../../jobs/settings.js';
+import { type CachedModel, cacheStatsOf } from '../../models/cache.js';
 import { OpenAIModel } from '../../models/openai.js';
 import { createPolicy, type PromptForm } from '../../models/policy.js';
 import { createModel, parseModelSpec } from '../../models/spec.js';
@@ -10,7 +11,13 @@ import type { LanguageModel } from '../../models/types.js';
 import { runSampleJob, summarizeSamples } from '../../sample/sample.js';
 import { openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
-import { addDatasetOptions, type DatasetFlags, loadDatasetProblems, policyForProblems } from '../datasets.js';
+import {
+  addDatasetOptions,
+  type DatasetFlags,
+  datasetSettings,
+  loadDatasetProblems,
+  policyForProblems,
+} from '../datasets.js';
 import { floatOption, intOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 
@@ -118,7 +125,18 @@ export function register(program: Command): void {
       });
       const out = resolve(flags.out);
       const db = openStore();
-      const config = { ...flags, out, problems: problems.length };
+      const settings = jobSettings('sample', {
+        ...datasetSettings(flags),
+        policy: flags.policy,
+        n: flags.n,
+        maxTokens: flags.maxTokens,
+        temperature: flags.temperature,
+        topP: flags.topP,
+        seed: flags.seed,
+        form: flags.form,
+        segmentBy: flags.segmentBy,
+      });
+      const config = { ...flags, out, problems: problems.length, job: settings };
       const runId = startRun(db, 'sample', config, out);
       const bar = createProgressBar('sample', { quiet: flags.quiet });
       // Ctrl-C: stop sending, mark the run failed, say how to resume (finished problems are kept).
@@ -143,6 +161,7 @@ export function register(program: Command): void {
           concurrency: flags.concurrency * endpointCount(model),
           segmentBy: flags.segmentBy,
           fresh: flags.fresh,
+          settings,
           noCache: !flags.cache,
           signal: interrupt.signal,
           onWarning: warn,
@@ -161,6 +180,7 @@ export function register(program: Command): void {
           samples: summary.samples,
           correct: Math.round(summary.accuracy * summary.samples),
         });
+        const cache = cacheStatsOf(model);
         const report = {
           run: runId,
           policy: flags.policy,
@@ -182,6 +202,9 @@ export function register(program: Command): void {
                 },
               }
             : {}),
+          // How many calls the cache answered (none: the model is not cached, e.g. sim or --no-cache).
+          cache: cache ?? { cachedCalls: 0, calls: 0, note: 'not cached' },
+          settingsHash: settings.hash,
         };
         process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       } catch (err) {

@@ -1,7 +1,9 @@
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UsageError } from '../../core/errors.js';
+import { jobSettings } from '../../jobs/settings.js';
 import { createJudge } from '../../judge/create.js';
+import { cacheStatsOf } from '../../models/cache.js';
 import { createPolicy, type PromptForm } from '../../models/policy.js';
 import { type CreateModelOptions, createModel } from '../../models/spec.js';
 import { AGGREGATIONS, type SearchConfig } from '../../search/config.js';
@@ -9,7 +11,13 @@ import { searchDataset } from '../../search/dataset.js';
 import { getStrategy, STRATEGY_NAMES } from '../../search/registry.js';
 import type { Aggregation, SearchDeps } from '../../search/types.js';
 import { openStore } from '../../store/db.js';
-import { addDatasetOptions, type DatasetFlags, loadDatasetProblems, policyForProblems } from '../datasets.js';
+import {
+  addDatasetOptions,
+  type DatasetFlags,
+  datasetSettings,
+  loadDatasetProblems,
+  policyForProblems,
+} from '../datasets.js';
 import { floatOption, intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 
@@ -197,6 +205,26 @@ export function definedFields<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
+/**
+ * What the rows of a search over a data set depend on: the data set, the models, the prompt form
+ * and every strategy knob (set or defaulted); not concurrency, endpoints or timeouts.
+ */
+export function searchSettings(
+  command: string,
+  f: SearchFlags & DatasetFlags,
+  extra: Record<string, unknown> = {},
+): ReturnType<typeof jobSettings> {
+  return jobSettings(command, {
+    ...datasetSettings(f),
+    policy: f.policy,
+    judge: f.judge,
+    outcome: f.outcome,
+    form: f.form,
+    ...strategyConfig(f),
+    ...extra,
+  });
+}
+
 /** True when a model or judge spec names the simulated world. */
 export function isSimSpec(spec: string | undefined): boolean {
   if (!spec) return false;
@@ -209,7 +237,12 @@ export function isSimSpec(spec: string | undefined): boolean {
 export async function buildSearchDeps(
   f: SearchFlags,
   strategies: readonly string[],
-): Promise<{ deps: SearchDeps; close: () => Promise<void> }> {
+): Promise<{
+  deps: SearchDeps;
+  /** Calls the model-call cache answered, over policy, judge and outcome model (undefined: nothing cached). */
+  cacheStats: () => ReturnType<typeof cacheStatsOf>;
+  close: () => Promise<void>;
+}> {
   const needsJudge = strategies.some((s) => getStrategy(s).needsJudge);
   if (needsJudge && !f.judge)
     throw new UsageError(
@@ -232,6 +265,7 @@ export async function buildSearchDeps(
     f.outcome && strategies.includes('refine') ? await createJudge(f.outcome, judgeOptions) : undefined;
   return {
     deps: { policy: createPolicy(model, { form: f.form }), judge, outcome },
+    cacheStats: () => cacheStatsOf(model, judge?.model, outcome?.model),
     close: async () => {
       await model.close?.();
       await judge?.close?.();
@@ -287,6 +321,11 @@ export function register(program: Command): void {
       const { problems, policy } = policyForProblems(loaded, built.deps.policy, { form: f.form });
       const deps = { ...built.deps, policy };
       const out = resolve(f.out);
+      const settings = searchSettings('search', f, {
+        strategy: f.strategy,
+        trace: f.trace,
+        goldCheck: f.goldCheck !== false,
+      });
       const bar = createProgressBar(`search ${f.strategy}`, { quiet: f.quiet });
       const simulated =
         problems.some((p) => p.source === 'sim') ||
@@ -302,6 +341,7 @@ export function register(program: Command): void {
           out,
           concurrency: f.concurrency,
           fresh: f.fresh,
+          settings,
           trace: f.trace,
           simulated,
           store: openStore(),
@@ -321,6 +361,8 @@ export function register(program: Command): void {
           judge: f.judge,
           out,
           ...rest,
+          cache: built.cacheStats() ?? { cachedCalls: 0, calls: 0, note: 'not cached' },
+          settingsHash: settings.hash,
         };
         process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       } finally {

@@ -5,6 +5,7 @@ import { loadProblems } from '../../data/index.js';
 import { isSimulatedJudge } from '../../evaluate/processbench.js';
 import { readJsonl } from '../../jobs/jsonl.js';
 import { runJsonlJob } from '../../jobs/run-job.js';
+import { jobSettings } from '../../jobs/settings.js';
 import { createJudge } from '../../judge/index.js';
 import { finishRun, openStore, startRun } from '../../store/index.js';
 import { validateRows } from '../../train/label-file.js';
@@ -36,6 +37,7 @@ export function register(program: Command): void {
     .option('--base-url <url>', 'for openai: judges (or OPENAI_BASE_URL)')
     .option('--concurrency <n>', 'problems judged at once', intOption('--concurrency', 1), 8)
     .option('--seed <n>', 'seed of the outcome-only pick', intOption('--seed'), 0)
+    .option('--fresh', 'start the output over instead of resuming it')
     .option('--quiet', 'no progress bar')
     .action(async (o) => {
       const rows = validateRows(o.from, readJsonl(o.from).lines, SampleRow);
@@ -55,7 +57,8 @@ export function register(program: Command): void {
       });
       const judge = await createJudge(o.judge, { baseUrl: o.baseUrl });
       const store = openStore();
-      const runId = startRun(store, 'select', { from: o.from, judge: o.judge }, o.out);
+      const settings = jobSettings('select', { judge: o.judge, seed: o.seed });
+      const runId = startRun(store, 'select', { from: o.from, judge: o.judge, job: settings }, o.out);
       const bar = createProgressBar('select', { quiet: o.quiet });
       try {
         const out = await runJsonlJob<SelectionInput, SelectionRow>({
@@ -64,6 +67,8 @@ export function register(program: Command): void {
           keyOfOutput: (r) => r.id,
           out: o.out,
           concurrency: o.concurrency,
+          fresh: o.fresh,
+          settings,
           process: async (p) => (await selectByJudge([p], judge, { seed: o.seed }))[0],
           onProgress: (p) => bar.update(p.done, p.total),
         });
