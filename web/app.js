@@ -1,16 +1,39 @@
 // stepwise web view: a small single-page app over the JSON API (no build step, no framework).
-// Every string from a file is escaped before it reaches the page: model outputs are untrusted text.
+// Files are hostile data (third-party data sets, model-written text): every value from the API
+// reaches the HTML through esc() (text and attribute values), Number()/int()/fmt()/pct() (numbers),
+// encodeURIComponent (inside href query strings) or a fixed table looked up with own(). The page's
+// Content-Security-Policy blocks inline scripts and inline style attributes, so styles this file
+// computes ride in data-css and are applied through the CSSOM by setHtml().
 
 const app = document.getElementById('app');
 const statusEl = document.getElementById('status');
 
 const esc = (v) =>
   String(v ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+/** A value of one of this file's fixed tables, or `fallback`: never a prototype member named by the data. */
+const own = (table, key, fallback = '') => (typeof key === 'string' && Object.hasOwn(table, key) ? table[key] : fallback);
+/** A number from the data for a place that must hold a number (NaN shows as NaN, never as markup). */
+const num = (v) => Number(v);
 const isNum = (n) => typeof n === 'number' && Number.isFinite(n);
 const fmt = (n, d = 1) => (isNum(n) ? n.toFixed(d) : '—');
 const pct = (x, d = 1) => (isNum(x) ? `${(100 * x).toFixed(d)}%` : '—');
 const int = (n) => (isNum(n) ? Math.round(n).toLocaleString('en-US') : '—');
 const plural = (n, one, many = `${one}s`) => `${int(n)} ${n === 1 ? one : many}`;
+
+/**
+ * Put HTML built by this file into `el`, then apply the styles carried in data-css (computed here
+ * from numbers and constants only): the CSP refuses inline style attributes, not the CSSOM.
+ */
+function setHtml(el, html) {
+  el.innerHTML = html;
+  paint(el);
+}
+function paint(el) {
+  for (const x of el.querySelectorAll('[data-css]')) {
+    x.style.cssText = x.dataset.css;
+    x.removeAttribute('data-css');
+  }
+}
 
 /** Thrown when an answer arrives after the user moved to another page: the old page must not draw over the new one. */
 class Stale extends Error {}
@@ -64,7 +87,7 @@ function progressBar(counts) {
   const total = counts?.total;
   if (!isNum(done) || !isNum(total) || total <= 0) return '';
   const share = Math.max(0, Math.min(1, done / total));
-  return `<span class="progress" title="${int(done)} of ${int(total)}"><span style="width:${(share * 100).toFixed(1)}%"></span></span> <span class="muted">${int(done)}/${int(total)}</span>`;
+  return `<span class="progress" title="${int(done)} of ${int(total)}"><span data-css="width:${(share * 100).toFixed(1)}%"></span></span> <span class="muted">${int(done)}/${int(total)}</span>`;
 }
 
 /** The cost-like counts of a run (tokens, calls, rollouts), in a short line. */
@@ -95,10 +118,10 @@ async function runsPage() {
     })
     .join('');
   const anySim = runs.some((r) => r.simulated);
-  app.innerHTML = `<h1>Runs</h1>
+  setHtml(app, `<h1>Runs</h1>
     ${anySim ? simulatedBanner(true, 'Runs marked “simulated” ran on the stepwise simulated world: their numbers are not results of any real model.') : ''}
     ${runs.length ? `<table id="runs"><thead><tr><th>Run</th><th>Command</th><th>Status</th><th>Started</th><th class="num">Took</th><th>Cost</th><th>Output</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted empty">No runs recorded yet in this store. Run <code>npx stepwise demo</code>, then reload.</p>'}
-    <h2>Outputs</h2>${filesTable(files)}`;
+    <h2>Outputs</h2>${filesTable(files)}`);
 }
 
 function filesTable(files) {
@@ -114,7 +137,7 @@ function filesTable(files) {
 
 async function filesPage() {
   const { roots, files } = await api('/api/files');
-  app.innerHTML = `<h1>Files</h1><p class="muted">Served folders: ${roots.map((r, i) => `${i}: ${esc(r)}`).join(', ')}</p>${filesTable(files)}`;
+  setHtml(app, `<h1>Files</h1><p class="muted">Served folders: ${roots.map((r, i) => `${i}: ${esc(r)}`).join(', ')}</p>${filesTable(files)}`);
 }
 
 async function runPage(id) {
@@ -131,7 +154,7 @@ async function runPage(id) {
       c?.[name]?.calls ? `${name} ${plural(c[name].calls, 'call')}, ${int((c[name].promptTokens ?? 0) + (c[name].completionTokens ?? 0))} tokens` : '';
     cost = [role('policy'), role('judge')].filter(Boolean).join(' · ');
   }
-  app.innerHTML = `<h1>Run ${esc(run.id)}</h1>
+  setHtml(app, `<h1>Run ${esc(run.id)}</h1>
     ${simulatedBanner(run.simulated)}
     <div class="card"><div class="row">
       ${kpi('command', esc(run.command))}
@@ -142,7 +165,7 @@ async function runPage(id) {
     <h2>Counts</h2><div class="card" id="counts"><div class="row">${counts || '<span class="muted">none recorded</span>'}</div></div>
     <h2>Cost</h2><p id="cost">${cost || '<span class="muted">no token or call counts recorded for this run</span>'}</p>
     <h2>Output</h2><p>${output ? `<a id="run-output" href="${fileHref(output.root, output.path)}">${esc(output.path)}</a> <span class="badge">${esc(output.kind)}</span>` : run.output ? `${esc(run.output)} <span class="muted">(not in the served folders: serve its folder with --dir)</span>` : '<span class="muted">this run wrote no output file</span>'}</p>
-    <h2>Config</h2><pre id="config">${esc(JSON.stringify(run.config, null, 2))}</pre>`;
+    <h2>Config</h2><pre id="config">${esc(JSON.stringify(run.config, null, 2))}</pre>`);
 }
 
 // ---------- file pages ----------
@@ -187,12 +210,14 @@ async function filePage(params) {
   const out = (views[file.kind] ?? raw)();
   // Record views give [summary, records] and get the pager around the records; the others are whole pages.
   const body = Array.isArray(out) ? `${out[0]}${single}${pager}${out[1]}${out[1].length > 2000 ? pager : ''}` : out;
-  app.innerHTML = `${head}<div id="view">${body}</div>`;
+  setHtml(app, `${head}<div id="view">${body}</div>`);
   if (file.kind === 'processbench-report') await processBenchView(file.data, root, path);
   if (file.kind === 'search') drawTrees();
 }
 
-function pagerHtml(root, path, offset, total, params) {
+function pagerHtml(root, path, offsetValue, totalValue, params) {
+  const offset = num(offsetValue);
+  const total = num(totalValue);
   const keep = params.get('color') ? `&color=${encodeURIComponent(params.get('color'))}` : '';
   const prev = Math.max(0, offset - PAGE);
   const next = offset + PAGE;
@@ -201,7 +226,7 @@ function pagerHtml(root, path, offset, total, params) {
     <a ${next < total ? `href="${fileHref(root, path, `&offset=${next}${keep}`)}"` : 'aria-disabled="true"'} class="next">next ›</a></nav>`;
 }
 
-const recordLink = (ctx, index, text) => `<a href="${fileHref(ctx.root, ctx.path, `&offset=${index}`)}">${esc(text)}</a>`;
+const recordLink = (ctx, index, text) => `<a href="${fileHref(ctx.root, ctx.path, `&offset=${num(index)}`)}">${esc(text)}</a>`;
 
 // ---------- solution view (labels) ----------
 function labelsView(ctx, s) {
@@ -222,8 +247,8 @@ function labelsView(ctx, s) {
     : '';
   const legend =
     color === 'q'
-      ? `<span><span class="swatch" style="background:${qColor(0)}"></span>Q̂ = 0</span><span><span class="swatch" style="background:${qColor(0.5)}"></span>0.5</span><span><span class="swatch" style="background:${qColor(1)}"></span>1 (every rollout from this prefix reached the gold answer)</span><span><span class="swatch" style="background:${qColor(null)}"></span>not estimated</span>`
-      : `<span><span class="swatch pos-sw"></span>positive</span><span><span class="swatch neg-sw"></span>negative</span><span><span class="swatch" style="background:${qColor(null)}"></span>undetermined</span>`;
+      ? `<span><span class="swatch" data-css="background:${qColor(0)}"></span>Q̂ = 0</span><span><span class="swatch" data-css="background:${qColor(0.5)}"></span>0.5</span><span><span class="swatch" data-css="background:${qColor(1)}"></span>1 (every rollout from this prefix reached the gold answer)</span><span><span class="swatch" data-css="background:${qColor(null)}"></span>not estimated</span>`
+      : `<span><span class="swatch pos-sw"></span>positive</span><span><span class="swatch neg-sw"></span>negative</span><span><span class="swatch" data-css="background:${qColor(null)}"></span>undetermined</span>`;
   const control = `<div class="row controls"><label>Colour chunks by <select id="color-by">${options}</select></label><div class="legend">${legend}</div><span class="muted">outlined: first error under ${esc(color === 'q' ? s?.signals?.[0] || 'the first signal' : color)}</span></div>`;
   const cards = ctx.file.records.map((r, i) => labelCard(r, ctx.offset + i, color)).join('');
   return [`${summary}${control}`, cards || '<p class="muted empty">This file has no records.</p>'];
@@ -241,7 +266,7 @@ function labelCard(rec, index, color) {
   const feSignal = signals.includes(color) ? color : signals[0];
   const fe = feSignal ? rec.firstError[feSignal] : -1;
   const firstErrors = signals
-    .map((s) => `<span class="badge ${rec.firstError[s] === -1 ? 'pos' : 'neg'}">${esc(s)}: ${rec.firstError[s] === -1 ? 'no error' : `first error at chunk ${rec.firstError[s]}`}</span>`)
+    .map((s) => `<span class="badge ${rec.firstError[s] === -1 ? 'pos' : 'neg'}">${esc(s)}: ${rec.firstError[s] === -1 ? 'no error' : `first error at chunk ${esc(rec.firstError[s])}`}</span>`)
     .join('');
   const chunks = (rec.chunks || [])
     .map((c, i) => {
@@ -252,12 +277,12 @@ function labelCard(rec, index, color) {
         color === 'q'
           ? `border-left-color:${qColor(c.q)};background:${qBackground(c.q)}`
           : '';
-      const cls = color === 'q' ? '' : color === 'verdict' ? VERDICT_CLASS[c.verdict] || 'und' : labelValueClass(c.labels?.[color]);
-      const verdict = typeof c.verdict === 'string' ? `<span class="badge ${VERDICT_CLASS[c.verdict] || ''}">judge: ${esc(c.verdict)}${isNum(c.score) ? ` ${fmt(c.score, 2)}` : ''}</span>` : '';
+      const cls = color === 'q' ? '' : color === 'verdict' ? own(VERDICT_CLASS, c.verdict, 'und') : labelValueClass(c.labels?.[color]);
+      const verdict = typeof c.verdict === 'string' ? `<span class="badge ${own(VERDICT_CLASS, c.verdict)}">judge: ${esc(c.verdict)}${isNum(c.score) ? ` ${fmt(c.score, 2)}` : ''}</span>` : '';
       // `rollouts` is a count, or the rollouts themselves with `label --keep-rollouts`.
       const m = Array.isArray(c.rollouts) ? c.rollouts.length : c.rollouts;
       const reached = isNum(c.q) && m ? ` (${int(Math.round(c.q * m))} of ${int(m)} rollouts from this prefix reached the gold answer)` : '';
-      return `<div class="chunk ${cls}${i === fe ? ' first-error' : ''}" data-q="${esc(c.q)}" style="${style}">
+      return `<div class="chunk ${cls}${i === fe ? ' first-error' : ''}" data-q="${esc(c.q)}" data-css="${style}">
         <div class="text">${esc(c.text)}</div>
         <div class="meta">chunk ${i} · Q̂ ${isNum(c.q) ? fmt(c.q, 3) : 'not estimated'}${esc(reached)} ${labels}${verdict}${i === fe ? ' <b class="fe-mark">← first error</b>' : ''}</div>
         ${c.rationale ? `<details class="rationale"><summary>judge's rationale</summary><pre>${esc(c.rationale)}</pre></details>` : ''}
@@ -315,7 +340,7 @@ function processBenchSetView(ctx) {
       const steps = (r.steps || [])
         .map((t, i) => `<div class="chunk ${r.label < 0 || i < r.label ? 'pos' : i === r.label ? 'neg first-error' : 'und'}"><div class="text">${esc(t)}</div><div class="meta">step ${i}${i === r.label ? ' <b class="fe-mark">← first error (label)</b>' : ''}</div></div>`)
         .join('');
-      return `<section class="card pb-row" data-id="${esc(r.id)}"><h3>${esc(r.id)} <span class="badge ${r.label < 0 ? 'pos' : 'neg'}">${r.label < 0 ? 'no error' : `first error at step ${r.label}`}</span> <span class="muted">${esc(r.generator ?? '')}</span></h3>
+      return `<section class="card pb-row" data-id="${esc(r.id)}"><h3>${esc(r.id)} <span class="badge ${r.label < 0 ? 'pos' : 'neg'}">${r.label < 0 ? 'no error' : `first error at step ${esc(r.label)}`}</span> <span class="muted">${esc(r.generator ?? '')}</span></h3>
         <details><summary>problem</summary><pre>${esc(r.problem)}</pre></details><div class="chunks">${steps}</div></section>`;
     })
     .join('');
@@ -373,7 +398,7 @@ function searchCard(rec, index, slot) {
   const nodeStatus = new Map((rec.trace || []).map((n) => [n.id, n.status]));
   const chunks = (rec.chunks || [])
     .map(
-      (c) => `<div class="chunk ${VERDICT_CLASS[c.verdict] || ''}"><div class="text">${esc(c.text)}</div>
+      (c) => `<div class="chunk ${own(VERDICT_CLASS, c.verdict)}"><div class="text">${esc(c.text)}</div>
       <div class="meta">chunk ${esc(c.index)} · ${esc(c.verdict ?? 'not judged')}${isNum(c.score) ? ` · score ${fmt(c.score, 2)}` : ''} · ${attemptsText(c, nodeStatus.get(c.node))}</div>
       ${c.rationale ? `<details class="rationale"><summary>judge's rationale</summary><pre>${esc(c.rationale)}</pre></details>` : ''}</div>`,
     )
@@ -391,7 +416,7 @@ function searchCard(rec, index, slot) {
     ${stats ? `<div class="muted small">${stats}</div>` : ''}
     <h4>Final solution</h4>
     <div class="chunks">${chunks || '<p class="muted">no chunks</p>'}</div>
-    ${trace.length ? `<h4>Search tree <span class="muted small">(${plural(trace.length, 'attempt')}; left: the problem${trace.every((n) => n.parent === null) ? ', then one node per whole solution' : ', then one column per chunk position'}; click a node for its text)</span></h4><div class="legend">${Object.entries(STATUS_COLOR).map(([k, c]) => `<span title="${esc(STATUS_HELP[k])}"><span class="swatch" style="background:${c}"></span>${k}</span>`).join('')}<span><svg width="26" height="8" aria-hidden="true"><path d="M1,4 H25" stroke="#7b4fc9" stroke-dasharray="4 3"/></svg> backtrack</span><span><span class="swatch ring"></span>on the final path</span></div><div class="tree" data-slot="${slot}"></div><div class="node-detail muted small">Click a node.</div>` : '<p class="muted small">No attempt tree in this record (searched with --no-trace).</p>'}
+    ${trace.length ? `<h4>Search tree <span class="muted small">(${plural(trace.length, 'attempt')}; left: the problem${trace.every((n) => n.parent === null) ? ', then one node per whole solution' : ', then one column per chunk position'}; click a node for its text)</span></h4><div class="legend">${Object.entries(STATUS_COLOR).map(([k, c]) => `<span title="${esc(STATUS_HELP[k])}"><span class="swatch" data-css="background:${c}"></span>${k}</span>`).join('')}<span><svg width="26" height="8" aria-hidden="true"><path d="M1,4 H25" stroke="#7b4fc9" stroke-dasharray="4 3"/></svg> backtrack</span><span><span class="swatch ring"></span>on the final path</span></div><div class="tree" data-slot="${slot}"></div><div class="node-detail muted small">Click a node.</div>` : '<p class="muted small">No attempt tree in this record (searched with --no-trace).</p>'}
   </section>`;
 }
 
@@ -412,6 +437,8 @@ function layoutTree(trace, onPath) {
   const pos = new Map();
   const nextFree = [];
   const visit = (node, level, minX) => {
+    // A crafted trace may repeat an id or loop (a node its own ancestor): each id is placed once.
+    if (pos.has(node.id)) return;
     const x = Math.max(minX, nextFree[level] ?? 0);
     nextFree[level] = x + 1;
     pos.set(node.id, { x, y: level });
@@ -428,7 +455,7 @@ function drawTrees() {
     const data = treeData.get(Number(holder.dataset.slot));
     if (!data) continue;
     const { trace, backtracks, path } = data;
-    const { pos, byId, levels, width } = layoutTree(trace, path);
+    const { pos, levels, width } = layoutTree(trace, path);
     // Levels run left to right (the problem, then chunk 0, 1, …); attempts at one level stack downwards.
     const dx = 34;
     const dy = 26;
@@ -454,21 +481,21 @@ function drawTrees() {
       const from = pos.get(b.from);
       const to = b.to === null || b.to === undefined ? root : pos.get(b.to);
       if (!from || !to) continue;
-      svg += `<path class="backtrack" d="M${X(from)},${Y(from) - 6} C${X(from) - 8},${Y(from) - 30} ${X(to) + 8},${Y(to) - 30} ${X(to)},${Y(to) - 7}" stroke="#7b4fc9" stroke-width="1.5" stroke-dasharray="4 3" fill="none" marker-end="url(#arrow)"><title>backtrack from attempt ${b.from} to ${b.to === null ? 'the problem' : `attempt ${b.to}`}</title></path>`;
+      svg += `<path class="backtrack" d="M${X(from)},${Y(from) - 6} C${X(from) - 8},${Y(from) - 30} ${X(to) + 8},${Y(to) - 30} ${X(to)},${Y(to) - 7}" stroke="#7b4fc9" stroke-width="1.5" stroke-dasharray="4 3" fill="none" marker-end="url(#arrow)"><title>backtrack from attempt ${esc(b.from)} to ${b.to === null ? 'the problem' : `attempt ${esc(b.to)}`}</title></path>`;
     }
-    for (const n of trace) {
+    trace.forEach((n, at) => {
       const p = pos.get(n.id);
       const label = `attempt ${n.id}${n.label ? ` (${n.label})` : ''} · chunk ${n.depth} · ${n.status}${n.verdict ? ` · ${n.verdict}` : ''}${isNum(n.score) ? ` · score ${n.score.toFixed(2)}` : ''}${n.final ? ' · ends the solution' : ''}\n${n.text}`;
-      svg += `<g class="node" data-status="${esc(n.status)}" data-id="${n.id}" tabindex="0"><circle cx="${X(p)}" cy="${Y(p)}" r="${n.final ? 8 : 6}" fill="${STATUS_COLOR[n.status] || '#888'}" stroke="${path.has(n.id) ? '#111' : '#fff'}" stroke-width="${path.has(n.id) ? 2 : 1}"><title>${esc(label)}</title></circle></g>`;
-    }
+      svg += `<g class="node" data-status="${esc(n.status)}" data-id="${esc(n.id)}" data-at="${at}" tabindex="0"><circle cx="${X(p)}" cy="${Y(p)}" r="${n.final ? 8 : 6}" fill="${own(STATUS_COLOR, n.status, '#888')}" stroke="${path.has(n.id) ? '#111' : '#fff'}" stroke-width="${path.has(n.id) ? 2 : 1}"><title>${esc(label)}</title></circle></g>`;
+    });
     svg = svg.replace('<svg ', '<svg ').replace(/(<svg [^>]*>)/, '$1<defs><marker id="arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#7b4fc9"/></marker></defs>');
-    holder.innerHTML = `${svg}</svg>`;
+    setHtml(holder, `${svg}</svg>`);
     const detail = holder.nextElementSibling;
     const show = (g) => {
-      const n = byId.get(Number(g.dataset.id));
+      const n = trace[Number(g.dataset.at)];
       if (!n || !detail) return;
       detail.classList.remove('muted');
-      detail.innerHTML = `<b>attempt ${n.id}</b>${n.label ? ` (${esc(n.label)})` : ''} · chunk ${esc(n.depth)} · <span class="badge" style="border-color:${STATUS_COLOR[n.status] || '#888'}">${esc(n.status)}</span> ${esc(STATUS_HELP[n.status] || '')}${n.verdict ? ` · judge: ${esc(n.verdict)}` : ''}${isNum(n.score) ? ` · score ${fmt(n.score, 2)}` : ''}${n.answer !== undefined ? ` · answer ${esc(n.answer ?? 'none')}` : ''}<pre>${esc(n.text)}</pre>${n.rationale ? `<details class="rationale" open><summary>judge's rationale</summary><pre>${esc(n.rationale)}</pre></details>` : ''}`;
+      setHtml(detail, `<b>attempt ${esc(n.id)}</b>${n.label ? ` (${esc(n.label)})` : ''} · chunk ${esc(n.depth)} · <span class="badge" data-css="border-color:${own(STATUS_COLOR, n.status, '#888')}">${esc(n.status)}</span> ${esc(own(STATUS_HELP, n.status))}${n.verdict ? ` · judge: ${esc(n.verdict)}` : ''}${isNum(n.score) ? ` · score ${fmt(n.score, 2)}` : ''}${n.answer !== undefined ? ` · answer ${esc(n.answer ?? 'none')}` : ''}<pre>${esc(n.text)}</pre>${n.rationale ? `<details class="rationale" open><summary>judge's rationale</summary><pre>${esc(n.rationale)}</pre></details>` : ''}`);
     };
     holder.addEventListener('click', (e) => {
       const g = e.target.closest('g.node');
@@ -490,7 +517,7 @@ async function processBenchView(report, root, reportPath) {
     <p class="muted small">error acc: share of samples with an error whose first error the judge found exactly; correct acc: share of error-free samples the judge called error-free; F1: their harmonic mean (ProcessBench's metric, in %).</p>`;
   const view = document.getElementById('pb-view');
   const th = report.threshold || {};
-  view.innerHTML = `<div class="card"><div class="row">${kpi('judge', esc(report.judge))}
+  setHtml(view, `<div class="card"><div class="row">${kpi('judge', esc(report.judge))}
       ${kpi('average F1', fmt(report.average_f1))}
       ${kpi('samples', int(report.samples))}
       ${kpi('threshold', `${esc(th.mode)}${isNum(th.value) ? ` ${fmt(th.value, 3)}` : ''}${th.chosenOn ? ` <small class="muted">(chosen on ${esc(th.chosenOn)})</small>` : ''}`)}
@@ -498,12 +525,13 @@ async function processBenchView(report, root, reportPath) {
       ${kpi('judge tokens', int((report.cost?.judge?.promptTokens ?? 0) + (report.cost?.judge?.completionTokens ?? 0)))}
       ${kpi('format failures', `${int(report.formatFailures)} <small class="muted">(${pct(report.formatFailureRate)})</small>`)}
       ${report.abstained ? kpi('abstained', int(report.abstained)) : ''}</div></div>
-    ${table}<h2>Predicted vs true first error</h2><div id="pb-chart" class="muted">Loading predictions…</div>`;
+    ${table}<h2>Predicted vs true first error</h2><div id="pb-chart" class="muted">Loading predictions…</div>`);
   const chart = document.getElementById('pb-chart');
   const predPath = dirOf(reportPath) + String(report.predictions || reportPath.replace(/\.json$/, '.predictions.jsonl')).split('/').pop();
   try {
     const { summary } = await api(`/api/summary?root=${encodeURIComponent(root)}&path=${encodeURIComponent(predPath)}`);
     chart.outerHTML = `<div id="pb-chart">${confusionChart(summary.pairs)}<p><a id="pb-predictions" href="${fileHref(root, predPath)}">every prediction (${int(summary.samples)})</a></p></div>`;
+    paint(view);
   } catch (e) {
     if (e instanceof Stale) throw e;
     chart.outerHTML = `<p id="pb-chart" class="muted">The chart needs the predictions file ${esc(predPath)} next to the report, in a served folder (${esc(e.message)}).</p>`;
@@ -562,7 +590,7 @@ function confusionChart(pairs) {
     svg += `<text x="${cx(t)}" y="${cy(p) + 4}" text-anchor="middle" class="count">${c}</text>`;
   }
   svg += '</svg>';
-  return `<div class="legend"><span><span class="swatch" style="background:#1f8a4c"></span>exact (on the diagonal)</span><span><span class="swatch" style="background:#b3261e"></span>wrong</span><span>circle size and number: samples</span>${none ? `<span>${none} without a usable prediction (counted as misses)</span>` : ''}</div>${svg}`;
+  return `<div class="legend"><span><span class="swatch" data-css="background:#1f8a4c"></span>exact (on the diagonal)</span><span><span class="swatch" data-css="background:#b3261e"></span>wrong</span><span>circle size and number: samples</span>${none ? `<span>${none} without a usable prediction (counted as misses)</span>` : ''}</div>${svg}`;
 }
 
 // ---------- accuracy vs compute ----------
@@ -584,7 +612,7 @@ const shortNum = (v) => (v >= 1e6 ? `${+(v / 1e6).toPrecision(3)}M` : v >= 1e3 ?
 function accuracyView(data) {
   const points = (data.points || []).filter((p) => isNum(p.accuracy));
   if (!points.length) return '<p class="muted empty">This report has no points.</p>';
-  const xOf = (p) => p.costPerProblem?.totalTokens ?? 0;
+  const xOf = (p) => (isNum(p.costPerProblem?.totalTokens) ? p.costPerProblem.totalTokens : 0);
   const by = new Map();
   for (const p of points) {
     if (!by.has(p.strategy)) by.set(p.strategy, []);
@@ -594,8 +622,8 @@ function accuracyView(data) {
   const H = 400;
   const m = { l: 60, r: 170, t: 16, b: 52 };
   const xs = points.map(xOf).filter((x) => x > 0);
-  const lo = Math.min(...xs) / 1.5;
-  const hi = Math.max(...xs) * 1.5;
+  const lo = xs.length ? Math.min(...xs) / 1.5 : 1;
+  const hi = xs.length ? Math.max(...xs) * 1.5 : 10;
   const lx = (x) => m.l + ((Math.log10(Math.max(x, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * (W - m.l - m.r);
   const ly = (y) => H - m.b - y * (H - m.t - m.b);
   let svg = `<svg width="${W}" height="${H}" role="img" aria-label="accuracy versus compute" class="acc-chart">`;
@@ -675,11 +703,11 @@ async function route() {
     else if (path === '/files') await filesPage();
     else if (path.startsWith('/run/')) await runPage(decodeURIComponent(path.slice(5)));
     else if (path === '/file') await filePage(params);
-    else app.innerHTML = '<h1>Not found</h1><p><a href="#/">Back to runs</a></p>';
+    else setHtml(app, '<h1>Not found</h1><p><a href="#/">Back to runs</a></p>');
     if (mine === routing) document.title = `stepwise · ${document.querySelector('h1')?.textContent ?? ''}`;
   } catch (e) {
     if (!(e instanceof Stale) && mine === routing)
-      app.innerHTML = `<h1>Could not load this page</h1><p class="error">${esc(e.message)}</p><p><a href="#/">Back to runs</a></p>`;
+      setHtml(app, `<h1>Could not load this page</h1><p class="error">${esc(e.message)}</p><p><a href="#/">Back to runs</a></p>`);
   }
 }
 
