@@ -1,10 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { hostname, networkInterfaces } from 'node:os';
 import { StepwiseError } from './errors.js';
 
 /**
- * The small HTTP pieces stepwise's own servers (the web view, the reward service) share: status
- * errors, JSON replies, size-limited bodies, token checks, loopback detection and listening.
+ * The small HTTP pieces stepwise's own servers (the web view, the reward service, the sim server)
+ * share: status errors, JSON replies, size-limited bodies, token checks, loopback detection, the
+ * Host allow-list, the JSON content-type check, server limits and listening.
  */
 
 /** An error answered as `{error}` JSON with its HTTP status. */
@@ -20,6 +22,99 @@ export class HttpError extends Error {
 /** True for 127.0.0.0/8, ::1 and localhost: the binds that need no token. */
 export function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** A bind on every address of the machine. */
+export function isWildcardHost(host: string): boolean {
+  return host === '0.0.0.0' || host === '::' || host === '[::]';
+}
+
+/** `host` as it appears in a Host header or URL: IPv6 addresses in brackets, lower case. */
+function hostName(host: string): string {
+  const h = host.toLowerCase();
+  return h.includes(':') && !h.startsWith('[') ? `[${h}]` : h;
+}
+
+/**
+ * The names a server bound to `bindHost` answers to. A page on another site can reach a loopback
+ * server through DNS rebinding (its own name pointed at 127.0.0.1), but its requests then carry
+ * that name in Host; answering only loopback names and the bound name shuts that door. A
+ * wildcard bind answers the machine's own addresses and host name.
+ */
+export function allowedHostNames(bindHost: string): Set<string> {
+  const names = new Set(['127.0.0.1', 'localhost', '[::1]']);
+  if (isWildcardHost(bindHost)) {
+    names.add(hostname().toLowerCase());
+    for (const list of Object.values(networkInterfaces()))
+      for (const a of list ?? []) names.add(hostName(a.address.replace(/%.*$/, '')));
+  } else names.add(hostName(bindHost));
+  return names;
+}
+
+/** The name part of a Host header (`[::1]:8080` → `[::1]`, `Localhost:80` → `localhost`); null when malformed. */
+export function hostHeaderName(header: string | undefined): string | null {
+  if (!header) return null;
+  const h = header.trim().toLowerCase();
+  const m = /^(\[[0-9a-f:.]+\]|[a-z0-9._-]+)(?::(\d{1,5}))?$/.exec(h);
+  return m ? m[1] : null;
+}
+
+/** 403 unless the request's Host names this server (see `allowedHostNames`); any port is fine (tunnels remap it). */
+export function checkHost(req: IncomingMessage, allowed: ReadonlySet<string>): void {
+  const name = hostHeaderName(req.headers.host);
+  if (name === null || !allowed.has(name))
+    throw new HttpError(
+      403,
+      `this server does not answer requests for host ${JSON.stringify(req.headers.host ?? '')}: open it as ${[...allowed][0]} or the --host it was started with`,
+    );
+}
+
+/**
+ * 415 unless the body is declared JSON. A web page can send a `text/plain` POST to any address
+ * without asking (a "simple" request); it cannot send `application/json` cross-site without a
+ * CORS preflight, which these servers never grant.
+ */
+export function requireJsonBody(req: IncomingMessage): void {
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (type !== 'application/json')
+    throw new HttpError(
+      415,
+      `send the body as JSON with Content-Type: application/json (got ${type ? JSON.stringify(type) : 'none'})`,
+    );
+}
+
+/** Limits every stepwise server applies: slow or endless requests are cut, connections are capped. */
+export const SERVER_LIMITS = {
+  /** The whole request (headers and body) must arrive within this. */
+  requestTimeoutMs: 30_000,
+  /** The headers must arrive within this. */
+  headersTimeoutMs: 10_000,
+  /** Open connections at once; more are refused. */
+  maxConnections: 256,
+} as const;
+
+/**
+ * Apply `SERVER_LIMITS` to a server, and answer requests that break them (or HTTP itself) with a
+ * status instead of a silent close: 408 for a request too slow, 431 for headers too large, 400
+ * for the rest.
+ */
+export function applyServerLimits(
+  server: Server,
+  maxConnections: number = SERVER_LIMITS.maxConnections,
+): void {
+  server.requestTimeout = SERVER_LIMITS.requestTimeoutMs;
+  server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
+  server.maxConnections = maxConnections;
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    const status =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? '408 Request Timeout'
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? '431 Request Header Fields Too Large'
+          : '400 Bad Request';
+    if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+    else socket.destroy();
+  });
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -47,8 +142,10 @@ export function readBody(req: IncomingMessage, max: number): Promise<string> {
     req.on('data', (d: Buffer) => {
       size += d.length;
       if (size > max) {
+        // Keep reading (and dropping) the rest so the 413 reaches the client; the request
+        // timeout bounds how long that may take.
+        if (parts.length) parts.length = 0;
         reject(new HttpError(413, `request body larger than ${max} bytes`));
-        req.destroy();
         return;
       }
       parts.push(d);

@@ -3,25 +3,49 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { StepwiseError } from '../core/errors.js';
-import { HttpError, isLoopbackHost, listenOrExplain, readBody, sameToken, sendJson } from '../core/http.js';
+import {
+  allowedHostNames,
+  applyServerLimits,
+  checkHost,
+  HttpError,
+  isLoopbackHost,
+  listenOrExplain,
+  readBody,
+  requireJsonBody,
+  sameToken,
+  sendJson,
+} from '../core/http.js';
 import { SEGMENT_MODES, segment } from '../core/segment.js';
 import { type Db, openStore } from '../store/db.js';
 import { getRun, listRuns, type RunRecord } from '../store/runs.js';
 import { explainEquivalence } from '../verify/index.js';
 import { VERSION } from '../version.js';
-import { inspectFile, listFiles, readJsonlAll, readJsonlPage, safeResolve } from './files.js';
+import {
+  inspectFile,
+  listFiles,
+  MAX_SHOWN_BYTES,
+  readJsonlAll,
+  readJsonlPage,
+  safeResolve,
+} from './files.js';
 import { isSimulatedConfig, summarizeRecords } from './summary.js';
 
 /**
  * The web view's server: a JSON API over the store and the output files of configured folders,
- * and the static UI in `web/`. Loopback by default; any other bind needs a token.
+ * and the static UI in `web/`. Loopback by default; any other bind needs a token. It answers only
+ * requests addressed to its own names (no DNS rebinding), JSON bodies only as application/json,
+ * and only output files (a hidden, package or non-output file is answered like a missing one).
  */
 export interface WebServerOptions {
   port?: number;
   host?: string;
-  /** Required for a non-loopback host. Requests then need it (Bearer header, `stepwise_token` cookie, or `?token=`). */
+  /**
+   * Required for a non-loopback host. Requests then need it: a Bearer header or the
+   * `stepwise_token` cookie, which opening `/?token=…` once sets (the page is then reloaded
+   * without the token in its address).
+   */
   token?: string;
-  /** Folders whose JSON/JSONL files can be read (default: the current folder). */
+  /** Folders whose JSON/JSONL outputs can be read (default: the current folder). */
   roots?: string[];
   /** SQLite store path (default: the standard store). */
   storePath?: string;
@@ -42,15 +66,27 @@ const STATIC: Record<string, string> = {
   '/index.html': 'index.html',
   '/app.js': 'app.js',
   '/style.css': 'style.css',
+  '/favicon.svg': 'favicon.svg',
 };
 const TYPES: Record<string, string> = {
   html: 'text/html; charset=utf-8',
   js: 'text/javascript; charset=utf-8',
   css: 'text/css; charset=utf-8',
+  svg: 'image/svg+xml',
+};
+/**
+ * The page runs only its own script (no inline script, no script from data shown in it) and is
+ * never framed; the token never leaves in a Referer.
+ */
+export const PAGE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': "default-src 'self'; script-src 'self'",
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
 };
 
 async function jsonBody<T>(req: IncomingMessage, max: number, schema: z.ZodType<T>): Promise<T> {
   if (req.method !== 'POST') throw new HttpError(405, 'use POST with a JSON body');
+  requireJsonBody(req);
   let value: unknown;
   try {
     value = JSON.parse(await readBody(req, max));
@@ -66,7 +102,8 @@ async function jsonBody<T>(req: IncomingMessage, max: number, schema: z.ZodType<
   return parsed.data;
 }
 
-function tokenOf(req: IncomingMessage, url: URL): string | null {
+/** The token of a request: its Bearer header or its cookie (never its address: addresses end up in logs and history). */
+function tokenOf(req: IncomingMessage): string | null {
   const auth = req.headers.authorization;
   if (auth?.startsWith('Bearer ')) return auth.slice(7);
   const cookie = /(?:^|;\s*)stepwise_token=([^;]+)/.exec(req.headers.cookie ?? '');
@@ -77,8 +114,16 @@ function tokenOf(req: IncomingMessage, url: URL): string | null {
       return null; // a malformed cookie is no token, not a server error
     }
   }
-  return url.searchParams.get('token');
+  return null;
 }
+
+/** The one answer for a file the API does not serve, whatever the reason (missing, hidden, not an output). */
+const noSuchFile = () => new HttpError(404, 'no such file');
+const tooLarge = (file: string) =>
+  new HttpError(
+    413,
+    `${file.split('/').pop()} is larger than ${MAX_SHOWN_BYTES >> 20} MiB, more than the web view reads: look at a part of it (head -n 1000 > part.jsonl)`,
+  );
 
 function intParam(url: URL, name: string, def: number, max: number): number {
   const raw = url.searchParams.get(name);
@@ -106,6 +151,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
   }
   const roots = (options.roots?.length ? options.roots : [process.cwd()]).map((r) => resolve(r));
   const maxBody = options.maxBodyBytes ?? 1 << 20;
+  const hosts = allowedHostNames(host);
   let db: Db | undefined;
   const store = () => {
     db ??= openStore(options.storePath);
@@ -117,7 +163,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
     const rel = url.searchParams.get('path');
     if (rel === null || rel === '') throw new HttpError(400, 'the path parameter is required');
     const path = safeResolve(roots[root], rel);
-    if (!path) throw new HttpError(404, 'no such file');
+    if (!path) throw noSuchFile();
     return { path, root };
   };
 
@@ -161,10 +207,30 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
     } catch {
       throw new HttpError(400, 'malformed URL');
     }
-    if (options.token) {
-      if (!sameToken(tokenOf(req, url), options.token)) throw new HttpError(401, 'missing or wrong token');
-    }
+    checkHost(req, hosts);
     const path = url.pathname;
+    if (options.token) {
+      const given = url.searchParams.get('token');
+      if (given !== null) {
+        // `/?token=…` is how a browser logs in: the token becomes an HttpOnly cookie and leaves the
+        // address bar (and the history) at once. Anywhere else a token in the address is refused.
+        if (path !== '/' || (req.method !== 'GET' && req.method !== 'HEAD'))
+          throw new HttpError(
+            400,
+            'a token is accepted in the address only on / (send it as a Bearer header)',
+          );
+        if (!sameToken(given, options.token)) throw new HttpError(401, 'missing or wrong token');
+        res.writeHead(303, {
+          location: '/',
+          'set-cookie': `stepwise_token=${encodeURIComponent(options.token)}; HttpOnly; SameSite=Strict; Path=/`,
+          'cache-control': 'no-store',
+          ...PAGE_SECURITY_HEADERS,
+        });
+        res.end();
+        return;
+      }
+      if (!sameToken(tokenOf(req), options.token)) throw new HttpError(401, 'missing or wrong token');
+    }
     if (!path.startsWith('/api/')) {
       const file = STATIC[path];
       if (!file || (req.method !== 'GET' && req.method !== 'HEAD')) throw new HttpError(404, 'not found');
@@ -173,12 +239,8 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
         'content-type': TYPES[file.split('.').pop() ?? 'html'],
         'cache-control': 'no-cache',
         'x-content-type-options': 'nosniff',
+        ...PAGE_SECURITY_HEADERS,
       };
-      // A browser opened with ?token= keeps it as a cookie for the API calls of the page.
-      if (options.token && url.searchParams.get('token') === options.token) {
-        headers['set-cookie'] =
-          `stepwise_token=${encodeURIComponent(options.token)}; HttpOnly; SameSite=Strict; Path=/`;
-      }
       res.writeHead(200, headers);
       res.end(req.method === 'HEAD' ? undefined : body);
       return;
@@ -232,6 +294,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
       const rel = url.searchParams.get('path');
       const runs = runsWriting(file);
       const meta = { root, path: rel, kind, simulated: simulated || runs.some((r) => r.simulated), runs };
+      if (statSync(file).size > MAX_SHOWN_BYTES) throw tooLarge(file);
       if (file.endsWith('.jsonl')) {
         const id = url.searchParams.get('id');
         if (id !== null && id.length > 1000) throw new HttpError(400, 'id longer than 1000 characters');
@@ -244,21 +307,22 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
         if (id !== null && page.offset < 0) throw new HttpError(404, 'no record with that id');
         sendJson(res, 200, { ...meta, ...page });
       } else {
-        if (statSync(file).size > 64 << 20) throw new HttpError(413, 'file too large to show');
         let data: unknown;
         try {
           data = JSON.parse(readFileSync(file, 'utf8'));
         } catch {
-          throw new HttpError(422, 'file is not valid JSON');
+          // Not an output after all: answered exactly like a missing file, so nothing can be probed.
+          throw noSuchFile();
         }
         sendJson(res, 200, { ...meta, data });
       }
       return;
     }
     if (path === '/api/summary') {
+      if (!url.searchParams.get('path')?.endsWith('.jsonl'))
+        throw new HttpError(400, 'summaries are of JSONL files');
       const { path: file } = fileParam(url);
-      if (!file.endsWith('.jsonl')) throw new HttpError(400, 'summaries are of JSONL files');
-      if (statSync(file).size > 256 << 20) throw new HttpError(413, 'file too large to summarize');
+      if (statSync(file).size > MAX_SHOWN_BYTES) throw tooLarge(file);
       const { kind } = inspectFile(file);
       sendJson(res, 200, { kind, summary: summarizeRecords(kind, readJsonlAll(file)) });
       return;
@@ -276,10 +340,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
       else sendJson(res, 500, { error: (e as Error)?.message ?? 'internal error' });
     });
   });
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
-    else socket.destroy();
-  });
+  applyServerLimits(server);
   await listenOrExplain(server, options.port ?? 0, host);
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;

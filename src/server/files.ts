@@ -5,8 +5,30 @@ import { isSimulatedRecord } from './summary.js';
 /**
  * The output files the web view may read: JSON and JSONL files below configured folders, and
  * nothing else. Every path from a request is resolved (symlinks included) and must stay inside
- * one of the roots, or it does not exist as far as the server is concerned.
+ * one of the roots, or it does not exist as far as the server is concerned. A folder served by
+ * mistake (a home folder) holds credentials in hidden folders (`.docker/config.json`,
+ * `.config/gcloud/…`) and packages in `node_modules`: no path part may be hidden or
+ * `node_modules`, and only the output kinds the UI shows are served.
  */
+
+/** File endings of the outputs the web view shows; everything else does not exist for it. */
+export const SERVED_EXTENSIONS: readonly string[] = ['.json', '.jsonl'];
+
+/** Largest file the web view reads (JSON, JSONL pages and summaries alike). */
+export const MAX_SHOWN_BYTES = 64 << 20;
+
+/** A path part that is hidden (`.docker`, `.env`) or a package folder: never served. */
+function isPrivatePart(part: string): boolean {
+  return part.startsWith('.') || part === 'node_modules';
+}
+
+/** Whether a relative path (either separator) names a servable output: no private part, a served ending. */
+export function isServablePath(rel: string): boolean {
+  const parts = rel.split(/[\\/]+/).filter((p) => p !== '');
+  if (parts.length === 0 || parts.some(isPrivatePart)) return false;
+  const name = parts[parts.length - 1];
+  return SERVED_EXTENSIONS.some((ext) => name.endsWith(ext) && name.length > ext.length);
+}
 
 /** What a file holds, guessed from its first record. */
 export type FileKind =
@@ -37,14 +59,18 @@ export interface FileEntry {
 const MAX_DEPTH = 4;
 const MAX_FILES = 2000;
 
-/** Resolve `rel` under `root`; null when it escapes the root, does not exist, or is not a regular file. */
+/**
+ * Resolve `rel` under `root`; null when it escapes the root, does not exist, is not a regular
+ * file, or is not a servable output (see `isServablePath`) as asked or once symlinks are resolved.
+ */
 export function safeResolve(root: string, rel: string): string | null {
   if (typeof rel !== 'string' || rel === '' || rel.includes('\0') || isAbsolute(rel)) return null;
+  if (!isServablePath(rel)) return null;
   try {
     const realRoot = realpathSync(root);
     const real = realpathSync(resolve(realRoot, rel));
     const r = relative(realRoot, real);
-    if (r === '' || r.startsWith('..') || isAbsolute(r)) return null;
+    if (r === '' || r.startsWith('..') || isAbsolute(r) || !isServablePath(r)) return null;
     if (!statSync(real).isFile()) return null;
     return real;
   } catch {
@@ -135,10 +161,10 @@ export function listFiles(roots: readonly string[]): FileEntry[] {
         return;
       }
       for (const e of entries) {
-        if (e.name.startsWith('.') || e.name === 'node_modules') continue;
+        if (isPrivatePart(e.name)) continue;
         const full = join(dir, e.name);
         if (e.isDirectory()) walk(full, depth + 1);
-        else if (e.isFile() && /\.(json|jsonl)$/.test(e.name)) {
+        else if (e.isFile() && isServablePath(e.name)) {
           const st = statSync(full);
           out.push({
             root: index,

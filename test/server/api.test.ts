@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import {
 } from '../../src/server/summary.js';
 import { openStore } from '../../src/store/db.js';
 import { finishRun, startRun } from '../../src/store/runs.js';
+import { rawRequest } from '../support/raw-http.js';
 
 const home = mkdtempSync(join(tmpdir(), 'stepwise-web-'));
 const outputs = join(home, 'outputs');
@@ -193,10 +194,19 @@ describe('web server binding and tokens', () => {
       expect((await fetch(`${base}/api/runs`, { headers: { authorization: 'Bearer t0k' } })).status).toBe(
         200,
       );
-      const page = await fetch(`${base}/?token=t0k`);
-      expect(page.status).toBe(200);
-      const cookie = page.headers.get('set-cookie')!.split(';')[0];
+      // The token in the address logs a browser in on / only: a redirect sets the cookie and drops the query.
+      const login = await fetch(`${base}/?token=t0k`, { redirect: 'manual' });
+      expect(login.status).toBe(303);
+      expect(login.headers.get('location')).toBe('/');
+      const setCookie = login.headers.get('set-cookie')!;
+      expect(setCookie).toMatch(/HttpOnly/);
+      expect(setCookie).toMatch(/SameSite=Strict/);
+      const cookie = setCookie.split(';')[0];
       expect((await fetch(`${base}/api/runs`, { headers: { cookie } })).status).toBe(200);
+      expect((await fetch(`${base}/`, { headers: { cookie } })).status).toBe(200);
+      expect((await fetch(`${base}/?token=wrong`, { redirect: 'manual' })).status).toBe(401);
+      expect((await fetch(`${base}/api/runs?token=t0k`)).status).toBe(400);
+      expect((await fetch(`${base}/app.js?token=t0k`)).status).toBe(400);
     } finally {
       await s.close();
     }
@@ -308,7 +318,8 @@ describe('summaries and simulated marks', () => {
     expect(sum.status).toBe(200);
     expect((sum.json!.summary as { solutions: number }).solutions).toBe(1);
     expect((await get('/api/summary?root=0&path=nested%2Freport.json')).status).toBe(400);
-    expect((await get('/api/summary?root=0&path=..%2Fsecret.json')).status).toBe(404);
+    expect((await get('/api/summary?root=0&path=..%2Fsecret.json')).status).toBe(400);
+    expect((await get('/api/summary?root=0&path=..%2Fsecret.jsonl')).status).toBe(404);
     const byId = await get(`/api/file?root=0&path=labels.jsonl&id=${encodeURIComponent('a#0')}`);
     expect(byId.json!.offset).toBe(0);
     expect((byId.json!.records as Array<{ id: string }>)[0].id).toBe('a#0');
@@ -325,8 +336,133 @@ describe('stricter input', () => {
     const v = await fetch(`${server.url}/api/verify`, {
       method: 'POST',
       body: JSON.stringify({ gold: '1', pred: '1', extra: 1 }),
+      headers: { 'content-type': 'application/json' },
     });
     expect(v.status).toBe(400);
     expect(((await v.json()) as { error: string }).error).toMatch(/extra|unrecognized/i);
+  });
+});
+
+describe('attacks from web pages and stray files', () => {
+  it('answers only its own host names: a DNS-rebinding Host gets 403 on every route', async () => {
+    const evil = { host: `evil.example:${server.port}` };
+    for (const path of ['/api/runs', '/api/files', '/', '/app.js', '/api/file?root=0&path=labels.jsonl']) {
+      const r = await rawRequest(server.url + path, { headers: evil });
+      expect(r.status, path).toBe(403);
+      expect(r.body, path).not.toContain('labels.jsonl');
+    }
+    const post = await rawRequest(`${server.url}/api/segment`, {
+      method: 'POST',
+      headers: { ...evil, 'content-type': 'application/json' },
+      body: '{"text":"a"}',
+    });
+    expect(post.status).toBe(403);
+    for (const host of [
+      'evil.example',
+      '127.0.0.1.evil.example',
+      'localhost.evil.example',
+      '[::2]',
+      'localhost:80@evil',
+    ])
+      expect((await rawRequest(`${server.url}/api/runs`, { headers: { host } })).status, host).toBe(403);
+    for (const host of [
+      `127.0.0.1:${server.port}`,
+      `localhost:${server.port}`,
+      'localhost',
+      'LOCALHOST:1',
+      `[::1]:${server.port}`,
+    ])
+      expect((await rawRequest(`${server.url}/api/runs`, { headers: { host } })).status, host).toBe(200);
+  });
+
+  it('a folder served by mistake gives out no hidden, package or non-output file: each is a 404 like a missing one', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'stepwise-home-'));
+    mkdirSync(join(home, '.docker'));
+    mkdirSync(join(home, '.config', 'gcloud'), { recursive: true });
+    mkdirSync(join(home, 'node_modules', 'pkg'), { recursive: true });
+    mkdirSync(join(home, 'runs'));
+    const secret = '{"auths": {"registry": {"auth": "c2VjcmV0"}}}';
+    writeFileSync(join(home, '.docker', 'config.json'), secret);
+    writeFileSync(join(home, '.config', 'gcloud', 'application_default_credentials.json'), secret);
+    writeFileSync(join(home, 'creds.txt'), secret);
+    writeFileSync(join(home, 'notes.env'), 'API_KEY=abc');
+    writeFileSync(join(home, 'node_modules', 'pkg', 'package.json'), '{"name": "pkg"}');
+    writeFileSync(join(home, 'broken.json'), 'API_KEY=abc');
+    writeFileSync(join(home, '.hidden.jsonl'), secret);
+    writeFileSync(join(home, 'runs', 'labels.jsonl'), '{"id": "a", "chunks": [], "firstError": {}}\n');
+    symlinkSync(join(home, '.docker', 'config.json'), join(home, 'runs', 'docker.json'));
+    const s = await startWebServer({ roots: [home], storePath });
+    try {
+      const read = async (path: string) => {
+        const r = await fetch(`${s.url}/api/file?root=0&path=${encodeURIComponent(path)}`);
+        return { status: r.status, body: await r.text(), type: r.headers.get('content-type') };
+      };
+      const missing = await read('does-not-exist.json');
+      expect(missing.status).toBe(404);
+      for (const path of [
+        '.docker/config.json',
+        '.config/gcloud/application_default_credentials.json',
+        'creds.txt',
+        'notes.env',
+        'node_modules/pkg/package.json',
+        'broken.json',
+        '.hidden.jsonl',
+        'runs/docker.json',
+        'runs/../.docker/config.json',
+        './.docker/config.json',
+      ]) {
+        expect(await read(path), path).toEqual(missing);
+        if (path.endsWith('.jsonl')) {
+          const sum = await fetch(`${s.url}/api/summary?root=0&path=${encodeURIComponent(path)}`);
+          expect(sum.status, `summary ${path}`).toBe(404);
+        }
+      }
+      expect((await read('runs/labels.jsonl')).status).toBe(200);
+      const listed = (await (await fetch(`${s.url}/api/files`)).json()) as { files: Array<{ path: string }> };
+      expect(listed.files.map((f) => f.path).sort()).toEqual(['broken.json', 'runs/labels.jsonl']);
+    } finally {
+      await s.close();
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it('JSON endpoints take only application/json bodies (a page can send text/plain without asking): 415', async () => {
+    for (const type of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      '',
+    ])
+      for (const path of ['/api/segment', '/api/verify']) {
+        const r = await rawRequest(server.url + path, {
+          method: 'POST',
+          headers: type ? { 'content-type': type } : {},
+          body: '{"text":"a","gold":"1","pred":"1"}',
+        });
+        expect(r.status, `${path} ${type}`).toBe(415);
+      }
+    const ok = await rawRequest(`${server.url}/api/segment`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+      body: '{"text":"a"}',
+    });
+    expect(ok.status).toBe(200);
+  });
+
+  it('the page comes with its CSP, is never framed, and leaks no Referer', async () => {
+    const page = await fetch(`${server.url}/`);
+    expect(page.headers.get('content-security-policy')).toBe("default-src 'self'; script-src 'self'");
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    const html = await page.text();
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(html).not.toMatch(/\bstyle=/);
+  });
+
+  it('server limits: slow requests are cut, connections are capped', () => {
+    expect(server.server.requestTimeout).toBe(30_000);
+    expect(server.server.headersTimeout).toBe(10_000);
+    expect(server.server.maxConnections).toBeGreaterThan(0);
+    expect(server.server.maxConnections).toBeLessThanOrEqual(1024);
   });
 });
