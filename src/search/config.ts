@@ -57,6 +57,11 @@ export interface SearchConfig {
 
   /** GLoRe: the draft is refined when its outcome score is below this. */
   refineBelow: number;
+  /**
+   * GLoRe: temperature of the draft. Unset (default): the policy `temperature`. 0 gives greedy
+   * drafts, as behind the paper's refinement numbers.
+   */
+  draftTemperature?: number;
   /** GLoRe: which refinements to try: both (default), or only one. */
   refinements: 'both' | 'global' | 'local';
 }
@@ -115,6 +120,8 @@ export function resolveSearchConfig(partial: Partial<SearchConfig> = {}): Search
     throw new UsageError(`search config: seed must be an integer (got ${c.seed})`);
   if (!(c.temperature >= 0))
     throw new UsageError(`search config: temperature must be ≥ 0 (got ${c.temperature})`);
+  if (c.draftTemperature !== undefined && !(c.draftTemperature >= 0))
+    throw new UsageError(`search config: draftTemperature must be ≥ 0 (got ${c.draftTemperature})`);
   unit('topP', c.topP);
   unit('positiveAt', c.positiveAt);
   unit('negativeBelow', c.negativeBelow);

@@ -48,7 +48,7 @@ export async function gloreRefine(
     return { label, text, chunks, score, node };
   };
 
-  const [draftText = ''] = await rt.sampleSolutions(1);
+  const [draftText = ''] = await rt.sampleSolutions(1, config.draftTemperature ?? config.temperature);
   const draft = await make('draft', draftText);
   const options: Refinement[] = [draft];
   let firstError = -1;

@@ -96,12 +96,12 @@ export class SearchRuntime {
   }
 
   /** n whole solutions from the bare problem, in one call (shared prefill). */
-  async sampleSolutions(n: number): Promise<string[]> {
+  async sampleSolutions(n: number, temperature = this.config.temperature): Promise<string[]> {
     const c = this.config;
     const result = await this.deps.policy.continue(this.problem.question, '', {
       n,
       maxTokens: c.maxTokens,
-      temperature: c.temperature,
+      temperature,
       topP: c.topP,
       seed: this.nextSeed(),
       signal: this.deps.signal,

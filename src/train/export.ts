@@ -190,6 +190,38 @@ export function sormPrefixRows(
   return { rows: kept.map((p) => p.row), byPrefixLength };
 }
 
+interface KeptRollouts {
+  emptyPrefixRollouts?: unknown;
+}
+
+function isKeptList(v: unknown): v is Array<{ text: string; correct: boolean }> {
+  return (
+    Array.isArray(v) &&
+    v.every(
+      (x) =>
+        typeof x === 'object' && x !== null && typeof x.text === 'string' && typeof x.correct === 'boolean',
+    )
+  );
+}
+
+/** Whether a label record carries its rollouts (`stepwise label --keep-rollouts`). */
+function hasKeptRollouts(r: LabeledSolution): boolean {
+  return r.chunks.some((c) => isKeptList((c as { rollouts?: unknown }).rollouts));
+}
+
+/**
+ * The first correct kept rollout from the prefix before chunk `firstBad` (the bare problem when
+ * it is 0), or null when none was kept or none is correct.
+ */
+function correctKeptRollout(r: LabeledSolution, firstBad: number): string | null {
+  const list =
+    firstBad === 0
+      ? (r as LabeledSolution & KeptRollouts).emptyPrefixRollouts
+      : (r.chunks[firstBad - 1] as { rollouts?: unknown }).rollouts;
+  if (!isKeptList(list)) return null;
+  return list.find((x) => x.correct)?.text ?? null;
+}
+
 /** Build one training set from a stepwise output file and write it (`stepwise export`). */
 export async function exportTrainingData(o: ExportOptions): Promise<ExportSummary> {
   if (!TASK_FORMATS[o.task]?.includes(o.format)) {
@@ -312,13 +344,17 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
     const labeled = readLabelFile(o.from);
     const signal = pickSignal(labeled, o.task, o.signal);
     summary.signal = signal;
-    if (!o.findContinuation) {
+    const kept = labeled.some(hasKeptRollouts);
+    if (!kept && !o.findContinuation) {
       throw new UsageError(
-        'refine-local needs a policy to sample a correct continuation: pass --policy <spec>',
+        'refine-local needs a correct continuation of each good prefix: label with --keep-rollouts ' +
+          '(the SORM rollouts are reused, as GLoRe does) or pass --policy <spec> to sample one',
       );
     }
     const sources: LocalRefineSource[] = [];
     let noContinuation = 0;
+    let fromRollouts = 0;
+    let sampled = 0;
     for (const r of labeled) {
       const { labels } = labeledSteps(r, signal);
       const firstBad = labels.indexOf(false);
@@ -326,7 +362,13 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
       if (r.answer === undefined)
         throw new UsageError(`${o.from}: solution ${r.id} has no "answer" (gold) field`);
       const chunks = r.chunks.map((c) => c.text);
-      const continuation = await o.findContinuation(r.problem, r.answer, chunks.slice(0, firstBad));
+      // GLoRe reuses the SORM data: a correct rollout drawn from the prefix before the first bad step.
+      let continuation = correctKeptRollout(r, firstBad);
+      if (continuation !== null) fromRollouts++;
+      else if (o.findContinuation) {
+        continuation = await o.findContinuation(r.problem, r.answer, chunks.slice(0, firstBad));
+        if (continuation !== null) sampled++;
+      }
       if (continuation === null) {
         noContinuation++;
         continue;
@@ -334,7 +376,12 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
       sources.push({ id: r.id, question: r.problem, chunks, firstBad, correctContinuation: continuation });
     }
     pairs = buildLocalRefinePairs(sources);
-    summary.stats = { solutions: labeled.length, noCorrectContinuation: noContinuation };
+    summary.stats = {
+      solutions: labeled.length,
+      fromKeptRollouts: fromRollouts,
+      sampled,
+      noCorrectContinuation: noContinuation,
+    };
   }
   const out = sftRows(pairs, o.format, promptKey, labelKey);
   summary.rows = out.length;

@@ -241,6 +241,23 @@ describe('GLoRe refinement', () => {
     ).toBe(true);
   });
 
+  it('greedy drafts: draftTemperature 0 samples the draft at temperature 0, refinements keep the policy temperature', async () => {
+    const { policy, counters } = fakePolicy({ stepError: 1 });
+    const { judge } = fakeJudge();
+    const { judge: outcome } = fakeJudge({ verdict: () => ({ verdict: 'negative', score: 0.1 }) });
+    await runStrategy(
+      'refine',
+      problem,
+      { draftTemperature: 0, temperature: 0.7 },
+      { policy, judge, outcome, checker },
+    );
+    expect(counters.requests[0].temperature).toBe(0);
+    expect(counters.requests.slice(1).every((q) => q.temperature !== 0)).toBe(true);
+    const { policy: p2, counters: c2 } = fakePolicy({ stepError: 1 });
+    await runStrategy('refine', problem, { temperature: 0.7 }, { policy: p2, judge, outcome, checker });
+    expect(c2.requests[0].temperature).toBe(0.7);
+  });
+
   it('keeps a draft the outcome model trusts, without refining', async () => {
     const { policy, counters } = fakePolicy({ stepError: 0 });
     const { judge, calls } = fakeJudge();

@@ -218,6 +218,71 @@ describe('stepwise export', () => {
     expect(seen[0]).toEqual([rows[0].chunks[0].text, rows[0].chunks[1].text]);
   });
 
+  it('local refinement reuses the kept rollouts of the prefix before the first bad step; samples only where none is correct', async () => {
+    // Label records as `label --keep-rollouts` writes them: solution s's chunk i keeps two rollouts.
+    const withRollouts = rows.map((r, s) => ({
+      ...r,
+      emptyPrefixRollouts: [{ text: `from scratch ${s}`, correct: true }],
+      chunks: r.chunks.map((c, i) => ({
+        ...c,
+        rollouts: [
+          { text: `wrong after ${s}.${i}`, correct: false },
+          // Solution 4 kept no correct rollout before its bad step: that one is sampled.
+          { text: `right after ${s}.${i}`, correct: s !== 4 },
+        ],
+      })),
+    }));
+    const from = writeJsonlFile(dir, 'kept.jsonl', withRollouts);
+    const out = join(dir, 'local-kept.jsonl');
+    const sampledFor: string[] = [];
+    const s = await exportTrainingData({
+      from,
+      task: 'refine-local',
+      format: 'openrlhf',
+      out,
+      signal: 'abs-q',
+      findContinuation: async (q) => {
+        sampledFor.push(q);
+        return 'sampled';
+      },
+    });
+    expect(s.rows).toBe(6);
+    expect(s.stats).toMatchObject({ fromKeptRollouts: 5, sampled: 1, noCorrectContinuation: 0 });
+    const got = readJsonl(out);
+    // First bad chunk is 2: the continuation comes from the prefix ending after chunk 1.
+    expect(got[0].response).toBe('right after 0.1');
+    expect(got.find((r) => r.id.startsWith('p4'))?.response).toBe('sampled');
+    expect(sampledFor).toEqual([rows[4].problem]);
+    // Without a policy, kept rollouts are enough (the one without a correct rollout is skipped);
+    // without either, a usage error says what to do.
+    const noPolicy = await exportTrainingData({
+      from,
+      task: 'refine-local',
+      format: 'trl',
+      out,
+      signal: 'abs-q',
+    });
+    expect(noPolicy.stats).toMatchObject({ fromKeptRollouts: 5, sampled: 0, noCorrectContinuation: 1 });
+    await expect(
+      exportTrainingData({ from: labelFile, task: 'refine-local', format: 'trl', out, signal: 'abs-q' }),
+    ).rejects.toThrow(/--keep-rollouts.*--policy/);
+    // A first error at chunk 0: the bare problem's rollouts.
+    const atZero = writeJsonlFile(dir, 'kept0.jsonl', [
+      {
+        ...withRollouts[0],
+        chunks: withRollouts[0].chunks.map((c) => ({ ...c, labels: { ...c.labels, 'abs-q': false } })),
+      },
+    ]);
+    await exportTrainingData({
+      from: atZero,
+      task: 'refine-local',
+      format: 'openrlhf',
+      out,
+      signal: 'abs-q',
+    });
+    expect(readJsonl(out)[0].response).toBe('from scratch 0');
+  });
+
   it('self-segmentation pairs keep only taggings that strip back to the original', async () => {
     const f = writeJsonlFile(dir, 'selfseg.jsonl', [
       { id: 'ok', problem: 'P', text: 'a\n\nb', tagged: '<chunk>a</chunk>\n\n<chunk>b</chunk>' },

@@ -48,7 +48,7 @@ export function register(program: Command): void {
     .option('--split <name>', 'verl: extra_info.split value', 'train')
     .option(
       '--policy <spec>',
-      'refine-local: policy that samples a correct continuation (sim, gguf:PATH, openai:MODEL)',
+      'refine-local: policy that samples a correct continuation where the label file kept none (label --keep-rollouts) (sim, gguf:PATH, openai:MODEL)',
     )
     .option('--base-url <url>', 'for openai: policies (or OPENAI_BASE_URL)')
     .option(

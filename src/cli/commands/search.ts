@@ -51,6 +51,7 @@ export interface SearchFlags {
   judgeVotes?: number;
   refineBelow?: number;
   refinements?: 'both' | 'global' | 'local';
+  draftTemperature?: number;
 }
 
 /** Model flags: policy, judge, outcome model and how to reach them. */
@@ -167,6 +168,11 @@ export function addStrategyOptions(cmd: Command): Command {
       'refine: refine drafts whose outcome score is below s (default 0.5)',
       floatOption('--refine-below', 0, 1),
     )
+    .option(
+      '--draft-temperature <t>',
+      'refine: temperature of the draft (default: --temperature; 0 = greedy drafts, as in GLoRe)',
+      floatOption('--draft-temperature', 0, 10),
+    )
     .addOption(
       new Option('--refinements <which>', 'refine: which refinements to try (default both)').choices([
         'both',
@@ -197,6 +203,7 @@ export function strategyConfig(f: SearchFlags): Partial<SearchConfig> {
     judgeVotes: f.judgeVotes,
     refineBelow: f.refineBelow,
     refinements: f.refinements,
+    draftTemperature: f.draftTemperature,
   };
 }
 
