@@ -1,0 +1,230 @@
+"""The miniature world's task: multi-step arithmetic with exact step truth.
+
+Problems are the sim world's family ("Start with 7. Add 5, then multiply by 3. What is the
+final number?"); solutions are written one operation per chunk in the `<chunk>…</chunk>` tags
+format, chunks separated by a blank line, the last chunk also carrying `\\boxed{answer}`:
+
+    <chunk>7+5=12</chunk>
+
+    <chunk>12×3=36 \\boxed{36}</chunk>
+
+Chunk k is right exactly when it reads `a<op>b=c` with a the true value after k operations,
+<op> and b the problem's operation k, c the true value after it, and `\\boxed{}` present (and
+right) on the last operation only. The first chunk that is not right is the exact first error.
+Everything is seeded: the same seed gives the same problems.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+SYMBOL = {"add": "+", "subtract": "-", "multiply": "×"}
+KIND_OF_SYMBOL = {v: k for k, v in SYMBOL.items()}
+
+# Splits (seed namespaces). Held-out and ProcessBench questions never appear in training.
+SPLITS = ("train", "heldout", "processbench")
+
+
+@dataclass(frozen=True)
+class Problem:
+    start: int
+    ops: tuple[tuple[str, int], ...]
+
+    @property
+    def question(self) -> str:
+        phrases = [f"multiply by {b}" if k == "multiply" else f"{k} {b}" for k, b in self.ops]
+        phrases[0] = phrases[0][0].upper() + phrases[0][1:]
+        return f"Start with {self.start}. {', then '.join(phrases)}. What is the final number?"
+
+    def truth(self) -> list[int]:
+        values = [self.start]
+        for kind, b in self.ops:
+            a = values[-1]
+            values.append(a + b if kind == "add" else a - b if kind == "subtract" else a * b)
+        return values
+
+    @property
+    def answer(self) -> int:
+        return self.truth()[-1]
+
+
+QUESTION_RE = re.compile(r"^Start with (-?\d+)\. (.+)\. What is the final number\?$")
+OP_RE = re.compile(r"^(add|subtract|multiply by) (\d+)$", re.IGNORECASE)
+
+
+def parse_question(question: str) -> Problem | None:
+    m = QUESTION_RE.match(question.strip())
+    if not m:
+        return None
+    ops = []
+    for phrase in m.group(2).split(", then "):
+        o = OP_RE.match(phrase)
+        if not o:
+            return None
+        word = o.group(1).lower()
+        ops.append(("multiply" if word.startswith("multiply") else word, int(o.group(2))))
+    return Problem(int(m.group(1)), tuple(ops))
+
+
+def draw_problem(rng: random.Random, min_steps: int = 2, max_steps: int = 4) -> Problem:
+    """The sim world's family with small numbers, sized for a network trained in an hour on two
+    shared cores: values stay in 1..99, additions and subtractions of 2..9, multiplications by
+    2 or 3 (only while the value is at most 30)."""
+    steps = rng.randint(min_steps, max_steps)
+    start = rng.randint(2, 20)
+    value = start
+    ops = []
+    for _ in range(steps):
+        r = rng.random()
+        if r < 0.3 and value <= 30:
+            op = ("multiply", rng.randint(2, 3))
+        elif r < 0.6 and value > 10:
+            op = ("subtract", rng.randint(2, 9))
+        elif value <= 90:
+            op = ("add", rng.randint(2, 9))
+        else:
+            op = ("subtract", rng.randint(2, 9))
+        ops.append(op)
+        kind, b = op
+        value = value + b if kind == "add" else value - b if kind == "subtract" else value * b
+    return Problem(start, tuple(ops))
+
+
+def problems(split: str, count: int, seed: int = 0) -> list[Problem]:
+    """`count` distinct problems of a split. Held-out and ProcessBench problems are drawn from
+    their own seeds; training problems skip every question of the other splits."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}")
+    rng = random.Random(f"tiny:{split}:{seed}")
+    # Training problems never include a held-out or ProcessBench question.
+    seen: set[str] = reserved_questions(seed) if split == "train" else set()
+    out: list[Problem] = []
+    while len(out) < count:
+        p = draw_problem(rng)
+        if p.question not in seen:
+            seen.add(p.question)
+            out.append(p)
+    return out
+
+
+def reserved_questions(seed: int = 0, heldout: int = 2000, processbench: int = 2000) -> set[str]:
+    return {p.question for p in problems("heldout", heldout, seed)} | {
+        p.question for p in problems("processbench", processbench, seed)
+    }
+
+
+def training_stream(seed: int, reserved: set[str]):
+    rng = random.Random(f"tiny:train-stream:{seed}")
+    while True:
+        p = draw_problem(rng)
+        if p.question not in reserved:
+            yield p
+
+
+CHUNK_SEP = "\n\n"
+
+
+def step_text(problem: Problem, k: int) -> str:
+    truth = problem.truth()
+    kind, b = problem.ops[k]
+    text = f"{truth[k]}{SYMBOL[kind]}{b}={truth[k + 1]}"
+    if k == len(problem.ops) - 1:
+        text += f" \\boxed{{{truth[-1]}}}"
+    return text
+
+
+def solution_chunks(problem: Problem) -> list[str]:
+    """The correct solution's chunks, each with its tags."""
+    return [f"<chunk>{step_text(problem, k)}</chunk>" for k in range(len(problem.ops))]
+
+
+def solution_text(problem: Problem) -> str:
+    return CHUNK_SEP.join(solution_chunks(problem))
+
+
+STEP_RE = re.compile(r"^(-?\d+)([+\-×])(\d+)=(-?\d+)(?: \\boxed\{(-?\d+)\})?$")
+TAG_RE = re.compile(r"<chunk>(.*?)</chunk>", re.DOTALL)
+
+
+def strip_tags(chunk: str) -> str:
+    s = chunk.strip()
+    if s.startswith("<chunk>"):
+        s = s[len("<chunk>"):]
+    if s.endswith("</chunk>"):
+        s = s[: -len("</chunk>")]
+    return s.strip()
+
+
+def step_is_right(problem: Problem, k: int, chunk: str) -> bool:
+    truth = problem.truth()
+    if k >= len(problem.ops):
+        return False
+    m = STEP_RE.match(strip_tags(chunk))
+    if not m:
+        return False
+    a, sym, b, c, boxed = m.groups()
+    kind, operand = problem.ops[k]
+    last = k == len(problem.ops) - 1
+    return (
+        int(a) == truth[k]
+        and KIND_OF_SYMBOL[sym] == kind
+        and int(b) == operand
+        and int(c) == truth[k + 1]
+        and (boxed is not None) == last
+        and (not last or int(boxed) == truth[-1])
+    )
+
+
+def first_error(problem: Problem, chunks: list[str]) -> int:
+    """Index of the first chunk that is not right; -1 when every chunk is right and the
+    solution is complete. An incomplete solution whose chunks are all right has its first error
+    at the position of the missing chunk (len(chunks)), which callers may treat as unlabeled."""
+    for k, chunk in enumerate(chunks):
+        if not step_is_right(problem, k, chunk):
+            return k
+    return -1 if len(chunks) == len(problem.ops) else len(chunks)
+
+
+def split_chunks(text: str) -> list[str]:
+    """Chunks as written: each `<chunk>…</chunk>` with its tags; without tags, blank-line paragraphs."""
+    found = [m.group(0) for m in TAG_RE.finditer(text)]
+    if found:
+        return found
+    return [p for p in (s.strip() for s in text.split("\n\n")) if p]
+
+
+BOXED_RE = re.compile(r"\\boxed\{(-?\d+)\}")
+
+
+def final_answer(text: str) -> int | None:
+    found = BOXED_RE.findall(text)
+    return int(found[-1]) if found else None
+
+
+def problem_row(split: str, i: int, p: Problem) -> dict:
+    return {"id": f"tiny-{split}/{i}", "question": p.question, "answer": str(p.answer), "steps": len(p.ops)}
+
+
+def main() -> None:
+    """Write a split's problems as JSONL for `stepwise --dataset jsonl --path FILE`."""
+    import argparse
+    import json
+    import sys
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--split", choices=SPLITS, required=True)
+    ap.add_argument("--count", type=int, required=True)
+    ap.add_argument("--offset", type=int, default=0, help="skip the first problems of the split")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", help="output file (default stdout)")
+    args = ap.parse_args()
+    ps = problems(args.split, args.offset + args.count, args.seed)[args.offset:]
+    out = open(args.out, "w") if args.out else sys.stdout
+    for i, p in enumerate(ps, start=args.offset):
+        out.write(json.dumps(problem_row(args.split, i, p), ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()

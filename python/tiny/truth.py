@@ -1,0 +1,130 @@
+"""Exact step truth for stepwise's own files about the tiny world.
+
+    python3 -m tiny.truth processbench --samples samples.jsonl --out pb.jsonl
+        One ProcessBench-format row per sample of `stepwise sample` output, `label` = the exact
+        first error (−1 = every chunk right). Samples cut off before their last chunk (all chunks
+        right but unfinished) have no ProcessBench label and are left out (counted on stderr).
+    python3 -m tiny.truth agreement --labels labels.jsonl
+        For each Monte Carlo signal in `stepwise label` output: how often its first error equals
+        the exact first error, with a 95% Wilson interval (JSON on stdout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from .task import first_error, parse_question, split_chunks
+
+GENERATOR = "stepwise-tiny-policy (real tiny network trained by this project)"
+
+
+def wilson(k: int, n: int, z: float = 1.959964) -> list[float]:
+    if n == 0:
+        return [0.0, 1.0]
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return [round(c - h, 4), round(c + h, 4)]
+
+
+def chunk_texts(sample: dict) -> list[str]:
+    chunks = sample.get("chunks")
+    if chunks:
+        return [c["text"] if isinstance(c, dict) else str(c) for c in chunks]
+    return split_chunks(sample["text"])
+
+
+def processbench(args) -> None:
+    out = open(args.out, "w")
+    kept = unfinished = unparsed = 0
+    for line in open(args.samples):
+        rec = json.loads(line)
+        problem = parse_question(rec["question"])
+        if problem is None:
+            unparsed += 1
+            continue
+        for k, s in enumerate(rec["samples"]):
+            steps = chunk_texts(s)
+            label = first_error(problem, steps)
+            if label == len(steps):
+                unfinished += 1
+                continue
+            row = {
+                "id": f"{rec['id']}#{k}",
+                "generator": GENERATOR,
+                "problem": rec["question"],
+                "answer": rec["gold"],
+                "steps": steps,
+                "final_answer_correct": bool(s["correct"]),
+                "label": label,
+            }
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            kept += 1
+            if args.first_only:
+                break
+    print(json.dumps({"rows": kept, "unfinished": unfinished, "unparsedQuestions": unparsed}), file=sys.stderr)
+
+
+def agreement(args) -> None:
+    per: dict[str, dict] = {}
+    rows = 0
+    for line in open(args.labels):
+        rec = json.loads(line)
+        problem = parse_question(rec["problem"])
+        if problem is None:
+            continue
+        steps = [c["text"] for c in rec["chunks"]]
+        exact = first_error(problem, steps)
+        if exact == len(steps):
+            continue  # unfinished: no exact first error
+        rows += 1
+        for signal, mc in rec["firstError"].items():
+            s = per.setdefault(signal, {"equal": 0, "n": 0, "errRows": 0, "errEqual": 0, "okRows": 0, "okEqual": 0,
+                                        "early": 0, "late": 0})
+            s["n"] += 1
+            s["equal"] += mc == exact
+            if exact >= 0:
+                s["errRows"] += 1
+                s["errEqual"] += mc == exact
+            else:
+                s["okRows"] += 1
+                s["okEqual"] += mc == -1
+            if mc != exact:
+                # earlier = MC flags a chunk before the exact first error (or flags a correct solution)
+                if exact == -1 or (mc != -1 and mc < exact):
+                    s["early"] += 1
+                else:
+                    s["late"] += 1
+    result = {"world": "tiny", "solutions": rows, "signals": {}}
+    for signal, s in per.items():
+        result["signals"][signal] = {
+            "agreement": round(s["equal"] / s["n"], 4) if s["n"] else None,
+            "ci95": wilson(s["equal"], s["n"]),
+            "solutions": s["n"],
+            "withError": {"solutions": s["errRows"], "agreement": round(s["errEqual"] / s["errRows"], 4) if s["errRows"] else None},
+            "withoutError": {"solutions": s["okRows"], "agreement": round(s["okEqual"] / s["okRows"], 4) if s["okRows"] else None},
+            "disagreeEarlier": s["early"],
+            "disagreeLater": s["late"],
+        }
+    print(json.dumps(result, indent=2))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("processbench")
+    p.add_argument("--samples", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--first-only", action="store_true", help="one sample per problem")
+    a = sub.add_parser("agreement")
+    a.add_argument("--labels", required=True)
+    args = ap.parse_args()
+    processbench(args) if args.cmd == "processbench" else agreement(args)
+
+
+if __name__ == "__main__":
+    main()
