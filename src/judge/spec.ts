@@ -98,6 +98,17 @@ export function parseJudgeSpec(spec: string): JudgeSpec {
   return { kind: kind as JudgeKind, model, options };
 }
 
+/**
+ * Whether a judge spec names a judge that reads the gold answer: a rollout judge (its rollouts are
+ * checked against it) or an outcome model of the simulated world (its verdict comes from whether
+ * the final answer is right). Such a judge must not steer a search silently (`--allow-gold-judge`).
+ */
+export function judgeReadsGold(spec: string): boolean {
+  const parsed = parseJudgeSpec(spec);
+  if (parsed.kind === 'rollout') return true;
+  return parsed.kind === 'orm' && /^sim(?:$|[:?])|^openai:sim(?:$|[:?[])/.test(parsed.model);
+}
+
 /** A judge option as a number, checked; undefined when absent. */
 export function numberOption(
   spec: JudgeSpec,

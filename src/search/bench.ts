@@ -29,6 +29,8 @@ export interface BenchPoint {
 export interface BenchReport {
   /** True when the problems are simulated: the numbers describe the simulated world, not a real model. */
   simulated: boolean;
+  /** Present and true when the judge read the gold answer (`--allow-gold-judge`). */
+  judgeUsedGold?: true;
   note: string;
   problems: number;
   policy?: string;
@@ -112,11 +114,15 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
     options.onPoint?.(point, i, runs.length);
   }
   const simulated = options.simulated === true || options.problems.some((p) => p.source === 'sim');
+  const gold = options.deps.judgeUsedGold === true;
   return {
     simulated,
-    note: simulated
-      ? 'SIMULATED world (src/sim): these numbers describe the simulator, not a real model.'
-      : 'Measured on the given models and problems.',
+    ...(gold ? { judgeUsedGold: true as const } : {}),
+    note:
+      (simulated
+        ? 'SIMULATED world (src/sim): these numbers describe the simulator, not a real model.'
+        : 'Measured on the given models and problems.') +
+      (gold ? ' The judge read the gold answer (--allow-gold-judge): not a fair test of search.' : ''),
     problems: options.problems.length,
     policy: options.policy,
     judge: options.judge,

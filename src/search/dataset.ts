@@ -29,6 +29,8 @@ export interface SearchRecord {
   backtracks?: SearchResult['backtracks'];
   /** Present and true when the problem comes from the simulated world. */
   simulated?: true;
+  /** Present and true when the judge steering the search read the gold answer (`--allow-gold-judge`). */
+  judgeUsedGold?: true;
 }
 
 /** Mean cost of one problem, by role, and the totals. */
@@ -55,6 +57,8 @@ export interface SearchSummary {
   costPerProblem: CostPerProblem;
   /** True when any problem came from the simulated world: these are not real model results. */
   simulated: boolean;
+  /** Present and true when the judge read the gold answer: the accuracy is not a fair test. */
+  judgeUsedGold?: true;
 }
 
 /** A search result as an output line. */
@@ -75,6 +79,7 @@ export function toSearchRecord(
     stats: r.stats,
     ...(options.trace === false ? {} : { trace: r.trace, backtracks: r.backtracks }),
     ...(problem.source === 'sim' || options.simulated ? { simulated: true as const } : {}),
+    ...(r.judgeUsedGold ? { judgeUsedGold: true as const } : {}),
   };
 }
 
@@ -83,7 +88,7 @@ const tokensOf = (c: Cost['policy']): number => c.promptTokens + c.completionTok
 /** Accuracy over problems with a gold answer, and mean cost per problem. */
 export function summarizeSearch(
   strategy: string,
-  records: ReadonlyArray<Pick<SearchRecord, 'correct' | 'answer' | 'cost' | 'simulated'>>,
+  records: ReadonlyArray<Pick<SearchRecord, 'correct' | 'answer' | 'cost' | 'simulated' | 'judgeUsedGold'>>,
 ): SearchSummary {
   const cost = addCosts(emptyCost(), ...records.map((r) => r.cost));
   const checked = records.filter((r) => r.correct !== undefined).length;
@@ -105,6 +110,7 @@ export function summarizeSearch(
       judgeCalls: cost.judge.calls / n,
     },
     simulated: records.some((r) => r.simulated === true),
+    ...(records.some((r) => r.judgeUsedGold === true) ? { judgeUsedGold: true as const } : {}),
   };
 }
 

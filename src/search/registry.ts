@@ -93,5 +93,6 @@ export async function runStrategy(
 ): Promise<SearchResult> {
   const s = getStrategy(name);
   if (s.needsJudge && !deps.judge) throw new UsageError(`strategy ${name} needs a judge (--judge <spec>)`);
-  return s.run(problem, resolveSearchConfig(config), deps);
+  const result = await s.run(problem, resolveSearchConfig(config), deps);
+  return deps.judgeUsedGold ? { ...result, judgeUsedGold: true } : result;
 }

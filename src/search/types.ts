@@ -22,6 +22,11 @@ export interface SearchDeps {
   /** Answer checker; default extracts the final answer and compares it with `problem.answer`. */
   checker?: SearchChecker;
   signal?: AbortSignal;
+  /**
+   * The judge or outcome model reads the gold answer (rollout judge, simulated ORM): allowed only
+   * on request (`--allow-gold-judge`), and then every result says so.
+   */
+  judgeUsedGold?: boolean;
 }
 
 /** What became of one attempt (a sampled step or a whole solution) in the search. */
@@ -98,4 +103,6 @@ export interface SearchResult {
   cost: Cost;
   /** Strategy-specific numbers: attempts, fallbacks, backtracks, refinement choice, vote counts, … */
   stats: Record<string, number | string | boolean>;
+  /** Present and true when the judge steering the search read the gold answer. */
+  judgeUsedGold?: true;
 }

@@ -3,6 +3,7 @@ import { type Command, Option } from 'commander';
 import { UsageError } from '../../core/errors.js';
 import { jobSettings } from '../../jobs/settings.js';
 import { createJudge } from '../../judge/create.js';
+import { judgeReadsGold } from '../../judge/spec.js';
 import { cacheStatsOf } from '../../models/cache.js';
 import { createPolicy, type PromptForm } from '../../models/policy.js';
 import { type CreateModelOptions, createModel } from '../../models/spec.js';
@@ -52,6 +53,7 @@ export interface SearchFlags {
   refineBelow?: number;
   refinements?: 'both' | 'global' | 'local';
   draftTemperature?: number;
+  allowGoldJudge?: boolean;
 }
 
 /** Model flags: policy, judge, outcome model and how to reach them. */
@@ -91,6 +93,10 @@ export function addModelOptions(
       new Option('--form <form>', 'policy prompt form: raw completion or chat')
         .choices(['raw', 'chat'])
         .default('raw'),
+    )
+    .option(
+      '--allow-gold-judge',
+      'let a judge that reads the gold answer (rollout:, a simulated orm) steer the search; every result then says so',
     );
   return cmd;
 }
@@ -255,6 +261,18 @@ export async function buildSearchDeps(
     throw new UsageError(
       `strategy ${strategies.find((s) => getStrategy(s).needsJudge)} needs a judge: pass --judge <spec>`,
     );
+  // A judge that reads the gold answer turns search into an oracle: refuse unless asked for.
+  const gold = [
+    ...(f.judge && needsJudge ? [['--judge', f.judge]] : []),
+    ...(f.outcome && strategies.includes('refine') ? [['--outcome', f.outcome]] : []),
+  ].filter(([, spec]) => judgeReadsGold(spec));
+  if (gold.length > 0 && !f.allowGoldJudge)
+    throw new UsageError(
+      `${gold.map(([flag, spec]) => `${flag} ${spec}`).join(' and ')} reads the gold answer (a rollout judge checks ` +
+        'its rollouts against it; a simulated outcome model knows whether the answer is right), so the search ' +
+        'it steers is an oracle, not a test of search. Pass --allow-gold-judge to run it anyway: every result ' +
+        'then says judgeUsedGold: true.',
+    );
   const warn = (m: string): void => {
     process.stderr.write(`stepwise: warning: ${m}\n`);
   };
@@ -271,7 +289,12 @@ export async function buildSearchDeps(
   const outcome =
     f.outcome && strategies.includes('refine') ? await createJudge(f.outcome, judgeOptions) : undefined;
   return {
-    deps: { policy: createPolicy(model, { form: f.form }), judge, outcome },
+    deps: {
+      policy: createPolicy(model, { form: f.form }),
+      judge,
+      outcome,
+      ...(gold.length > 0 ? { judgeUsedGold: true } : {}),
+    },
     cacheStats: () => cacheStatsOf(model, judge?.model, outcome?.model),
     close: async () => {
       await model.close?.();

@@ -27,6 +27,8 @@ const MARK: Record<string, string> = { positive: '+', negative: '-', neutral: '~
 export function formatSolveReport(result: SearchResult, options: { simulated?: boolean } = {}): string {
   const lines: string[] = [];
   if (options.simulated) lines.push('[SIMULATED world: not a real model result]', '');
+  if (result.judgeUsedGold)
+    lines.push('[The judge read the gold answer (--allow-gold-judge): not a test of search]', '');
   lines.push(`strategy: ${result.strategy}`, '');
   for (const c of result.chunks) {
     const verdict = c.verdict
