@@ -80,8 +80,26 @@ export interface PrefixEstimate {
 /** Estimates shared between solutions of one job, keyed by the exact request. */
 export type PrefixMemo = Map<string, Promise<PrefixEstimate>>;
 
-export function createPrefixMemo(): PrefixMemo {
-  return new Map();
+/**
+ * A memo holding the `capacity` most recently added estimates: shared prefixes (the empty
+ * prefix of a problem's samples) sit close together in an input, and a job of any size must
+ * not keep every estimate it ever made.
+ */
+export function createPrefixMemo(capacity = 4096): PrefixMemo {
+  return new BoundedMemo(capacity);
+}
+
+class BoundedMemo<K, V> extends Map<K, V> {
+  constructor(private readonly capacity: number) {
+    super();
+  }
+  override set(key: K, value: V): this {
+    super.delete(key);
+    super.set(key, value);
+    // Map iterates in insertion order: the first key is the oldest.
+    while (this.size > this.capacity) super.delete(this.keys().next().value as K);
+    return this;
+  }
 }
 
 /** The seed of prefix `prefixLength`'s request under run seed `seed`. */

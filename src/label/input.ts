@@ -1,7 +1,7 @@
 import { InputError } from '../core/errors.js';
 import { splitParagraphs } from '../core/segment.js';
 import type { Domain, Problem } from '../core/types.js';
-import { readJsonl } from '../jobs/jsonl.js';
+import { streamJsonl } from '../jobs/lines.js';
 import type { SolutionToLabel } from './label.js';
 
 /**
@@ -45,10 +45,18 @@ export interface LabelInputOptions {
 
 /** Read the solutions to label from `file`; throws an InputError naming the line and field. */
 export function readLabelInput(file: string, options: LabelInputOptions = {}): SolutionToLabel[] {
-  const { lines } = readJsonl(file);
-  const out: SolutionToLabel[] = [];
+  return [...streamLabelInput(file, options)];
+}
+
+/**
+ * The solutions to label from `file`, one at a time as the file is read (memory holds one line
+ * and the set of ids seen, for the duplicate check). Throws an InputError naming the line and
+ * field when it reaches a bad record.
+ */
+export function* streamLabelInput(file: string, options: LabelInputOptions = {}): Generator<SolutionToLabel> {
   const seen = new Set<string>();
-  for (const { line, value } of lines) {
+  for (const { line, value } of streamJsonl(file)) {
+    const out: SolutionToLabel[] = [];
     const err = (field: string, problem: string) => new InputError({ file, line, field }, problem);
     if (!isObj(value)) throw new InputError({ file, line }, 'expected a JSON object');
     const id = str(value.id);
@@ -101,12 +109,13 @@ export function readLabelInput(file: string, options: LabelInputOptions = {}): S
           ...(typeof sample.correct === 'boolean' ? { correct: sample.correct } : {}),
         });
       });
+      yield* out;
       continue;
     }
     if (value.steps === undefined) throw err('steps', 'missing "steps" (a list of step texts) or "samples"');
     const steps = chunkTexts(value.steps, () => err('steps', 'expected a list of strings'));
     const correct = value.final_answer_correct ?? value.correct;
     add({ id, problem, chunks: steps, ...(typeof correct === 'boolean' ? { correct } : {}) });
+    yield* out;
   }
-  return out;
 }

@@ -1,10 +1,10 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, writeSync } from 'node:fs';
 import pLimit from 'p-limit';
 import { emptyCost } from '../core/cost.js';
 import { UsageError } from '../core/errors.js';
 import type { Cost } from '../core/types.js';
-import { readJsonl } from '../jobs/jsonl.js';
-import { runJsonlJob } from '../jobs/run-job.js';
+import { readLinesSync } from '../jobs/lines.js';
+import { inShard, runStreamJob, type Shard } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
 import type { Policy } from '../models/policy.js';
 import type { AnswerChecker } from './estimate.js';
@@ -22,7 +22,12 @@ import { DEFAULT_SIGNAL_PARAMS, isPositiveLabel, type LabelSignal } from './sign
 export type LabelOutputFormat = 'jsonl' | 'processbench';
 
 export interface LabelJobOptions extends LabelOptions {
-  solutions: readonly SolutionToLabel[];
+  /** The solutions, read lazily (a generator over the input file keeps memory bounded). */
+  solutions: Iterable<SolutionToLabel> | AsyncIterable<SolutionToLabel>;
+  /** Solutions in the input, when known before reading (for progress). */
+  total?: number;
+  /** Label only this part of the input (by a hash of the solution id). */
+  shard?: Shard;
   policy: Policy;
   checker: AnswerChecker;
   /** Output file. */
@@ -41,6 +46,11 @@ export interface LabelJobOptions extends LabelOptions {
   fresh?: boolean;
   /** Recorded on every row; a resumed output must have the same (see jobs/settings). */
   settings?: JobSettings;
+  /**
+   * Whether an error means "this solution's requests went to a batch file": the solution is
+   * then left for a later run instead of failing the job.
+   */
+  isPending?: (error: unknown) => boolean;
   onProgress?: (p: { done: number; total: number; resumed: number }) => void;
 }
 
@@ -69,6 +79,8 @@ export interface LabelSummary {
   out: string;
   /** With `--format processbench`: the full labels kept next to the rows (also the resume state). */
   labelsFile?: string;
+  /** Solutions left for a later run because their requests went to a batch file. */
+  pending: number;
 }
 
 /** Where `--format processbench` keeps the full labeled records (and resumes from). */
@@ -78,36 +90,55 @@ export function labelsSidecarPath(out: string): string {
 
 /** Positives per signal over labeled records. */
 export function summarizeSignals(
-  records: readonly LabeledSolutionRecord[],
+  records: Iterable<LabeledSolutionRecord>,
   signals: readonly LabelSignal[],
   softThreshold = DEFAULT_SIGNAL_PARAMS.softThreshold,
 ): Partial<Record<LabelSignal, SignalSummary>> {
-  const out: Partial<Record<LabelSignal, SignalSummary>> = {};
-  for (const s of signals) {
-    const sum: SignalSummary = { positive: 0, labeled: 0, share: 0, withError: 0 };
-    for (const r of records) {
-      for (const c of r.chunks) {
-        const v = c.labels[s];
-        if (v === undefined || v === null) continue;
-        sum.labeled++;
-        if (isPositiveLabel(v, softThreshold)) sum.positive++;
+  const acc = signalAccumulator(signals, softThreshold);
+  for (const r of records) acc.add(r);
+  return acc.result();
+}
+
+/** {@link summarizeSignals} one record at a time (a streamed job holds no list of records). */
+export function signalAccumulator(
+  signals: readonly LabelSignal[],
+  softThreshold = DEFAULT_SIGNAL_PARAMS.softThreshold,
+): { add(r: LabeledSolutionRecord): void; result(): Partial<Record<LabelSignal, SignalSummary>> } {
+  const sums = signals.map((s): [LabelSignal, SignalSummary] => [
+    s,
+    { positive: 0, labeled: 0, share: 0, withError: 0 },
+  ]);
+  return {
+    add(r) {
+      for (const [s, sum] of sums) {
+        for (const c of r.chunks) {
+          const v = c.labels[s];
+          if (v === undefined || v === null) continue;
+          sum.labeled++;
+          if (isPositiveLabel(v, softThreshold)) sum.positive++;
+        }
+        if ((r.firstError[s] ?? -1) >= 0) sum.withError++;
       }
-      if ((r.firstError[s] ?? -1) >= 0) sum.withError++;
-    }
-    sum.share = sum.labeled > 0 ? sum.positive / sum.labeled : 0;
-    out[s] = sum;
-  }
-  return out;
+    },
+    result() {
+      const out: Partial<Record<LabelSignal, SignalSummary>> = {};
+      for (const [s, sum] of sums)
+        out[s] = { ...sum, share: sum.labeled > 0 ? sum.positive / sum.labeled : 0 };
+      return out;
+    },
+  };
 }
 
 /**
  * A resumed output must hold label records: resuming from some other JSONL (the input itself,
  * a sample file) would silently skip solutions and break the summary.
  */
-function assertResumable(file: string, keepRollouts: boolean): void {
-  if (!existsSync(file)) return;
-  const { lines } = readJsonl(file, { skipInvalid: true });
-  for (const { line, value } of lines) {
+function resumableCheck(
+  file: string,
+  keepRollouts: boolean,
+  shard: Shard | undefined,
+): (value: unknown, line: number) => void {
+  return (value, line) => {
     const v = value as Partial<LabeledSolutionRecord> | null;
     if (!v || typeof v.id !== 'string' || !Array.isArray(v.chunks) || typeof v.firstError !== 'object')
       throw new UsageError(
@@ -120,14 +151,41 @@ function assertResumable(file: string, keepRollouts: boolean): void {
         `${file}, line ${line}: labeled ${keepRollouts ? 'without' : 'with'} --keep-rollouts, so this run cannot resume it ` +
           `(${keepRollouts ? 'drop' : 'add'} --keep-rollouts, or use --fresh to start over)`,
       );
+    // A shard's output holds only its own keys: one from another shard means the wrong --out.
+    if (shard && !inShard(v.id, shard))
+      throw new UsageError(
+        `${file}, line ${line}: solution "${v.id}" is not in --shard ${shard.index}/${shard.count}, so this output belongs to another shard (use its own --out, or --fresh)`,
+      );
+  };
+}
+
+/** Write the ProcessBench rows of the finished labels file, one line at a time. */
+function writeProcessBenchRows(
+  labelsFile: string,
+  out: string,
+  signal: LabelSignal,
+  generator: string,
+): void {
+  const fd = openSync(out, 'w');
+  try {
+    if (existsSync(labelsFile))
+      for (const l of readLinesSync(labelsFile)) {
+        if (l.partial || l.text.trim() === '') continue;
+        const r = JSON.parse(l.text) as LabeledSolutionRecord;
+        writeSync(fd, `${JSON.stringify(toProcessBenchRow(r, signal, generator))}\n`);
+      }
+  } finally {
+    closeSync(fd);
   }
 }
 
 /**
  * Label every solution, appending each finished record to the output as it completes (a killed
  * job resumes where it stopped; the model cache makes any rollout already received free), then
- * rewrite the output in input order. Concurrency limits solutions and generate calls; identical
- * prefixes (e.g. the empty prefix of samples of one problem) are estimated once.
+ * put the output in input order. The input is read as the work proceeds and records are not
+ * kept: memory is bounded by the concurrency, not by the size of the job. Concurrency limits
+ * solutions and generate calls; identical prefixes (e.g. the empty prefix of samples of one
+ * problem) are estimated once.
  */
 export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummary> {
   validateLabelOptions(options);
@@ -145,14 +203,10 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
   const spent = emptyCost();
   let requests = 0;
   const labelsFile = format === 'processbench' ? labelsSidecarPath(options.out) : options.out;
-  const ids = new Set<string>();
-  for (const s of options.solutions) {
-    if (ids.has(s.id)) throw new UsageError(`duplicate solution id "${s.id}"`);
-    ids.add(s.id);
-  }
-  if (!options.fresh) assertResumable(labelsFile, options.keepRollouts ?? false);
-  let resumed = 0;
-  const records = await runJsonlJob<SolutionToLabel, LabeledSolutionRecord>({
+  const softThreshold = options.params?.softThreshold ?? DEFAULT_SIGNAL_PARAMS.softThreshold;
+  const signals = signalAccumulator(options.signals, softThreshold);
+  const totals = { solutions: 0, chunks: 0, rollouts: 0, rolloutTokens: 0 };
+  const result = await runStreamJob<SolutionToLabel, LabeledSolutionRecord>({
     items: options.solutions,
     keyOf: (s) => s.id,
     keyOfOutput: (r) => r.id,
@@ -160,40 +214,58 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
     concurrency,
     fresh: options.fresh,
     settings: options.settings,
+    shard: options.shard,
+    total: options.total,
     signal: options.signal,
-    onProgress: (p) => {
-      resumed = p.resumed;
-      options.onProgress?.(p);
+    checkExisting: options.fresh
+      ? undefined
+      : resumableCheck(labelsFile, options.keepRollouts ?? false, options.shard),
+    // The file reader checks ids itself, naming the line.
+    checkUniqueKeys: Array.isArray(options.solutions),
+    onProgress: options.onProgress,
+    onRecord: (r) => {
+      totals.solutions++;
+      totals.chunks += r.chunks.length;
+      totals.rollouts += r.cost.rollouts;
+      totals.rolloutTokens += r.cost.tokens;
+      signals.add(r);
     },
     process: async (solution) => {
-      const result = await labelSolution(options.policy, options.checker, solution, {
-        ...options,
-        limit,
-        memo,
-      });
-      requests += result.requests;
+      let labeled: Awaited<ReturnType<typeof labelSolution>>;
+      try {
+        labeled = await labelSolution(options.policy, options.checker, solution, {
+          ...options,
+          limit,
+          memo,
+        });
+      } catch (e) {
+        if (options.isPending?.(e)) return undefined;
+        throw e;
+      }
+      requests += labeled.requests;
       for (const k of ['calls', 'samples', 'promptTokens', 'completionTokens'] as const)
-        spent.policy[k] += result.spent.policy[k];
-      return result.record;
+        spent.policy[k] += labeled.spent.policy[k];
+      return labeled.record;
     },
   });
+  // Requests of a solution left pending may still be queued: let them reach the batch file.
+  while (limit.activeCount + limit.pendingCount > 0) await new Promise((r) => setTimeout(r, 5));
   if (options.signal?.aborted) throw options.signal.reason ?? new Error('aborted');
-  if (format === 'processbench') {
-    const generator = options.generator ?? options.policy.model.modelId;
-    const rows = records.map((r) => JSON.stringify(toProcessBenchRow(r, pbSignal, generator)));
-    writeFileSync(options.out, rows.length ? `${rows.join('\n')}\n` : '');
-  }
-  const softThreshold = options.params?.softThreshold ?? DEFAULT_SIGNAL_PARAMS.softThreshold;
+  if (format === 'processbench')
+    writeProcessBenchRows(
+      labelsFile,
+      options.out,
+      pbSignal,
+      options.generator ?? options.policy.model.modelId,
+    );
   return {
-    solutions: records.length,
-    chunks: records.reduce((a, r) => a + r.chunks.length, 0),
-    resumed,
-    rollouts: records.reduce((a, r) => a + r.cost.rollouts, 0),
-    rolloutTokens: records.reduce((a, r) => a + r.cost.tokens, 0),
+    ...totals,
+    resumed: result.resumed,
     spent,
     requests,
-    signals: summarizeSignals(records, options.signals, softThreshold),
+    signals: signals.result(),
     out: options.out,
     ...(format === 'processbench' ? { labelsFile } : {}),
+    pending: result.pending,
   };
 }

@@ -6,6 +6,7 @@ import { register as evaluate } from './eval.js';
 import { register as exportData } from './export.js';
 import { register as label } from './label.js';
 import { register as labelCode } from './label-code.js';
+import { register as merge } from './merge.js';
 import { register as runs } from './runs.js';
 import { register as sample } from './sample.js';
 import { register as search } from './search.js';
@@ -28,6 +29,7 @@ const commands: Array<(program: Command) => void> = [
   sample,
   label,
   labelCode,
+  merge,
   exportData,
   select,
   serve,

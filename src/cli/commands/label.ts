@@ -1,8 +1,10 @@
 import { type Command, Option } from 'commander';
 import { UsageError } from '../../core/errors.js';
 import type { Problem } from '../../core/types.js';
+import { countLines, streamJsonl } from '../../jobs/lines.js';
+import { parseShard, type Shard } from '../../jobs/run-job.js';
 import { jobSettings } from '../../jobs/settings.js';
-import { readLabelInput } from '../../label/input.js';
+import { streamLabelInput } from '../../label/input.js';
 import { type LabelOutputFormat, type LabelSummary, runLabelJob } from '../../label/job.js';
 import { type SearchMode, validateLabelOptions } from '../../label/label.js';
 import { LABEL_SIGNALS, type LabelSignal, parseSignals, type ZeroOverZero } from '../../label/signals.js';
@@ -42,6 +44,7 @@ interface LabelFlags {
   fresh?: boolean;
   keepRollouts?: boolean;
   quiet?: boolean;
+  shard?: Shard;
   dataset?: string;
   path?: string;
   split?: string;
@@ -184,6 +187,11 @@ export function register(program: Command): void {
       'keep every rollout in the output: chunks[].rollouts = [{text, correct}] (the continuations from the prefix ending after the chunk; emptyPrefixRollouts for the bare problem)',
     )
     .option('--fresh', 'start over instead of resuming from --out')
+    .option(
+      '--shard <K/N>',
+      'label only part K of N of the input (by a hash of the solution id); join parts with `stepwise merge`',
+      (v: string) => parseShard(v),
+    )
     .option('--quiet', 'no progress bar')
     .addHelpText(
       'after',
@@ -216,8 +224,16 @@ export function register(program: Command): void {
       });
       if (pbSignal !== undefined && flags.format === 'processbench' && !signals.includes(pbSignal))
         throw new UsageError(`--processbench-signal ${pbSignal} is not among --signals ${signals.join(',')}`);
-      const solutions = readLabelInput(flags.input, { problems });
-      if (solutions.length === 0) throw new UsageError(`${flags.input}: no solutions to label`);
+      // The input is read as the job proceeds; only its first record is looked at now.
+      const first = streamJsonl(flags.input).next();
+      if (first.done) throw new UsageError(`${flags.input}: no solutions to label`);
+      const firstValue = first.value.value as { samples?: unknown } | null;
+      // One solution per line unless the input is `stepwise sample` output (several per line).
+      const total =
+        flags.shard === undefined && !Array.isArray(firstValue?.samples)
+          ? countLines(flags.input)
+          : undefined;
+      const solutions = streamLabelInput(flags.input, { problems });
       const storePath = flags.store ?? defaultStorePath();
       const model = await createModel(flags.policy, {
         baseUrl: flags.baseUrl,
@@ -245,8 +261,11 @@ export function register(program: Command): void {
         format: flags.format,
         keepRollouts: flags.keepRollouts ?? false,
         processbenchSignal: pbSignal,
+        ...(flags.shard ? { shard: `${flags.shard.index}/${flags.shard.count}` } : {}),
       };
-      const { input: _input, ...rowSettings } = config;
+      // Neither the input's name nor the shard changes what a row holds: shard outputs share the
+      // settings of the whole job, so they merge and resume as one.
+      const { input: _input, shard: _shard, ...rowSettings } = config;
       const settings = jobSettings('label', {
         ...(flags.dataset === undefined ? {} : datasetSettings({ ...flags, dataset: flags.dataset })),
         ...rowSettings,
@@ -256,6 +275,8 @@ export function register(program: Command): void {
       try {
         const summary = await runLabelJob({
           solutions,
+          total,
+          shard: flags.shard,
           policy: createPolicy(model, { form: flags.promptForm }),
           checker: checkSolution,
           out: flags.out,

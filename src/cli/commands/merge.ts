@@ -1,0 +1,32 @@
+import type { Command } from 'commander';
+import { mergeJsonl } from '../../jobs/merge.js';
+
+/** `stepwise merge`: join the outputs of a job's shards (or of reruns) into one file. */
+export function register(program: Command): void {
+  program
+    .command('merge')
+    .description('Join JSONL outputs of one job (e.g. its --shard parts): each key once, in input order')
+    .argument('<files...>', 'JSONL outputs to join (the first record of a key wins)')
+    .requiredOption('--out <file>', 'merged JSONL output')
+    .option('--input <file>', "the job's input: records follow its order (else the files' order)")
+    .option('--key <field>', 'field holding the record key', 'id')
+    .addHelpText(
+      'after',
+      '\nWith --input, a record keyed <id>#<k> (one sample of a `stepwise sample` row) follows the row <id>.\n' +
+        'Prints a JSON summary: records, duplicates, conflicts (same key, different content), missing\n' +
+        '(input ids with no record), notInInput. See docs/scale.md.',
+    )
+    .action((files: string[], flags: { out: string; input?: string; key: string }) => {
+      const summary = mergeJsonl({ files, out: flags.out, input: flags.input, keyField: flags.key });
+      if (summary.conflicts > 0)
+        process.stderr.write(
+          `warning: ${summary.conflicts} keys have different records in different files; the first file's was kept\n`,
+        );
+      if (summary.missing > 0)
+        process.stderr.write(`warning: ${summary.missing} input ids have no record in any file\n`);
+      process.stderr.write(
+        `merged ${summary.records} records from ${summary.files} files into ${summary.out}\n`,
+      );
+      process.stdout.write(`${JSON.stringify(summary)}\n`);
+    });
+}
