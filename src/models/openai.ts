@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { StepwiseError } from '../core/errors.js';
 import { createRng, hashString, type Rng } from '../core/rng.js';
+import type { BatchExchange } from './batch.js';
 import { type Endpoint, EndpointPool } from './endpoints.js';
 import { createKeepAliveFetch, type KeepAliveFetch } from './http-fetch.js';
 import {
@@ -55,6 +56,11 @@ export interface OpenAIModelOptions {
    * asks `GET /v1/models` once per endpoint before the first such request.
    */
   serverKind?: ServerKind | 'auto';
+  /**
+   * Generate requests go through batch files instead of the servers: answered from a loaded
+   * Batch API output file, or written to a Batch API input file (see `batch.ts`).
+   */
+  batch?: BatchExchange;
 }
 
 /** Running totals of one backend: what it cost and how often the servers misbehaved. */
@@ -213,6 +219,7 @@ export class OpenAIModel implements LanguageModel {
   private readonly rng: Rng;
   private readonly apiKey: string;
   private readonly onWarning?: (message: string) => void;
+  private readonly batch?: BatchExchange;
   private readonly warned = new Set<string>();
   private readonly serverKind: ServerKind | 'auto';
   /** Per endpoint URL: the family `GET /v1/models` named (asked once, on first need). */
@@ -242,6 +249,7 @@ export class OpenAIModel implements LanguageModel {
     this.rng = options.rng ?? createRng(hashString(`${process.pid}:${Date.now()}`));
     this.onWarning = options.onWarning;
     this.serverKind = options.serverKind ?? 'auto';
+    this.batch = options.batch;
     this.endpoints = new EndpointPool(
       urls,
       (url) =>
@@ -433,68 +441,73 @@ export class OpenAIModel implements LanguageModel {
     let kind: ServerKind = 'unknown';
     const chat = request.messages !== undefined;
     const greedy = request.temperature === 0;
-    const reply = await this.withRetries(
-      chat ? 'chat completion' : 'completion',
-      async (endpoint) => {
-        used = endpoint;
-        if (continuesAssistant(request)) kind = await this.kindOf(endpoint, signal);
-        const send = (n: number): Promise<unknown> => {
-          const body = this.requestBody(request, n, deriveSeed(request.seed, offset), kind);
-          const opts = { signal, timeout: this.timeoutMs };
-          return (
-            chat
-              ? endpoint.client.chat.completions.create(
-                  body as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
-                  opts,
-                )
-              : endpoint.client.completions.create(
-                  body as unknown as OpenAI.CompletionCreateParamsNonStreaming,
-                  opts,
-                )
-          ) as Promise<unknown>;
-        };
-        const single = (): boolean => greedy || want === 1 || endpoint.nativeN === false;
-        while (!single() && endpoint.nativeN === undefined && endpoint.nProbe) await endpoint.nProbe;
-        asked = single() ? 1 : want;
-        if (asked === 1) return send(1);
-        let endProbe: (() => void) | undefined;
-        if (endpoint.nativeN === undefined)
-          endpoint.nProbe = new Promise<void>((resolve) => {
-            endProbe = resolve;
-          });
-        try {
-          const answer = await send(asked);
-          const count = (answer as RawReply<unknown>).choices?.length ?? 0;
-          // A server that ignores n answers one choice (Ollama); generate() says so.
-          if (count > 0) endpoint.nativeN = count >= asked || (endpoint.nativeN === true && count > 1);
-          return answer;
-        } catch (err) {
-          const failure = classifyError(err);
-          const probe =
-            endpoint.nativeN !== true &&
-            failure.status !== undefined &&
-            (failure.kind === 'client' || failure.kind === 'server');
-          if (!probe) throw err;
-          this.totals.requests++;
-          this.totals.failures[failure.kind] = (this.totals.failures[failure.kind] ?? 0) + 1;
-          const answer = await send(1);
-          endpoint.nativeN = false;
-          asked = 1;
-          this.warn(
-            `${endpoint.url} rejected n = ${want} (HTTP ${failure.status}: ${failure.message.slice(0, 120)}) and ` +
-              'answered n = 1: sending one request per sample from now on',
-            warnings,
-          );
-          return answer;
-        } finally {
-          if (endProbe) {
-            endpoint.nProbe = undefined;
-            endProbe();
-          }
-        }
-      },
-      signal,
-    );
+    // A batch engine honours n: the request asks for every sample at once.
+    const reply = this.batch
+      ? this.batchReply(chat, request, want, offset, (e) => {
+          used = e;
+        })
+      : await this.withRetries(
+          chat ? 'chat completion' : 'completion',
+          async (endpoint) => {
+            used = endpoint;
+            if (continuesAssistant(request)) kind = await this.kindOf(endpoint, signal);
+            const send = (n: number): Promise<unknown> => {
+              const body = this.requestBody(request, n, deriveSeed(request.seed, offset), kind);
+              const opts = { signal, timeout: this.timeoutMs };
+              return (
+                chat
+                  ? endpoint.client.chat.completions.create(
+                      body as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
+                      opts,
+                    )
+                  : endpoint.client.completions.create(
+                      body as unknown as OpenAI.CompletionCreateParamsNonStreaming,
+                      opts,
+                    )
+              ) as Promise<unknown>;
+            };
+            const single = (): boolean => greedy || want === 1 || endpoint.nativeN === false;
+            while (!single() && endpoint.nativeN === undefined && endpoint.nProbe) await endpoint.nProbe;
+            asked = single() ? 1 : want;
+            if (asked === 1) return send(1);
+            let endProbe: (() => void) | undefined;
+            if (endpoint.nativeN === undefined)
+              endpoint.nProbe = new Promise<void>((resolve) => {
+                endProbe = resolve;
+              });
+            try {
+              const answer = await send(asked);
+              const count = (answer as RawReply<unknown>).choices?.length ?? 0;
+              // A server that ignores n answers one choice (Ollama); generate() says so.
+              if (count > 0) endpoint.nativeN = count >= asked || (endpoint.nativeN === true && count > 1);
+              return answer;
+            } catch (err) {
+              const failure = classifyError(err);
+              const probe =
+                endpoint.nativeN !== true &&
+                failure.status !== undefined &&
+                (failure.kind === 'client' || failure.kind === 'server');
+              if (!probe) throw err;
+              this.totals.requests++;
+              this.totals.failures[failure.kind] = (this.totals.failures[failure.kind] ?? 0) + 1;
+              const answer = await send(1);
+              endpoint.nativeN = false;
+              asked = 1;
+              this.warn(
+                `${endpoint.url} rejected n = ${want} (HTTP ${failure.status}: ${failure.message.slice(0, 120)}) and ` +
+                  'answered n = 1: sending one request per sample from now on',
+                warnings,
+              );
+              return answer;
+            } finally {
+              if (endProbe) {
+                endpoint.nProbe = undefined;
+                endProbe();
+              }
+            }
+          },
+          signal,
+        );
     const raw = reply as RawReply<RawCompletionChoice & RawChatChoice>;
     if (kind === 'unknown' && continuesAssistant(request)) kind = serverKindFromReply(reply);
     const choices = (raw.choices ?? []).slice().sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
@@ -545,6 +558,24 @@ export class OpenAIModel implements LanguageModel {
             'prefill, or --no-prefill-assistant). Use --prompt-form raw, or a llama.cpp build that prefills.',
         );
     }
+  }
+
+  /** The answer to one request from the batch files (throws BatchPending when it has none yet). */
+  private batchReply(
+    chat: boolean,
+    request: GenerateRequest,
+    want: number,
+    offset: number,
+    use: (e: Endpoint<OpenAI>) => void,
+  ): unknown {
+    use(this.endpoints.endpoints[0]);
+    // Batch files are run by an engine such as `vllm run-batch`: bodies as vLLM takes them,
+    // unless the server family was set.
+    const kind: ServerKind = this.serverKind === 'auto' ? 'vllm' : this.serverKind;
+    const body = this.requestBody(request, want, deriveSeed(request.seed, offset), kind);
+    const reply = this.batch!.exchange(chat ? '/v1/chat/completions' : '/v1/completions', body);
+    this.totals.requests++;
+    return reply;
   }
 
   async generate(request: GenerateRequest, options: CallOptions = {}): Promise<GenerateResult> {

@@ -1,6 +1,7 @@
 import { UsageError } from '../core/errors.js';
 import { createSimModel } from '../sim/model.js';
 import { openStore } from '../store/db.js';
+import type { BatchExchange } from './batch.js';
 import { withCache } from './cache.js';
 import { createGgufModel } from './gguf.js';
 import { OpenAIModel } from './openai.js';
@@ -26,6 +27,8 @@ export interface CreateModelOptions {
   threads?: number;
   /** Called with each backend warning once (e.g. print to stderr). */
   onWarning?: (message: string) => void;
+  /** Generate requests go through batch files (openai only; see `batch.ts`). */
+  batch?: BatchExchange;
 }
 
 /** A parsed model spec. */
@@ -62,6 +65,10 @@ export function parseModelSpec(spec: string): ModelSpec {
  */
 export async function createModel(spec: string, options: CreateModelOptions = {}): Promise<LanguageModel> {
   const parsed = parseModelSpec(spec);
+  if (options.batch && parsed.backend !== 'openai')
+    throw new UsageError(
+      `batch files (--batch-out / --batch-in) carry requests for an OpenAI-compatible engine: use --policy openai:<model>, not "${spec}"`,
+    );
   let model: LanguageModel;
   switch (parsed.backend) {
     case 'openai': {
@@ -78,6 +85,7 @@ export async function createModel(spec: string, options: CreateModelOptions = {}
         timeoutMs: options.timeoutMs,
         maxRetries: options.maxRetries,
         onWarning: options.onWarning,
+        batch: options.batch,
       });
       break;
     }

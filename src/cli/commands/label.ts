@@ -1,5 +1,5 @@
 import { type Command, Option } from 'commander';
-import { UsageError } from '../../core/errors.js';
+import { StepwiseError, UsageError } from '../../core/errors.js';
 import type { Problem } from '../../core/types.js';
 import { countLines, streamJsonl } from '../../jobs/lines.js';
 import { parseShard, type Shard } from '../../jobs/run-job.js';
@@ -8,6 +8,7 @@ import { streamLabelInput } from '../../label/input.js';
 import { type LabelOutputFormat, type LabelSummary, runLabelJob } from '../../label/job.js';
 import { type SearchMode, validateLabelOptions } from '../../label/label.js';
 import { LABEL_SIGNALS, type LabelSignal, parseSignals, type ZeroOverZero } from '../../label/signals.js';
+import { BatchFiles, BatchPending, loadBatchResults } from '../../models/batch.js';
 import { type CacheStats, cacheStatsOf } from '../../models/cache.js';
 import { createPolicy, type PromptForm } from '../../models/policy.js';
 import { createModel } from '../../models/spec.js';
@@ -45,6 +46,8 @@ interface LabelFlags {
   keepRollouts?: boolean;
   quiet?: boolean;
   shard?: Shard;
+  batchOut?: string;
+  batchIn?: string;
   dataset?: string;
   path?: string;
   split?: string;
@@ -75,6 +78,46 @@ function printSummary(s: LabelSummary, simulated: boolean, cache: CacheStats | u
     `wrote ${s.out}${s.labelsFile ? ` (full labels: ${s.labelsFile})` : ''}`,
   ];
   process.stderr.write(`${lines.join('\n')}\n`);
+}
+
+/** The batch file of the next round: `x.jsonl` → `x.round2.jsonl`, `x.round2.jsonl` → `x.round3.jsonl`. */
+export function nextRoundFile(file: string): string {
+  const m = /^(.*)\.round(\d+)(\.[^./]*)?$/.exec(file);
+  if (m) return `${m[1]}.round${Number(m[2]) + 1}${m[3] ?? ''}`;
+  const dot = file.lastIndexOf('.');
+  return dot > file.lastIndexOf('/') ? `${file.slice(0, dot)}.round2${file.slice(dot)}` : `${file}.round2`;
+}
+
+/** After `--batch-out`: what was written and what to run next. */
+function printBatchNext(flags: LabelFlags, modelId: string, pending: number, written: number): void {
+  const out = flags.batchOut!;
+  if (written === 0) {
+    process.stderr.write(`${out}: no request pending — the job is complete\n`);
+    return;
+  }
+  const results = out.replace(/(\.jsonl)?$/, '.results.jsonl');
+  const chat = flags.promptForm === 'chat';
+  process.stderr.write(
+    [
+      `wrote ${written} requests for ${pending} unfinished solutions to ${out} (OpenAI Batch API input, url ${
+        chat ? '/v1/chat/completions' : '/v1/completions'
+      }).`,
+      'Next:',
+      `  1. run them, e.g. on a GPU node: vllm run-batch -i ${out} -o ${results} --model <weights> --served-model-name ${modelId}`,
+      ...(chat
+        ? []
+        : [
+            '     (vllm run-batch takes /v1/chat/completions requests only: for it, write the file with --prompt-form chat;',
+            '      engines and hosted Batch APIs that take /v1/completions can run this file as is)',
+          ]),
+      `  2. rerun this command with --batch-in ${results}${
+        flags.search === 'binary' || flags.earlyStop !== undefined
+          ? ` --batch-out ${nextRoundFile(out)} (this search needs rounds: each rerun writes the next round's requests)`
+          : ' (add --batch-out FILE if some requests still need a round)'
+      }`,
+      '  See docs/scale.md.',
+    ].join('\n') + '\n',
+  );
 }
 
 /** `stepwise label`: Monte Carlo rollout labels for every chunk of every solution. */
@@ -192,6 +235,14 @@ export function register(program: Command): void {
       'label only part K of N of the input (by a hash of the solution id); join parts with `stepwise merge`',
       (v: string) => parseShard(v),
     )
+    .option(
+      '--batch-out <file>',
+      'write the requests still unanswered as an OpenAI Batch API input file (for `vllm run-batch`) instead of sending them',
+    )
+    .option(
+      '--batch-in <file>',
+      'answers from a Batch API output file (the results of --batch-out); nothing is sent online',
+    )
     .option('--quiet', 'no progress bar')
     .addHelpText(
       'after',
@@ -235,7 +286,27 @@ export function register(program: Command): void {
           : undefined;
       const solutions = streamLabelInput(flags.input, { problems });
       const storePath = flags.store ?? defaultStorePath();
+      let batch: BatchFiles | undefined;
+      if (flags.batchOut !== undefined || flags.batchIn !== undefined) {
+        if (!flags.cache)
+          throw new UsageError(
+            '--batch-out / --batch-in pass answers through the model cache: drop --no-cache',
+          );
+        const store = openStore(storePath);
+        if (flags.batchIn !== undefined) {
+          const loaded = loadBatchResults(store, flags.batchIn);
+          process.stderr.write(
+            `read ${loaded.loaded} answers from ${flags.batchIn}${
+              loaded.failed
+                ? `; ${loaded.failed} requests failed there (e.g. ${loaded.firstError}) and stay pending`
+                : ''
+            }\n`,
+          );
+        }
+        batch = new BatchFiles(store, flags.batchOut);
+      }
       const model = await createModel(flags.policy, {
+        batch,
         baseUrl: flags.baseUrl,
         noCache: !flags.cache,
         storePath,
@@ -304,9 +375,18 @@ export function register(program: Command): void {
           fresh: flags.fresh,
           keepRollouts: flags.keepRollouts ?? false,
           settings,
+          isPending: (e) => e instanceof BatchPending,
           onProgress: trackJobProgress(bar, db, runId),
         });
         bar.stop();
+        batch?.close();
+        if (batch && summary.pending > 0 && flags.batchOut === undefined) {
+          finishRun(db, runId, 'failed');
+          throw new StepwiseError(
+            `${summary.pending} solutions need ${batch.missing} requests that ${flags.batchIn} does not answer: ` +
+              'rerun with --batch-out FILE to write them for the next round (finished solutions are kept)',
+          );
+        }
         finishRun(db, runId, 'done', {
           solutions: summary.solutions,
           chunks: summary.chunks,
@@ -317,6 +397,16 @@ export function register(program: Command): void {
         const simulated = model.provider === 'sim';
         const cache = cacheStatsOf(model);
         printSummary(summary, simulated, cache);
+        const batchInfo = batch
+          ? {
+              batch: {
+                ...(flags.batchIn !== undefined ? { in: flags.batchIn, answered: batch.answered } : {}),
+                ...(flags.batchOut !== undefined ? { out: flags.batchOut, requests: batch.written } : {}),
+              },
+            }
+          : {};
+        if (flags.batchOut !== undefined)
+          printBatchNext(flags, model.modelId, summary.pending, batch!.written);
         process.stdout.write(
           `${JSON.stringify({
             run: runId,
@@ -324,6 +414,7 @@ export function register(program: Command): void {
             ...summary,
             cache: cache ?? { cachedCalls: 0, calls: 0, note: 'not cached' },
             settingsHash: settings.hash,
+            ...batchInfo,
           })}\n`,
         );
       } catch (e) {
