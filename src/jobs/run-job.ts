@@ -141,8 +141,15 @@ export async function runStreamJob<I, O extends object>(
     if (opts.total === undefined) progress.total = Math.max(progress.total, items);
     opts.onProgress?.({ ...progress });
   };
+  // Work that settles in microtasks only (an in-process model) would never let the event loop
+  // run timers and signal handlers (Ctrl-C): give it a turn every 20 ms.
+  let lastTurn = Date.now();
   const worker = async () => {
     for (;;) {
+      if (Date.now() - lastTurn > 20) {
+        await new Promise((r) => setImmediate(r));
+        lastTurn = Date.now();
+      }
       if (opts.signal?.aborted || failure !== undefined) return;
       const got = await pull();
       if (!got) return;

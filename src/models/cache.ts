@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
+import { brotliCompressSync, brotliDecompressSync, constants as zlib } from 'node:zlib';
 import { canonicalJson } from '../core/canonical-json.js';
 import type { Db } from '../store/db.js';
+import { extractAnswer } from '../verify/extract.js';
 import { deriveSeed } from './seeds.js';
 import type {
   CallOptions,
@@ -15,21 +17,27 @@ import type {
 export { canonicalJson };
 
 /**
- * The model-call cache: every sample is stored under (backend, what served it, model, full
- * request without `n`, sample index) in the store's `cache` table. "What served it" is the
- * model's `origin` (for HTTP backends the set of endpoint base URLs): a model of the same name
- * behind another server is another model, and its answers are never reused for this one.
- * so a rerun or a resumed job makes no model
- * call for anything it already received, and asking for more samples than before only requests
- * the missing ones. A response is committed (one transaction for its n samples) before the
- * caller sees it: WAL commits survive a SIGKILL of the process.
+ * The model-call cache: the samples of a request are stored under (backend, model, full
+ * request without `n`) in the store's `samples` table, so a rerun or a resumed job makes no
+ * model call for anything it already received, and asking for more samples than before only
+ * requests the missing ones. A response is committed before the caller sees it: WAL commits
+ * survive a SIGKILL of the process.
+ *
+ * Kept small for jobs of 10^8 rollouts: one row per request (not per sample) under a 16-byte
+ * key, the samples brotli-compressed together (samples of one prompt share most of their text),
+ * fields at their default left out. `verdicts` mode keeps only what a label rerun needs of each
+ * rollout — its final answer, token count and finish reason — not its text.
  */
 
 function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** The key prefix of a generate request: sample i lives at `${prefix}${i}`. */
+/**
+ * The key prefix of a generate request (what it is stored under: see `rowKey`). "What served
+ * it" is the model's `origin` (for HTTP backends the set of endpoint base URLs): a model of the
+ * same name behind another server is another model, and its answers are never reused for this one.
+ */
 export function generateKeyPrefix(
   provider: string,
   modelId: string,
@@ -76,31 +84,101 @@ export interface CachedModel extends LanguageModel {
 const ZERO_USAGE: Usage = { calls: 0, promptTokens: 0, completionTokens: 0 };
 
 /**
+ * What the cache keeps of each sample. `full`: everything (text, finish, tokens, logprobs).
+ * `verdicts`: the answer extracted from the text, the token count and the finish reason; a
+ * hit gives back the text `\boxed{answer}` (or "" when the rollout had no answer), so a checker
+ * reaches the same verdict without the rollout's text being stored.
+ */
+export type CacheMode = 'full' | 'verdicts';
+
+const FULL = 1;
+const VERDICTS = 2;
+
+/** The 16-byte row key of a request's key prefix. */
+function rowKey(prefix: string): Buffer {
+  return createHash('sha256').update(prefix).digest().subarray(0, 16);
+}
+
+type StoredSample = {
+  x?: string;
+  a?: string | null;
+  f?: Sample['finishReason'];
+  t?: number;
+  s?: string | null;
+  l?: Sample['logprobs'];
+};
+
+/** Samples as one compressed row value: a mode byte, then brotli(JSON) of the compact samples. */
+export function encodeSamples(samples: readonly Sample[], mode: CacheMode): Buffer {
+  const compact = samples.map((x): StoredSample => {
+    const o: StoredSample = {};
+    if (mode === 'full') {
+      o.x = x.text;
+      if (x.stopReason !== undefined) o.s = x.stopReason;
+      if (x.logprobs) o.l = x.logprobs;
+    } else o.a = extractAnswer(x.text);
+    if (x.finishReason !== 'stop') o.f = x.finishReason;
+    if (x.completionTokens) o.t = x.completionTokens;
+    return o;
+  });
+  const packed = brotliCompressSync(JSON.stringify(compact), {
+    params: { [zlib.BROTLI_PARAM_QUALITY]: 6, [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT },
+  });
+  return Buffer.concat([Buffer.of(mode === 'full' ? FULL : VERDICTS), packed]);
+}
+
+/** The samples of a row, or null when the row cannot serve `mode` (texts asked, verdicts stored). */
+export function decodeSamples(value: Buffer, mode: CacheMode): Sample[] | null {
+  const kind = value[0];
+  if (kind !== FULL && kind !== VERDICTS) return null;
+  if (kind === VERDICTS && mode === 'full') return null;
+  const compact = JSON.parse(brotliDecompressSync(value.subarray(1)).toString('utf8')) as StoredSample[];
+  return compact.map((o) => {
+    const text = kind === FULL ? (o.x ?? '') : o.a === null || o.a === undefined ? '' : `\\boxed{${o.a}}`;
+    const sample: Sample = { text, finishReason: o.f ?? 'stop', completionTokens: o.t ?? 0 };
+    if (kind === FULL && mode === 'verdicts') {
+      // A full row serving a verdicts run: hand over the same reduced text a verdicts row would.
+      const a = extractAnswer(sample.text);
+      sample.text = a === null ? '' : `\\boxed{${a}}`;
+      return sample;
+    }
+    if (o.s !== undefined) sample.stopReason = o.s;
+    if (o.l) sample.logprobs = o.l;
+    return sample;
+  });
+}
+
+/**
  * Wrap `model` with the SQLite cache in `db`. `CallOptions.noCache` bypasses it for one call
  * (neither read nor written).
  */
-export function withCache(model: LanguageModel, db: Db): CachedModel {
-  const selectRange = db.prepare<[string, string], { key: string; value: string }>(
+export function withCache(model: LanguageModel, db: Db, options: { mode?: CacheMode } = {}): CachedModel {
+  const mode = options.mode ?? 'full';
+  const selectRow = db.prepare<[Buffer], { value: Buffer }>('SELECT value FROM samples WHERE key = ?');
+  const upsertRow = db.prepare<[Buffer, number, Buffer]>(
+    'INSERT OR REPLACE INTO samples (key, n, value) VALUES (?, ?, ?)',
+  );
+  // Stores written before the samples table kept one row per sample in `cache`: still read.
+  const selectLegacy = db.prepare<[string, string], { key: string; value: string }>(
     'SELECT key, value FROM cache WHERE key >= ? AND key < ?',
   );
   const selectOne = db.prepare<[string], { value: string }>('SELECT value FROM cache WHERE key = ?');
   const insert = db.prepare<[string, string, number]>(
     'INSERT OR REPLACE INTO cache (key, value, created_at) VALUES (?, ?, ?)',
   );
-  const insertMany = db.transaction((rows: Array<[string, string]>) => {
-    const now = Date.now();
-    for (const [k, v] of rows) insert.run(k, v, now);
-  });
   const stats: CacheStats = { hits: 0, misses: 0, calls: 0, cachedCalls: 0 };
 
   /** Samples 0..k-1 that are cached contiguously from index 0. */
-  function cachedSamples(prefix: string, n: number): Sample[] {
+  function cachedSamples(prefix: string, key: Buffer): Sample[] {
+    const row = selectRow.get(key);
+    if (row) return decodeSamples(row.value, mode) ?? [];
     // ';' sorts right after ':' so the range holds exactly this prefix's keys.
-    const rows = selectRange.all(prefix, `${prefix.slice(0, -1)};`);
+    const rows = selectLegacy.all(prefix, `${prefix.slice(0, -1)};`);
     const byIndex = new Map<number, Sample>();
     for (const r of rows) byIndex.set(Number(r.key.slice(prefix.length)), JSON.parse(r.value) as Sample);
     const out: Sample[] = [];
-    for (let i = 0; i < n && byIndex.has(i); i++) out.push(byIndex.get(i)!);
+    for (let i = 0; byIndex.has(i); i++) out.push(byIndex.get(i)!);
+    if (mode === 'verdicts') return decodeSamples(encodeSamples(out, 'verdicts'), 'verdicts')!;
     return out;
   }
 
@@ -117,7 +195,9 @@ export function withCache(model: LanguageModel, db: Db): CachedModel {
       if (options.noCache) return model.generate(request, options);
       const n = Math.max(1, request.n ?? 1);
       const prefix = generateKeyPrefix(model.provider, model.modelId, request, model.origin);
-      const have = cachedSamples(prefix, n);
+      const key = rowKey(prefix);
+      const stored = cachedSamples(prefix, key);
+      const have = stored.slice(0, n);
       stats.hits += have.length;
       stats.calls++;
       if (have.length === n) {
@@ -132,8 +212,11 @@ export function withCache(model: LanguageModel, db: Db): CachedModel {
         options,
       );
       const fresh = result.samples.slice(0, n - offset);
-      insertMany(fresh.map((s, j) => [`${prefix}${offset + j}`, JSON.stringify(s)]));
-      return { ...result, samples: [...have, ...fresh], cached: false };
+      const all = [...have, ...fresh];
+      upsertRow.run(key, all.length, encodeSamples(all, mode));
+      // What the caller gets is what a rerun would get from the cache.
+      const samples = mode === 'verdicts' ? decodeSamples(encodeSamples(all, mode), mode)! : all;
+      return { ...result, samples, cached: false };
     },
   };
 

@@ -2,7 +2,7 @@ import { UsageError } from '../core/errors.js';
 import { createSimModel } from '../sim/model.js';
 import { openStore } from '../store/db.js';
 import type { BatchExchange } from './batch.js';
-import { withCache } from './cache.js';
+import { type CacheMode, withCache } from './cache.js';
 import { createGgufModel } from './gguf.js';
 import { OpenAIModel } from './openai.js';
 import type { LanguageModel } from './types.js';
@@ -27,6 +27,8 @@ export interface CreateModelOptions {
   threads?: number;
   /** Called with each backend warning once (e.g. print to stderr). */
   onWarning?: (message: string) => void;
+  /** What the call cache keeps of each sample (default `full`; see `cache.ts`). */
+  cacheMode?: CacheMode;
   /** Generate requests go through batch files (openai only; see `batch.ts`). */
   batch?: BatchExchange;
 }
@@ -95,5 +97,7 @@ export async function createModel(spec: string, options: CreateModelOptions = {}
     case 'sim':
       return createSimModel(parsed.spec);
   }
-  return options.noCache ? model : withCache(model, openStore(options.storePath));
+  return options.noCache
+    ? model
+    : withCache(model, openStore(options.storePath), { mode: options.cacheMode });
 }

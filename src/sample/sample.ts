@@ -1,6 +1,6 @@
 import { type SegmentBy, segment } from '../core/segment.js';
 import type { Chunk, Problem } from '../core/types.js';
-import { runJsonlJob } from '../jobs/run-job.js';
+import { runJsonlJob, runStreamJob } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
 import type { Policy } from '../models/policy.js';
 import { itemSeed } from '../models/seeds.js';
@@ -141,11 +141,75 @@ export async function runSampleJob(options: SampleJobOptions): Promise<SampleRec
   });
 }
 
+/**
+ * Sample K solutions per problem like {@link runSampleJob}, without holding the records: each
+ * finished record is written and only its counts are kept, so the summary of a job of any size
+ * comes out in memory bounded by the concurrency (and a few numbers per problem).
+ */
+export async function runSampleJobSummary(options: SampleJobOptions): Promise<SampleSummary> {
+  const acc = sampleAccumulator();
+  await runStreamJob<Problem, SampleRecord>({
+    items: options.problems,
+    keyOf: (p) => p.id,
+    keyOfOutput: (r) => r.id,
+    out: options.out,
+    total: options.problems.length,
+    concurrency: options.concurrency ?? 16,
+    fresh: options.fresh,
+    settings: options.settings,
+    signal: options.signal,
+    onProgress: options.onProgress,
+    onRecord: (r) => acc.add(r),
+    process: (problem) => sampleProblem(problem, options),
+  });
+  return acc.result();
+}
+
 /** Accuracy, pass@k (k = 1, 2, 4, …, K) and token totals over sample records. */
 export function summarizeSamples(records: readonly SampleRecord[]): SampleSummary {
-  const k = records.reduce((m, r) => Math.max(m, r.samples.length), 0);
-  const all = records.flatMap((r) => r.samples);
-  const counts = records.map((r) => ({ n: r.samples.length, c: r.samples.filter((s) => s.correct).length }));
+  const acc = sampleAccumulator();
+  for (const r of records) acc.add(r);
+  return acc.result();
+}
+
+/** {@link summarizeSamples} one record at a time: keeps counts, not samples. */
+export function sampleAccumulator(): { add(r: SampleRecord): void; result(): SampleSummary } {
+  let k = 0;
+  const counts: Array<{ n: number; c: number }> = [];
+  const t = { samples: 0, correct: 0, noAnswer: 0, truncated: 0, completion: 0, prompt: 0, cached: 0 };
+  return {
+    add(r) {
+      k = Math.max(k, r.samples.length);
+      counts.push({ n: r.samples.length, c: r.samples.filter((s) => s.correct).length });
+      for (const s of r.samples) {
+        t.samples++;
+        if (s.correct) t.correct++;
+        if (s.answer === null) t.noAnswer++;
+        if (s.finishReason === 'length') t.truncated++;
+        t.completion += s.tokens;
+      }
+      t.prompt += r.promptTokens;
+      if (r.cached) t.cached++;
+    },
+    result() {
+      return summaryFrom(k, counts, t);
+    },
+  };
+}
+
+function summaryFrom(
+  k: number,
+  counts: Array<{ n: number; c: number }>,
+  t: {
+    samples: number;
+    correct: number;
+    noAnswer: number;
+    truncated: number;
+    completion: number;
+    prompt: number;
+    cached: number;
+  },
+): SampleSummary {
   const passAtK: Record<string, number> = {};
   // pass@k (unbiased estimator, shared with code evaluation) over problems with at least k samples.
   if (k > 0)
@@ -154,20 +218,19 @@ export function summarizeSamples(records: readonly SampleRecord[]): SampleSummar
         counts.filter((c) => c.n >= kk),
         kk,
       );
-  const completion = all.reduce((a, s) => a + s.tokens, 0);
   return {
-    problems: records.length,
+    problems: counts.length,
     samplesPerProblem: k,
-    samples: all.length,
-    accuracy: all.length === 0 ? Number.NaN : all.filter((s) => s.correct).length / all.length,
+    samples: t.samples,
+    accuracy: t.samples === 0 ? Number.NaN : t.correct / t.samples,
     passAtK,
-    noAnswer: all.filter((s) => s.answer === null).length,
-    truncated: all.filter((s) => s.finishReason === 'length').length,
+    noAnswer: t.noAnswer,
+    truncated: t.truncated,
     tokens: {
-      completion,
-      prompt: records.reduce((a, r) => a + r.promptTokens, 0),
-      meanPerSample: all.length === 0 ? 0 : completion / all.length,
+      completion: t.completion,
+      prompt: t.prompt,
+      meanPerSample: t.samples === 0 ? 0 : t.completion / t.samples,
     },
-    cachedProblems: records.filter((r) => r.cached).length,
+    cachedProblems: t.cached,
   };
 }

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { StepwiseError } from '../core/errors.js';
@@ -32,6 +32,13 @@ const MIGRATIONS: string[] = [
      value TEXT NOT NULL,
      created_at INTEGER NOT NULL
    );`,
+  // The model cache, one row per request: a 16-byte key, the sample count and the samples
+  // compressed together (see models/cache.ts). WITHOUT ROWID: the key is stored once.
+  `CREATE TABLE samples (
+     key BLOB PRIMARY KEY,
+     n INTEGER NOT NULL,
+     value BLOB NOT NULL
+   ) WITHOUT ROWID;`,
 ];
 
 const opened = new Map<string, Db>();
@@ -55,8 +62,34 @@ export function openStore(path: string = defaultStorePath()): Db {
       cause: err,
     });
   }
-  if (path !== ':memory:') opened.set(path, db);
+  if (path !== ':memory:') {
+    opened.set(path, db);
+    if (opened.size === 1) process.once('exit', closeStores);
+  }
   return db;
+}
+
+/**
+ * Checkpoint and close every open store: the WAL's pages move into the database file and the
+ * WAL is truncated, so a finished job leaves one compact file (also run at process exit).
+ */
+export function closeStores(): void {
+  for (const [path, db] of opened) {
+    if (!db.open) continue;
+    try {
+      db.pragma('wal_checkpoint(TRUNCATE)');
+      db.close();
+    } catch {
+      // Another process may hold the WAL; it checkpoints when it closes.
+    }
+    opened.delete(path);
+  }
+}
+
+/** Bytes the store takes on disk: the database file and its WAL. */
+export function storeBytes(path: string): { file: number; wal: number } {
+  const size = (p: string) => (existsSync(p) ? statSync(p).size : 0);
+  return { file: size(path), wal: size(`${path}-wal`) };
 }
 
 /**

@@ -211,3 +211,28 @@ describe('OrderedOutput', () => {
     appendFileSync(f, '');
   });
 });
+
+describe('runStreamJob and the event loop', () => {
+  it('work settling in microtasks only still lets timers (and so signal handlers) run', async () => {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 50);
+    // Bounded, so that a job that starves the loop ends (with no tick) instead of hanging.
+    function* endless() {
+      for (let i = 0; i < 200_000; i++) yield { id: `k${i}`, v: i };
+    }
+    const r = await runStreamJob<Rec, Rec>({
+      items: endless(),
+      keyOf: (x) => x.id,
+      keyOfOutput: (x) => x.id,
+      out: join(dir, 'loop.jsonl'),
+      checkUniqueKeys: false,
+      signal: ac.signal,
+      process: async (x) => x,
+    });
+    clearInterval(timer);
+    expect(r.finalized).toBe(false);
+    expect(ticks).toBeGreaterThan(0);
+  });
+});

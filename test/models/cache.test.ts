@@ -7,6 +7,7 @@ import { canonicalJson, generateKeyPrefix, withCache } from '../../src/models/ca
 import { deriveSeed } from '../../src/models/seeds.js';
 import type { GenerateRequest, GenerateResult, LanguageModel } from '../../src/models/types.js';
 import { openStore } from '../../src/store/db.js';
+import { extractAnswer } from '../../src/verify/extract.js';
 
 /** A counting fake backend: sample i of a call is `${seed}:${i}`. */
 function fakeModel(): LanguageModel & { calls: GenerateRequest[] } {
@@ -151,5 +152,100 @@ describe('withCache', () => {
     const again = await m.generate({ prompt: 'durable' });
     expect(inner.calls).toHaveLength(0);
     expect(again.samples[0].text).toBe('kept');
+  });
+});
+
+describe('cache size and --cache verdicts', () => {
+  /** A backend whose rollouts read like reasoning: ~450 characters each, a boxed answer at the end. */
+  function wordyModel(): LanguageModel & { calls: number } {
+    const m = fakeModel() as unknown as LanguageModel & { calls: number };
+    m.calls = 0;
+    m.generate = async (request) => {
+      m.calls++;
+      const n = request.n ?? 1;
+      return {
+        samples: Array.from({ length: n }, (_, i) => {
+          const v = ((request.seed ?? 0) * 31 + i * 7) % 97;
+          const steps = Array.from(
+            { length: 6 },
+            (_, k) =>
+              `Step ${k + 1}: add ${v + k} to the running total. ${v * k} + ${v + k} = ${v * k + v + k}.`,
+          );
+          return {
+            text: `${steps.join('\n\n')}\n\nThe answer is \\boxed{${v}}.`,
+            finishReason: i === 1 ? ('length' as const) : ('stop' as const),
+            completionTokens: 120 + i,
+          };
+        }),
+        usage: { calls: 1, promptTokens: 5, completionTokens: 480 },
+        warnings: [],
+      };
+    };
+    return m;
+  }
+
+  const tableBytes = (db: ReturnType<typeof openStore>) =>
+    (db.prepare('SELECT SUM(length(key) + length(value) + 8) AS b FROM samples').get() as { b: number }).b;
+
+  it('stores a request in one compressed row: far fewer bytes than the JSON of its samples', async () => {
+    const db = openStore(':memory:');
+    const m = withCache(wordyModel(), db);
+    let jsonBytes = 0;
+    for (let s = 0; s < 100; s++) {
+      const r = await m.generate({ prompt: `problem ${s}`, n: 4, seed: s, maxTokens: 512 });
+      jsonBytes += r.samples.reduce((a, x) => a + JSON.stringify(x).length, 0);
+    }
+    expect((db.prepare('SELECT COUNT(*) AS c FROM samples').get() as { c: number }).c).toBe(100);
+    const perRollout = tableBytes(db) / 400;
+    expect(perRollout).toBeLessThan((jsonBytes / 400) * 0.4);
+    // Everything comes back exactly, including the finish reason and token counts.
+    const again = await m.generate({ prompt: 'problem 7', n: 4, seed: 7, maxTokens: 512 });
+    expect(again.cached).toBe(true);
+    expect(again.samples[1]).toMatchObject({ finishReason: 'length', completionTokens: 121 });
+    expect(again.samples[0].text).toMatch(/^Step 1: add .*\\boxed\{\d+\}\.$/s);
+  });
+
+  it('verdicts keep answer, finish and tokens: same verdicts, smaller rows, never served to a full run', async () => {
+    const dbFull = openStore(':memory:');
+    const dbVerdicts = openStore(':memory:');
+    const full = withCache(wordyModel(), dbFull);
+    const inner = wordyModel();
+    const verdicts = withCache(inner, dbVerdicts, { mode: 'verdicts' });
+    for (let s = 0; s < 50; s++) {
+      const req = { prompt: `problem ${s}`, n: 4, seed: s, maxTokens: 512 };
+      const a = await full.generate(req);
+      const b = await verdicts.generate(req);
+      expect(b.samples.map((x) => extractAnswer(x.text))).toEqual(
+        a.samples.map((x) => extractAnswer(x.text)),
+      );
+      expect(b.samples.map((x) => [x.finishReason, x.completionTokens])).toEqual(
+        a.samples.map((x) => [x.finishReason, x.completionTokens]),
+      );
+    }
+    expect(tableBytes(dbVerdicts)).toBeLessThan(tableBytes(dbFull) / 3);
+    const hit = await verdicts.generate({ prompt: 'problem 3', n: 4, seed: 3, maxTokens: 512 });
+    expect(hit.cached).toBe(true);
+    expect(hit.samples[0].text).toMatch(/^\\boxed\{\d+\}$/);
+    // A full-mode run over a verdicts store cannot use texts it does not have: it asks again.
+    const before = inner.calls;
+    const fullOverVerdicts = withCache(inner, dbVerdicts);
+    const r = await fullOverVerdicts.generate({ prompt: 'problem 3', n: 4, seed: 3, maxTokens: 512 });
+    expect(r.cached).toBe(false);
+    expect(inner.calls).toBe(before + 1);
+    expect(r.samples[0].text).toMatch(/^Step 1/);
+  });
+
+  it('reads rows of the old one-row-per-sample cache table', async () => {
+    const db = openStore(':memory:');
+    const inner = fakeModel();
+    const req = { prompt: 'old', n: 2, seed: 4 };
+    const prefix = generateKeyPrefix('fake', 'f', req);
+    const ins = db.prepare('INSERT INTO cache (key, value, created_at) VALUES (?, ?, 0)');
+    ins.run(`${prefix}0`, JSON.stringify({ text: 'old0', finishReason: 'stop', completionTokens: 1 }));
+    ins.run(`${prefix}1`, JSON.stringify({ text: 'old1', finishReason: 'stop', completionTokens: 1 }));
+    const r = await withCache(inner, db).generate(req);
+    expect(r.cached).toBe(true);
+    expect(r.samples.map((s) => s.text)).toEqual(['old0', 'old1']);
+    expect(inner.calls).toHaveLength(0);
   });
 });

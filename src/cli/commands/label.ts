@@ -37,7 +37,7 @@ interface LabelFlags {
   maxTokens: number;
   concurrency: number;
   baseUrl?: string;
-  cache: boolean;
+  cache: 'full' | 'verdicts' | false;
   store?: string;
   promptForm: PromptForm;
   format: LabelOutputFormat;
@@ -200,6 +200,14 @@ export function register(program: Command): void {
       8,
     )
     .option('--base-url <url>', 'OpenAI-compatible server(s), comma-separated (default OPENAI_BASE_URL)')
+    .addOption(
+      new Option(
+        '--cache <mode>',
+        'what the model-call cache keeps of each rollout: full (text), or verdicts (answer and token count only; a much smaller cache)',
+      )
+        .choices(['full', 'verdicts'])
+        .default('full'),
+    )
     .option('--no-cache', 'do not read or write the model-call cache')
     .option(
       '--store <file>',
@@ -285,6 +293,10 @@ export function register(program: Command): void {
           ? countLines(flags.input)
           : undefined;
       const solutions = streamLabelInput(flags.input, { problems });
+      if (flags.cache === 'verdicts' && flags.keepRollouts)
+        throw new UsageError(
+          '--keep-rollouts needs rollout texts: use --cache full (verdicts keeps answers only)',
+        );
       const storePath = flags.store ?? defaultStorePath();
       let batch: BatchFiles | undefined;
       if (flags.batchOut !== undefined || flags.batchIn !== undefined) {
@@ -307,6 +319,7 @@ export function register(program: Command): void {
       }
       const model = await createModel(flags.policy, {
         batch,
+        cacheMode: flags.cache === false ? undefined : flags.cache,
         baseUrl: flags.baseUrl,
         noCache: !flags.cache,
         storePath,
@@ -332,11 +345,12 @@ export function register(program: Command): void {
         format: flags.format,
         keepRollouts: flags.keepRollouts ?? false,
         processbenchSignal: pbSignal,
+        ...(flags.cache === 'verdicts' ? { cache: 'verdicts' } : {}),
         ...(flags.shard ? { shard: `${flags.shard.index}/${flags.shard.count}` } : {}),
       };
-      // Neither the input's name nor the shard changes what a row holds: shard outputs share the
-      // settings of the whole job, so they merge and resume as one.
-      const { input: _input, shard: _shard, ...rowSettings } = config;
+      // Neither the input's name, the shard nor the cache mode changes what a row holds: shard
+      // outputs share the settings of the whole job, so they merge and resume as one.
+      const { input: _input, shard: _shard, cache: _cache, ...rowSettings } = config;
       const settings = jobSettings('label', {
         ...(flags.dataset === undefined ? {} : datasetSettings({ ...flags, dataset: flags.dataset })),
         ...rowSettings,

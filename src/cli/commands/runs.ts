@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { UsageError } from '../../core/errors.js';
-import { defaultStorePath, openStore } from '../../store/db.js';
+import { defaultStorePath, openStore, storeBytes } from '../../store/db.js';
 import { listRuns, type RunStatus } from '../../store/runs.js';
 
 /** `stepwise runs`: list recorded runs, newest first. */
@@ -37,6 +37,12 @@ export function register(program: Command): void {
           process.stdout.write('no runs recorded yet\n');
           return;
         }
+        // The model-call cache lives in the same file: its size is what a long job grows.
+        const size = storeBytes(storePath);
+        const mb = (b: number) => `${(b / 1e6).toFixed(1)} MB`;
+        const footer = `store ${storePath}: ${mb(size.file + size.wal)} (model-call cache and runs${
+          size.wal ? `; ${mb(size.wal)} of it in the WAL` : ''
+        })`;
         const rows = runs.map((r) => [
           r.id,
           r.command,
@@ -56,6 +62,7 @@ export function register(program: Command): void {
               .join('  ')
               .trimEnd()}\n`,
           );
+        process.stdout.write(`${footer}\n`);
       },
     );
 }

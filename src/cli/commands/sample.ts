@@ -8,7 +8,7 @@ import { OpenAIModel } from '../../models/openai.js';
 import { createPolicy, type PromptForm } from '../../models/policy.js';
 import { createModel, parseModelSpec } from '../../models/spec.js';
 import type { LanguageModel } from '../../models/types.js';
-import { runSampleJob, summarizeSamples } from '../../sample/sample.js';
+import { runSampleJobSummary } from '../../sample/sample.js';
 import { openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import {
@@ -148,7 +148,7 @@ export function register(program: Command): void {
       const track = trackJobProgress(bar, db, runId);
       let progress = { done: 0, total: problems.length, resumed: 0 };
       try {
-        const records = await runSampleJob({
+        const summary = await runSampleJobSummary({
           problems,
           policy,
           n: flags.n,
@@ -172,7 +172,6 @@ export function register(program: Command): void {
         });
         interrupt.signal.throwIfAborted();
         bar.stop();
-        const summary = summarizeSamples(records);
         const inner = unwrap(model);
         const server = inner instanceof OpenAIModel ? inner.stats() : undefined;
         finishRun(db, runId, 'done', {
