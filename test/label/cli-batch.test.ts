@@ -125,7 +125,7 @@ describe('label --batch-out / --batch-in', () => {
     const b = read(out);
     expect(b.map((r) => r.id)).toEqual(a.map((r) => r.id));
     expect(b.map((r) => r.firstError)).toEqual(a.map((r) => r.firstError));
-  }, 120_000);
+  }, 300_000);
 
   it('binary search takes rounds, one batch file each, and ends equal to the online run', async () => {
     const common = ['--signals', 'abs-q', '--search', 'binary'];
@@ -165,7 +165,7 @@ describe('label --batch-out / --batch-in', () => {
     expect(read(out).map((r) => r.firstError)).toEqual(
       read(join(dir, 'bin-online.jsonl')).map((r) => r.firstError),
     );
-  }, 180_000);
+  }, 400_000);
 
   it('with --batch-in alone, requests it does not answer fail the run and say to write another round', async () => {
     const res = join(dir, 'empty.jsonl');

@@ -71,7 +71,7 @@ describe('label --shard K/N + merge', () => {
     ).done;
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/not in --shard 2\/3/);
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('mergeJsonl', () => {
