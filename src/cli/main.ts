@@ -1,7 +1,9 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Help, type Option } from 'commander';
 import { StepwiseError } from '../core/errors.js';
 import { VERSION } from '../version.js';
 import { registerCommands } from './commands/index.js';
+
+const defaultHelp = new Help();
 
 /** Build the `stepwise` program. Each command lives in `./commands/<name>.ts` and registers itself there. */
 export function buildProgram(): Command {
@@ -10,9 +12,46 @@ export function buildProgram(): Command {
     .version(VERSION)
     .showHelpAfterError('(run with --help for usage)')
     .enablePositionalOptions()
-    .exitOverride();
+    .exitOverride()
+    // Subcommands inherit this: a required option says so in --help.
+    .configureHelp({
+      optionDescription(option: Option): string {
+        const base = defaultHelp.optionDescription(option);
+        return option.mandatory && !base.includes('(required)') ? `${base} (required)` : base;
+      },
+    });
   registerCommands(program);
+  forEachCommand(program, reportUnknownOptionsFirst);
   return program;
+}
+
+function forEachCommand(cmd: Command, f: (c: Command) => void): void {
+  f(cmd);
+  for (const sub of cmd.commands) forEachCommand(sub, f);
+}
+
+/**
+ * Commander checks required options before unknown ones, so a typo (`--model` for `--policy`)
+ * is reported as a missing `--policy`. Say what is wrong first: the option it does not know.
+ */
+function reportUnknownOptionsFirst(cmd: Command): void {
+  // Both methods are commander's own (untyped in its declarations); we only reorder the checks.
+  const c = cmd as Command & {
+    missingMandatoryOptionValue(option: Option): never;
+    unknownOption(flag: string): never;
+  };
+  let unknown: string[] = [];
+  const parseOptions = c.parseOptions.bind(c);
+  c.parseOptions = (argv: string[]) => {
+    const parsed = parseOptions(argv);
+    unknown = parsed.unknown;
+    return parsed;
+  };
+  const missing = c.missingMandatoryOptionValue.bind(c);
+  c.missingMandatoryOptionValue = (option: Option): never => {
+    if (c.commands.length === 0 && unknown[0]?.startsWith('-')) c.unknownOption(unknown[0]);
+    return missing(option);
+  };
 }
 
 /** Run the CLI: user errors print their message (no stack trace) and exit with their code. */

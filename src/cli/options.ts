@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 
 /** Commander argument parsers with messages that say what was expected. */
 export function intOption(name: string, min = Number.MIN_SAFE_INTEGER) {
@@ -27,4 +27,28 @@ export function choiceOption<T extends string>(name: string, choices: readonly T
     }
     return value as T;
   };
+}
+
+/**
+ * `--input <file>`, the one name of an input file across commands, required, with older names
+ * kept as hidden aliases (e.g. `--from`, `--labels`) so existing scripts keep working.
+ */
+export function addInputOption(cmd: Command, description: string, aliases: readonly string[] = []): Command {
+  cmd.addOption(new Option('--input <file>', `${description} (required)`));
+  for (const alias of aliases)
+    cmd.addOption(new Option(`--${alias} <file>`, 'old name of --input').hideHelp());
+  cmd.hook('preAction', (_parent, action) => {
+    if (action !== cmd) return;
+    const opts = cmd.opts<Record<string, string | undefined>>();
+    if (opts.input === undefined) {
+      const given = aliases.find((a) => opts[a] !== undefined);
+      if (given) cmd.setOptionValue('input', opts[given]);
+    }
+    if (cmd.opts().input === undefined)
+      cmd.error("error: required option '--input <file>' not specified", {
+        exitCode: 2,
+        code: 'commander.missingMandatoryOptionValue',
+      });
+  });
+  return cmd;
 }

@@ -56,7 +56,7 @@ export function formatProcessBenchReport(report: ProcessBenchReport): string {
       ` · abstained ${report.abstained} · judge cost: ${c.calls} calls, ${c.samples} samples, ${c.promptTokens} prompt + ${c.completionTokens} completion tokens`,
   );
   out.push('');
-  out.push('Average F1 beside published results (METHODS §4; all four subsets):');
+  out.push('Average F1 beside published results (docs/methods.md §4; all four subsets):');
   const complete = Object.entries(FULL_SIZES).every(([s, n]) => report.subsets[s]?.n === n);
   const mine = {
     model: `this run: ${report.judge}${report.simulated ? ' (SIMULATED)' : ''}${complete ? '' : ' (not the full four subsets: not comparable)'}`,

@@ -272,21 +272,28 @@ describe('CLI', () => {
     expect(built, 'run `npm run build` first: the CLI runs from dist/').toBe(true);
     const out = join(dir, 'cli', 'report.json');
     const env = { ...process.env, STEPWISE_HOME: join(dir, 'home'), STEPWISE_QUIET: '1' };
-    const stdout = execFileSync(
-      process.execPath,
-      [
-        bin,
-        'eval',
-        'processbench',
-        '--judge',
-        'critic:sim',
-        '--path',
-        sharedData('processbench'),
-        '--out',
-        out,
-      ],
-      { env, encoding: 'utf8', cwd: root },
-    );
+    const args = [
+      bin,
+      'eval',
+      'processbench',
+      '--judge',
+      'critic:sim',
+      '--path',
+      sharedData('processbench'),
+      '--out',
+      out,
+    ];
+    // The simulated judge knows only the simulated world: on the real ProcessBench it refuses…
+    const refused = spawnSync(process.execPath, args, { env, encoding: 'utf8', cwd: root });
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(/simulated world's problems \(the sim dataset/);
+    expect(existsSync(out)).toBe(false);
+    // …unless asked to guess, and then every number says it is simulated.
+    const stdout = execFileSync(process.execPath, [...args, '--sim-guess'], {
+      env,
+      encoding: 'utf8',
+      cwd: root,
+    });
     expect(stdout).toMatch(/SIMULATED/);
     expect(stdout).toMatch(/Math-Shepherd-PRM-7B\s+31\.5/);
     const report = JSON.parse(readFileSync(out, 'utf8'));

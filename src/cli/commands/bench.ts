@@ -7,6 +7,7 @@ import { finishRun, startRun } from '../../store/runs.js';
 import { addDatasetOptions, type DatasetFlags, loadDatasetProblems } from '../datasets.js';
 import { intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
+import { addSimGuessOption, assertSimWorldInputs } from '../sim-guard.js';
 import {
   addModelOptions,
   addStrategyOptions,
@@ -23,6 +24,7 @@ interface BenchSearchFlags extends SearchFlags, DatasetFlags {
   svg?: string;
   concurrency: number;
   quiet?: boolean;
+  simGuess?: boolean;
 }
 
 const defaultSpecs = DEFAULT_BENCH_SPECS.map((s) =>
@@ -39,7 +41,7 @@ export function register(program: Command): void {
     .description(
       'Sweep budgets of several search strategies: accuracy vs policy + judge tokens (JSON and SVG chart)',
     );
-  addDatasetOptions(cmd);
+  addSimGuessOption(addDatasetOptions(cmd));
   // Off by default: a cached call costs nothing, and points share requests (best-of-4's first
   // samples are best-of-16's first samples), which would understate the compute axis.
   addModelOptions(cmd, { cacheByDefault: false });
@@ -59,6 +61,10 @@ export function register(program: Command): void {
     .action(async (f: BenchSearchFlags) => {
       const specs = f.strategies ? f.strategies.map(parseBenchSpec) : DEFAULT_BENCH_SPECS;
       const problems = await loadDatasetProblems(f);
+      assertSimWorldInputs({ policy: f.policy, judge: f.judge, outcome: f.outcome }, problems, {
+        guess: f.simGuess,
+        source: f.dataset,
+      });
       const { deps, close } = await buildSearchDeps(
         f,
         specs.map((s) => s.strategy),

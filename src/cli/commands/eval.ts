@@ -19,8 +19,9 @@ import type { StepJudge } from '../../judge/types.js';
 import { LABEL_SIGNALS, type LabelSignal } from '../../label/signals.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun, updateRunCounts } from '../../store/runs.js';
-import { intOption } from '../options.js';
+import { addInputOption, intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
+import { assertSimWorldInputs } from '../sim-guard.js';
 
 interface JudgeFlags {
   judge?: string;
@@ -33,6 +34,7 @@ interface JudgeFlags {
   store?: string;
   quiet?: boolean;
   json?: boolean;
+  simGuess?: boolean;
 }
 
 interface ProcessBenchFlags extends JudgeFlags {
@@ -47,7 +49,7 @@ interface ProcessBenchFlags extends JudgeFlags {
 }
 
 interface ChunksFlags extends JudgeFlags {
-  labels: string;
+  input: string;
   signal: string;
   out?: string;
 }
@@ -132,6 +134,11 @@ async function runJudge(flags: ProcessBenchFlags): Promise<void> {
     .map((s) => s.trim())
     .filter(Boolean);
   const samples = await loadProcessBenchSamples({ path: flags.path, subsets, limit: flags.limit });
+  assertSimWorldInputs(
+    { judge: flags.judge },
+    samples.map((s) => ({ id: s.id, question: s.problem })),
+    { guess: flags.simGuess, source: flags.path ?? 'ProcessBench' },
+  );
   if (samples.length === 0)
     throw new UsageError('no ProcessBench samples to judge (check --path and --subsets)');
   const predictions = predictionsPathFor(flags.out);
@@ -208,8 +215,13 @@ async function runChunks(flags: ChunksFlags): Promise<void> {
   if (!(LABEL_SIGNALS as readonly string[]).includes(flags.signal))
     throw new UsageError(`--signal must be one of ${LABEL_SIGNALS.join(', ')} (got "${flags.signal}")`);
   const signal = flags.signal as LabelSignal;
-  const solutions = readLabeledSolutions(flags.labels, signal);
-  if (solutions.length === 0) throw new UsageError(`${flags.labels}: no labelled solutions`);
+  const solutions = readLabeledSolutions(flags.input, signal);
+  assertSimWorldInputs(
+    { judge: flags.judge },
+    solutions.map((s) => ({ id: s.id, question: s.problem.question })),
+    { guess: flags.simGuess, source: flags.input },
+  );
+  if (solutions.length === 0) throw new UsageError(`${flags.input}: no labelled solutions`);
   const judge = await buildJudge(flags);
   const bar = createProgressBar(`eval chunks${judge.simulated ? ' (simulated)' : ''}`, {
     quiet: flags.quiet,
@@ -218,7 +230,7 @@ async function runChunks(flags: ChunksFlags): Promise<void> {
   const runId = startRun(
     db,
     'eval chunks',
-    { judge: judge.name, labels: resolve(flags.labels), signal },
+    { judge: judge.name, labels: resolve(flags.input), signal },
     flags.out,
   );
   try {
@@ -279,6 +291,10 @@ function judgeOptions(cmd: Command): Command {
       'SQLite store for the cache and the run record (default $STEPWISE_HOME/store.sqlite)',
     )
     .option('--quiet', 'no progress bar')
+    .option(
+      '--sim-guess',
+      "let a simulated judge judge inputs that are not the simulated world's problems (seeded guesses)",
+    )
     .option('--json', 'print the report as JSON on stdout (the table goes to stderr)');
 }
 
@@ -328,14 +344,14 @@ export function register(program: Command): void {
       return runJudge(flags);
     });
 
-  judgeOptions(
+  const chunks = judgeOptions(
     evalCmd
       .command('chunks')
       .description(
         "A judge's per-chunk accuracy, balanced accuracy and per-class recall against rollout labels",
       ),
-  )
-    .requiredOption('--labels <file>', '`stepwise label` output (JSONL: chunks[{text, labels{signal}}])')
+  );
+  addInputOption(chunks, '`stepwise label` output (JSONL: chunks[{text, labels{signal}}])', ['labels'])
     .requiredOption('--signal <s>', `label signal to compare with: ${LABEL_SIGNALS.join(', ')}`)
     .option('--out <report.json>', 'also write the report here')
     .addHelpText('after', JUDGE_SPEC_HELP)

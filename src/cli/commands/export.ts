@@ -9,16 +9,17 @@ import {
   exportTrainingData,
 } from '../../train/export.js';
 import { checkMathAnswer } from '../../verify/check.js';
-import { choiceOption, intOption } from '../options.js';
+import { addInputOption, choiceOption, intOption } from '../options.js';
 
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('export')
-    .description('Write training data for verl, OpenRLHF or TRL from label or sample files')
-    .requiredOption(
-      '--from <file>',
-      'input: `stepwise label` output (judge-rl, prm, sorm, refine-local), `stepwise sample` output (refine-global), or {id, problem, text, tagged} rows (selfseg)',
-    )
+    .description('Write training data for verl, OpenRLHF or TRL from label or sample files');
+  addInputOption(
+    cmd,
+    'input: `stepwise label` output (judge-rl, prm, sorm, refine-local), `stepwise sample` output (refine-global), or {id, problem, text, tagged} rows (selfseg)',
+    ['from'],
+  )
     .requiredOption(
       '--task <task>',
       `what to build: ${EXPORT_TASKS.join(' | ')}`,
@@ -85,7 +86,7 @@ export function register(program: Command): void {
       }
       try {
         const summary = await exportTrainingData({
-          from: o.from,
+          from: o.input,
           task: o.task as ExportTask,
           format: o.format as ExportFormat,
           out: o.out,

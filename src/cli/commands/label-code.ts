@@ -110,7 +110,7 @@ export function register(program: Command): void {
         });
         process.stderr.write(
           `label-code: ${summary.labeled}/${summary.problems} problems (${(100 * summary.labeledShare).toFixed(1)}%) have a failing mutant; ${summary.rows} rows (${summary.mutantRows} mutant, ${summary.referenceRows} reference), ${summary.positiveSteps} positive / ${summary.negativeSteps} negative steps -> ${flags.out}\n` +
-            `  export: stepwise export --task prm --format trl --signal ${MUTATION_SIGNAL} --from ${flags.out} --out <file>\n`,
+            `  export: stepwise export --task prm --format trl --signal ${MUTATION_SIGNAL} --input ${flags.out} --out <file>\n`,
         );
         process.stdout.write(`${JSON.stringify({ run: runId, signal: MUTATION_SIGNAL, ...summary })}\n`);
       } catch (e) {

@@ -6,7 +6,7 @@ import { parseShard, type Shard } from '../../jobs/run-job.js';
 import { jobSettings } from '../../jobs/settings.js';
 import { streamLabelInput } from '../../label/input.js';
 import { type LabelOutputFormat, type LabelSummary, runLabelJob } from '../../label/job.js';
-import { type SearchMode, validateLabelOptions } from '../../label/label.js';
+import { type SearchMode, type SolutionToLabel, validateLabelOptions } from '../../label/label.js';
 import { LABEL_SIGNALS, type LabelSignal, parseSignals, type ZeroOverZero } from '../../label/signals.js';
 import { BatchFiles, BatchPending, loadBatchResults } from '../../models/batch.js';
 import { type CacheStats, cacheStatsOf } from '../../models/cache.js';
@@ -18,6 +18,7 @@ import { checkSolution } from '../../verify/check.js';
 import { datasetSettings, loadDatasetProblems } from '../datasets.js';
 import { floatOption, intOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
+import { assertSimWorldInputs } from '../sim-guard.js';
 
 interface LabelFlags {
   input: string;
@@ -48,6 +49,7 @@ interface LabelFlags {
   shard?: Shard;
   batchOut?: string;
   batchIn?: string;
+  simGuess?: boolean;
   dataset?: string;
   path?: string;
   split?: string;
@@ -62,6 +64,10 @@ function signalsOption(value: string): string {
     throw new UsageError(`--signals: ${(e as Error).message}`);
   }
   return value;
+}
+
+function* mapIterable<T, U>(items: Iterable<T>, f: (item: T) => U): Generator<U> {
+  for (const item of items) yield f(item);
 }
 
 /** Human summary on stderr: rollouts, tokens, and each signal's share of positive chunks. */
@@ -125,7 +131,7 @@ export function register(program: Command): void {
   program
     .command('label')
     .description(
-      'Label each chunk of each solution from policy rollouts (Monte Carlo step values, METHODS §2)',
+      'Label each chunk of each solution from policy rollouts (Monte Carlo step values, docs/methods.md §2)',
     )
     .requiredOption(
       '--input <file>',
@@ -251,6 +257,10 @@ export function register(program: Command): void {
       '--batch-in <file>',
       'answers from a Batch API output file (the results of --batch-out); nothing is sent online',
     )
+    .option(
+      '--sim-guess',
+      "let a simulated policy label inputs that are not the simulated world's problems (seeded guesses)",
+    )
     .option('--quiet', 'no progress bar')
     .addHelpText(
       'after',
@@ -292,7 +302,20 @@ export function register(program: Command): void {
         flags.shard === undefined && !Array.isArray(firstValue?.samples)
           ? countLines(flags.input)
           : undefined;
-      const solutions = streamLabelInput(flags.input, { problems });
+      // A simulated policy can only guess outside its world: check the first solution now, every
+      // other one as the stream reaches it.
+      const simGuard = (s: SolutionToLabel): SolutionToLabel => {
+        assertSimWorldInputs({ policy: flags.policy }, [{ id: s.problem.id, question: s.problem.question }], {
+          guess: flags.simGuess,
+          source: flags.input,
+        });
+        return s;
+      };
+      const peek = streamLabelInput(flags.input, { problems });
+      const firstSolution = peek.next();
+      peek.return(undefined);
+      if (!firstSolution.done) simGuard(firstSolution.value);
+      const solutions = mapIterable(streamLabelInput(flags.input, { problems }), simGuard);
       if (flags.cache === 'verdicts' && flags.keepRollouts)
         throw new UsageError(
           '--keep-rollouts needs rollout texts: use --cache full (verdicts keeps answers only)',

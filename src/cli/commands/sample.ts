@@ -20,6 +20,7 @@ import {
 } from '../datasets.js';
 import { floatOption, intOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
+import { addSimGuessOption, assertSimWorldInputs } from '../sim-guard.js';
 
 interface SampleFlags extends DatasetFlags {
   policy: string;
@@ -39,6 +40,7 @@ interface SampleFlags extends DatasetFlags {
   segmentBy: 'paragraph' | 'steps' | 'lines';
   out: string;
   quiet?: boolean;
+  simGuess?: boolean;
 }
 
 function unwrap(model: LanguageModel): LanguageModel {
@@ -57,7 +59,7 @@ export function register(program: Command): void {
     .description(
       'Sample K solutions per problem (one request with n=K), segment and check them, report pass@k',
     );
-  addDatasetOptions(cmd)
+  addSimGuessOption(addDatasetOptions(cmd))
     .requiredOption(
       '--policy <spec>',
       'policy model: openai:<model>, gguf:<path|hf:URI> or sim[…] (docs/models.md)',
@@ -108,6 +110,10 @@ export function register(program: Command): void {
     .action(async (flags: SampleFlags) => {
       const spec = parseModelSpec(flags.policy);
       const loaded = await loadDatasetProblems(flags);
+      assertSimWorldInputs({ policy: flags.policy }, loaded, {
+        guess: flags.simGuess,
+        source: flags.dataset,
+      });
       const warn = (m: string): void => {
         process.stderr.write(`stepwise: warning: ${m}\n`);
       };

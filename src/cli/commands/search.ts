@@ -21,6 +21,9 @@ import {
 } from '../datasets.js';
 import { floatOption, intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
+import { addSimGuessOption, assertSimWorldInputs, isSimSpec } from '../sim-guard.js';
+
+export { isSimSpec };
 
 /** Flags shared by `solve`, `search` and `bench search`: models and strategy knobs. */
 export interface SearchFlags {
@@ -238,14 +241,6 @@ export function searchSettings(
   });
 }
 
-/** True when a model or judge spec names the simulated world. */
-export function isSimSpec(spec: string | undefined): boolean {
-  if (!spec) return false;
-  if (spec.startsWith('sim')) return true;
-  const colon = spec.indexOf(':');
-  return colon > 0 && spec.slice(colon + 1).startsWith('sim');
-}
-
 /** Build policy, judge and outcome model from the flags. `close()` releases them. */
 export async function buildSearchDeps(
   f: SearchFlags,
@@ -312,6 +307,7 @@ interface SearchCommandFlags extends SearchFlags, DatasetFlags {
   trace: boolean;
   goldCheck?: boolean;
   quiet?: boolean;
+  simGuess?: boolean;
 }
 
 /** `stepwise search`: one strategy over a data set, accuracy and cost per problem, resumable. */
@@ -321,6 +317,7 @@ export function register(program: Command): void {
     .description('Run one search strategy over a data set: accuracy and cost per problem (resumable JSONL)');
   addDatasetOptions(cmd);
   addModelOptions(cmd);
+  addSimGuessOption(cmd);
   cmd.addOption(
     new Option('--strategy <name>', 'search strategy')
       .choices(STRATEGY_NAMES as string[])
@@ -346,6 +343,10 @@ export function register(program: Command): void {
       const loaded = (await loadDatasetProblems(f)).map((p) =>
         f.goldCheck !== false ? p : { ...p, answer: '' },
       );
+      assertSimWorldInputs({ policy: f.policy, judge: f.judge, outcome: f.outcome }, loaded, {
+        guess: f.simGuess,
+        source: f.dataset,
+      });
       const built = await buildSearchDeps(f, [f.strategy]);
       const { close } = built;
       const { problems, policy } = policyForProblems(loaded, built.deps.policy, { form: f.form });

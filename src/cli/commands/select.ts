@@ -10,8 +10,9 @@ import { createJudge } from '../../judge/index.js';
 import { finishRun, openStore, startRun } from '../../store/index.js';
 import { validateRows } from '../../train/label-file.js';
 import { type SelectionInput, type SelectionRow, selectByJudge } from '../../train/select.js';
-import { intOption } from '../options.js';
+import { addInputOption, intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
+import { assertSimWorldInputs } from '../sim-guard.js';
 
 const SampleRow = z.looseObject({
   id: z.string(),
@@ -23,10 +24,10 @@ const SampleRow = z.looseObject({
 });
 
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('select')
-    .description("Pick each problem's best correct response by mean judge score (StepWiser data selection)")
-    .requiredOption('--from <file>', '`stepwise sample` output (one line per problem with samples)')
+    .description("Pick each problem's best correct response by mean judge score (StepWiser data selection)");
+  addInputOption(cmd, '`stepwise sample` output (one line per problem with samples)', ['from'])
     .requiredOption('--judge <spec>', 'judge spec (see docs/judges.md), e.g. generative:openai:MODEL or sim')
     .requiredOption(
       '--out <file>',
@@ -38,14 +39,18 @@ export function register(program: Command): void {
     .option('--concurrency <n>', 'problems judged at once', intOption('--concurrency', 1), 8)
     .option('--seed <n>', 'seed of the outcome-only pick', intOption('--seed'), 0)
     .option('--fresh', 'start the output over instead of resuming it')
+    .option(
+      '--sim-guess',
+      "let a simulated judge judge inputs that are not the simulated world's problems (seeded guesses)",
+    )
     .option('--quiet', 'no progress bar')
     .action(async (o) => {
-      const rows = validateRows(o.from, readJsonl(o.from).lines, SampleRow);
+      const rows = validateRows(o.input, readJsonl(o.input).lines, SampleRow);
       let questions = new Map<string, string>();
       if (rows.some((r) => r.question === undefined && r.problem === undefined)) {
         if (!o.dataset)
           throw new UsageError(
-            `${o.from} rows have no question text: pass --dataset and --path to look them up`,
+            `${o.input} rows have no question text: pass --dataset and --path to look them up`,
           );
         const { problems } = await loadProblems(o.dataset, { path: o.path });
         questions = new Map(problems.map((p) => [p.id, p.question]));
@@ -55,10 +60,11 @@ export function register(program: Command): void {
         if (question === undefined) throw new UsageError(`no question found for problem ${r.id}`);
         return { id: r.id, question, samples: r.samples };
       });
+      assertSimWorldInputs({ judge: o.judge }, inputs, { guess: o.simGuess, source: o.input });
       const judge = await createJudge(o.judge, { baseUrl: o.baseUrl });
       const store = openStore();
       const settings = jobSettings('select', { judge: o.judge, seed: o.seed });
-      const runId = startRun(store, 'select', { from: o.from, judge: o.judge, job: settings }, o.out);
+      const runId = startRun(store, 'select', { input: o.input, judge: o.judge, job: settings }, o.out);
       const bar = createProgressBar('select', { quiet: o.quiet });
       try {
         const out = await runJsonlJob<SelectionInput, SelectionRow>({

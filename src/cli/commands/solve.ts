@@ -5,6 +5,7 @@ import type { Problem } from '../../core/types.js';
 import { runStrategy, STRATEGY_NAMES } from '../../search/registry.js';
 import type { SearchResult } from '../../search/types.js';
 import { parseSimQuestion, solveSimProblem } from '../../sim/world.js';
+import { addSimGuessOption, assertSimWorldInputs } from '../sim-guard.js';
 import {
   addModelOptions,
   addStrategyOptions,
@@ -19,6 +20,7 @@ interface SolveFlags extends SearchFlags {
   strategy: string;
   answer?: string;
   json?: boolean;
+  simGuess?: boolean;
 }
 
 const MARK: Record<string, string> = { positive: '+', negative: '-', neutral: '~' };
@@ -67,6 +69,7 @@ export function register(program: Command): void {
       'the problem text (for sim policies a sim question, e.g. from `stepwise sim example`)',
     );
   addModelOptions(cmd);
+  addSimGuessOption(cmd);
   cmd.addOption(
     new Option('--strategy <name>', 'search strategy')
       .choices(STRATEGY_NAMES as string[])
@@ -80,6 +83,9 @@ export function register(program: Command): void {
     )
     .option('--json', 'print the whole result (chunks, trace, backtracks, cost) as JSON')
     .action(async (question: string, f: SolveFlags) => {
+      assertSimWorldInputs({ policy: f.policy, judge: f.judge, outcome: f.outcome }, [{ question }], {
+        guess: f.simGuess,
+      });
       const { deps, close } = await buildSearchDeps(f, [f.strategy]);
       // A sim question carries its own gold answer; the world can compute it.
       const sim = parseSimQuestion(question);
