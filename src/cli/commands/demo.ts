@@ -382,7 +382,7 @@ export function formatDemoReport(r: DemoReport, cwd = process.cwd()): string {
     'The same on real models (an OpenAI-compatible server such as vLLM, SGLang, llama.cpp, Ollama):',
     '  stepwise sample --dataset gsm8k --policy openai:<model> --base-url http://127.0.0.1:8000/v1 --n 4 --limit 60 --out samples.jsonl',
     '  stepwise label  --input samples.jsonl --dataset gsm8k --policy openai:<model> --base-url http://127.0.0.1:8000/v1 --rollouts 16 --out labels.jsonl',
-    '  stepwise eval chunks --judge generative:openai:<judge> --base-url http://127.0.0.1:8000/v1 --labels labels.jsonl --signal abs-q',
+    '  stepwise eval chunks --judge generative:openai:<judge> --base-url http://127.0.0.1:8000/v1 --input labels.jsonl --signal abs-q',
     '  stepwise eval processbench --judge generative:openai:<judge> --base-url http://127.0.0.1:8000/v1 --out processbench-report.json',
     '  stepwise search --dataset gsm8k --strategy chunk-reset --policy openai:<model> --judge generative:openai:<judge> --base-url http://127.0.0.1:8000/v1 --limit 60 --out search.jsonl',
     '  stepwise bench search --dataset gsm8k --policy openai:<model> --judge generative:openai:<judge> --base-url http://127.0.0.1:8000/v1 --limit 60 --out bench.json',
