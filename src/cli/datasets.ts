@@ -86,6 +86,10 @@ export function policyForProblems(
   if (code < problems.length) {
     throw new UsageError('the data set mixes code and math problems: run them separately');
   }
+  if (policy.chatTemplate)
+    throw new UsageError(
+      '--chat-template renders the math solution prompt; code policies keep their own prompt',
+    );
   return {
     policy: createCodePolicy(policy.model, options),
     problems: problems.map((p) => ({

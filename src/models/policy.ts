@@ -1,3 +1,5 @@
+import { UsageError } from '../core/errors.js';
+import { type ChatTemplate, continueAssistantTurn } from '../prompts/chat-template.js';
 import { prefixFromChunks, renderPolicyMessages, renderPolicyPrompt } from '../prompts/policy.js';
 import type { CallOptions, ChatMessage, GenerateResult, LanguageModel } from './types.js';
 
@@ -17,6 +19,8 @@ export interface ContinueOptions extends CallOptions {
  */
 export interface Policy {
   readonly model: LanguageModel;
+  /** The model's own chat template the raw prompts are rendered with (its id), when one is used. */
+  readonly chatTemplate?: string;
   /** Continue a solution of `question` after `prefix` (use {@link prefixFromChunks} to build it). */
   continue(question: string, prefix: string, options?: ContinueOptions): Promise<GenerateResult>;
 }
@@ -38,22 +42,32 @@ const solutionTemplates: PolicyTemplates = { raw: renderPolicyPrompt, chat: rend
  * Wrap a model as a policy. `raw` (the default where the backend continues raw text) sends the
  * completion template; `chat` sends messages ending in the prefix as an assistant message to
  * continue (hosted chat-only APIs). `templates` swaps the prompt (the code policy passes its own);
- * the default is the math solution prompt.
+ * the default is the math solution prompt. With `chatTemplate` (the model's own, `--chat-template`)
+ * the raw prompt is the chat conversation rendered client-side with the generation prompt, then
+ * the prefix: the model continues its own assistant turn, as in sampling.
  */
 export function createPolicy(
   model: LanguageModel,
-  options: { form?: PromptForm; templates?: PolicyTemplates } = {},
+  options: { form?: PromptForm; templates?: PolicyTemplates; chatTemplate?: ChatTemplate } = {},
 ): Policy {
   const form = options.form ?? 'raw';
   const templates = options.templates ?? solutionTemplates;
+  const chatTemplate = options.chatTemplate;
+  if (chatTemplate && form !== 'raw')
+    throw new UsageError(
+      '--chat-template renders raw prompts client-side; with --prompt-form chat the server applies its own template (drop one of them)',
+    );
+  const raw = chatTemplate
+    ? (question: string, prefix: string) =>
+        continueAssistantTurn(chatTemplate, templates.chat(question, ''), prefix)
+    : templates.raw;
   return {
     model,
+    ...(chatTemplate ? { chatTemplate: chatTemplate.id } : {}),
     continue(question, prefix, o = {}) {
       const { signal, noCache, n, maxTokens, temperature, topP, stop, seed } = o;
       const body =
-        form === 'raw'
-          ? { prompt: templates.raw(question, prefix) }
-          : { messages: templates.chat(question, prefix) };
+        form === 'raw' ? { prompt: raw(question, prefix) } : { messages: templates.chat(question, prefix) };
       return model.generate({ ...body, n, maxTokens, temperature, topP, stop, seed }, { signal, noCache });
     },
   };

@@ -5,6 +5,7 @@ import { UsageError } from '../core/errors.js';
 import { createRng } from '../core/rng.js';
 import { readJsonl } from '../jobs/jsonl.js';
 import { balanceByPrefixLength } from '../label/balance.js';
+import { type ChatTemplate, continueAssistantTurn } from '../prompts/chat-template.js';
 import { labeledSteps, propagateBackward, toMathShepherd, toTrlStepwise } from './formats.js';
 import { buildJudgeRlSet } from './judge-rl.js';
 import { type LabeledSolution, readLabelFile, signalsIn, validateRows } from './label-file.js';
@@ -66,6 +67,8 @@ export interface ExportOptions {
   noBalance?: boolean;
   /** refine-local: how to get a correct continuation (e.g. sampling a policy). */
   findContinuation?: CorrectContinuationFinder;
+  /** refine-local as TRL: the model's own chat template the prompt text is rendered with. */
+  chatTemplate?: ChatTemplate;
   /** verl `data_source` (default `stepwise/<task>`). */
   dataSource?: string;
   split?: string;
@@ -222,6 +225,27 @@ function correctKeptRollout(r: LabeledSolution, firstBad: number): string | null
   return list.find((x) => x.correct)?.text ?? null;
 }
 
+/**
+ * TRL rows that train a continuation: a conversational row whose prompt ends with an assistant
+ * message would be rendered by SFTTrainer with `add_generation_prompt=True` — a new assistant turn
+ * after the prefix. So the row is TRL's standard prompt–completion form instead: `prompt` is the
+ * text the model's own template renders up to and including the prefix (BOS left to the
+ * tokenizer, which TRL calls with special tokens), `completion` the continuation, the only part
+ * trained.
+ */
+function continuationRows(pairs: readonly SftPair[], template: ChatTemplate): unknown[] {
+  return pairs.map((p) => {
+    const last = p.prompt[p.prompt.length - 1];
+    const hasPrefix = last?.role === 'assistant';
+    const conversation = hasPrefix ? p.prompt.slice(0, -1) : p.prompt;
+    return {
+      id: p.id,
+      prompt: continueAssistantTurn(template, conversation, hasPrefix ? last.content : ''),
+      completion: p.completion,
+    };
+  });
+}
+
 /** Build one training set from a stepwise output file and write it (`stepwise export`). */
 export async function exportTrainingData(o: ExportOptions): Promise<ExportSummary> {
   if (!TASK_FORMATS[o.task]?.includes(o.format)) {
@@ -351,6 +375,11 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
           '(the SORM rollouts are reused, as GLoRe does) or pass --policy <spec> to sample one',
       );
     }
+    if (o.format === 'trl' && !o.chatTemplate)
+      throw new UsageError(
+        "refine-local as TRL rows trains the continuation of the model's assistant turn, so the prompt is rendered " +
+          "with the model's own chat template: pass --chat-template FILE (its tokenizer_config.json or .jinja)",
+      );
     const sources: LocalRefineSource[] = [];
     let noContinuation = 0;
     let fromRollouts = 0;
@@ -383,7 +412,10 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
       noCorrectContinuation: noContinuation,
     };
   }
-  const out = sftRows(pairs, o.format, promptKey, labelKey);
+  const out =
+    o.task === 'refine-local' && o.format === 'trl' && o.chatTemplate
+      ? continuationRows(pairs, o.chatTemplate)
+      : sftRows(pairs, o.format, promptKey, labelKey);
   summary.rows = out.length;
   writeJsonl(o.out, out);
   return summary;

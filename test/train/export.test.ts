@@ -4,8 +4,10 @@ import * as arrow from 'apache-arrow';
 import { parquetReadObjects } from 'hyparquet';
 import { readParquet } from 'parquet-wasm';
 import { describe, expect, it } from 'vitest';
+import { loadChatTemplate } from '../../src/prompts/chat-template.js';
 import { exportTrainingData } from '../../src/train/export.js';
 import { propagateBackward, toMathShepherd } from '../../src/train/formats.js';
+import { sharedData } from '../support/shared-data.js';
 import { labeledFixture, tempDir, writeJsonlFile } from './fixtures.js';
 
 const dir = tempDir();
@@ -261,6 +263,7 @@ describe('stepwise export', () => {
       format: 'trl',
       out,
       signal: 'abs-q',
+      chatTemplate: loadChatTemplate(sharedData('chat-templates/Qwen-Qwen2.5-7B-Instruct.jinja')),
     });
     expect(noPolicy.stats).toMatchObject({ fromKeptRollouts: 5, sampled: 0, noCorrectContinuation: 1 });
     await expect(
@@ -281,6 +284,40 @@ describe('stepwise export', () => {
       signal: 'abs-q',
     });
     expect(readJsonl(out)[0].response).toBe('from scratch 0');
+  });
+
+  it("TRL local refinement rows are prompt–completion text in the model's own template: the completion continues the prefix", async () => {
+    const out = join(dir, 'local.trl.jsonl');
+    const findContinuation = async (_q: string, gold: string) => `continue to \\boxed{${gold}}`;
+    await expect(
+      exportTrainingData({
+        from: labelFile,
+        task: 'refine-local',
+        format: 'trl',
+        out,
+        signal: 'abs-q',
+        findContinuation,
+      }),
+    ).rejects.toThrow(/--chat-template/);
+    const chatTemplate = loadChatTemplate(sharedData('chat-templates/Qwen-Qwen2.5-7B-Instruct.jinja'));
+    await exportTrainingData({
+      from: labelFile,
+      task: 'refine-local',
+      format: 'trl',
+      out,
+      signal: 'abs-q',
+      findContinuation,
+      chatTemplate,
+    });
+    const r = readJsonl(out)[0];
+    // A string prompt: SFTTrainer tokenizes prompt + completion as they are and trains the completion only.
+    expect(typeof r.prompt).toBe('string');
+    expect(r.prompt.startsWith('<|im_start|>system\n')).toBe(true);
+    expect(r.prompt).toContain(`[BAD] ${rows[0].chunks[2].text}`);
+    expect(
+      r.prompt.endsWith(`<|im_start|>assistant\n${rows[0].chunks[0].text}\n\n${rows[0].chunks[1].text}\n\n`),
+    ).toBe(true);
+    expect(r.completion).toBe('continue to \\boxed{3}');
   });
 
   it('self-segmentation pairs keep only taggings that strip back to the original', async () => {

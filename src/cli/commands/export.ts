@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { createModel } from '../../models/index.js';
 import { createPolicy, prefixFromChunks } from '../../models/policy.js';
+import { loadChatTemplate } from '../../prompts/chat-template.js';
 import {
   EXPORT_FORMATS,
   EXPORT_TASKS,
@@ -53,6 +54,10 @@ export function register(program: Command): void {
     )
     .option('--base-url <url>', 'for openai: policies (or OPENAI_BASE_URL)')
     .option(
+      '--chat-template <file>',
+      "refine-local: the model's own chat template (tokenizer_config.json or .jinja); TRL rows are rendered with it, and the policy's prompts too",
+    )
+    .option(
       '--attempts <n>',
       'refine-local: continuations sampled per bad solution (one request with n)',
       intOption('--attempts', 1),
@@ -68,10 +73,11 @@ export function register(program: Command): void {
     .action(async (o) => {
       let findContinuation: Parameters<typeof exportTrainingData>[0]['findContinuation'];
       let close: (() => Promise<void>) | undefined;
+      const chatTemplate = o.chatTemplate ? loadChatTemplate(o.chatTemplate) : undefined;
       if (o.policy) {
         const model = await createModel(o.policy, { baseUrl: o.baseUrl });
         close = () => model.close?.() ?? Promise.resolve();
-        const policy = createPolicy(model);
+        const policy = createPolicy(model, { chatTemplate });
         findContinuation = async (question, gold, prefixChunks) => {
           const prefix = prefixFromChunks(prefixChunks);
           const result = await policy.continue(question, prefix, {
@@ -99,6 +105,7 @@ export function register(program: Command): void {
           dataSource: o.dataSource,
           split: o.split,
           findContinuation,
+          chatTemplate,
         });
         if (o.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
         else {

@@ -2,6 +2,7 @@ import { type Command, Option } from 'commander';
 import { StepwiseError, UsageError } from '../../core/errors.js';
 import type { Problem } from '../../core/types.js';
 import { countLines, streamJsonl } from '../../jobs/lines.js';
+import { assertInputRendering } from '../../jobs/rendering.js';
 import { parseShard, type Shard } from '../../jobs/run-job.js';
 import { jobSettings } from '../../jobs/settings.js';
 import { streamLabelInput } from '../../label/input.js';
@@ -12,6 +13,7 @@ import { BatchFiles, BatchPending, loadBatchResults } from '../../models/batch.j
 import { type CacheStats, cacheStatsOf } from '../../models/cache.js';
 import { createPolicy, type PromptForm } from '../../models/policy.js';
 import { createModel } from '../../models/spec.js';
+import { loadChatTemplate } from '../../prompts/chat-template.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import { checkSolution } from '../../verify/check.js';
@@ -41,6 +43,7 @@ interface LabelFlags {
   cache: 'full' | 'verdicts' | false;
   store?: string;
   promptForm: PromptForm;
+  chatTemplate?: string;
   format: LabelOutputFormat;
   processbenchSignal?: string;
   fresh?: boolean;
@@ -219,6 +222,10 @@ export function register(program: Command): void {
       '--store <file>',
       'SQLite store for the cache and the run record (default $STEPWISE_HOME/store.sqlite)',
     )
+    .option(
+      '--chat-template <file>',
+      "the model's own chat template (tokenizer_config.json or .jinja), rendered client-side for raw prompts",
+    )
     .addOption(
       new Option(
         '--prompt-form <form>',
@@ -320,6 +327,8 @@ export function register(program: Command): void {
         throw new UsageError(
           '--keep-rollouts needs rollout texts: use --cache full (verdicts keeps answers only)',
         );
+      const chatTemplate = flags.chatTemplate ? loadChatTemplate(flags.chatTemplate) : undefined;
+      assertInputRendering(flags.input, chatTemplate?.id);
       const storePath = flags.store ?? defaultStorePath();
       let batch: BatchFiles | undefined;
       if (flags.batchOut !== undefined || flags.batchIn !== undefined) {
@@ -348,6 +357,7 @@ export function register(program: Command): void {
         storePath,
         onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
       });
+      const policy = createPolicy(model, { form: flags.promptForm, chatTemplate });
       const db = openStore(storePath);
       const config = {
         input: flags.input,
@@ -370,6 +380,7 @@ export function register(program: Command): void {
         processbenchSignal: pbSignal,
         ...(flags.cache === 'verdicts' ? { cache: 'verdicts' } : {}),
         ...(flags.shard ? { shard: `${flags.shard.index}/${flags.shard.count}` } : {}),
+        chatTemplate: chatTemplate?.id,
       };
       // Neither the input's name, the shard nor the cache mode changes what a row holds: shard
       // outputs share the settings of the whole job, so they merge and resume as one.
@@ -385,7 +396,7 @@ export function register(program: Command): void {
           solutions,
           total,
           shard: flags.shard,
-          policy: createPolicy(model, { form: flags.promptForm }),
+          policy,
           checker: checkSolution,
           out: flags.out,
           signals,

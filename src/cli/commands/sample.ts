@@ -8,6 +8,7 @@ import { OpenAIModel } from '../../models/openai.js';
 import { createPolicy, type PromptForm } from '../../models/policy.js';
 import { createModel, parseModelSpec } from '../../models/spec.js';
 import type { LanguageModel } from '../../models/types.js';
+import { loadChatTemplate } from '../../prompts/chat-template.js';
 import { runSampleJobSummary } from '../../sample/sample.js';
 import { openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
@@ -37,6 +38,7 @@ interface SampleFlags extends DatasetFlags {
   cache: boolean;
   fresh?: boolean;
   form: PromptForm;
+  chatTemplate?: string;
   segmentBy: 'paragraph' | 'steps' | 'lines';
   out: string;
   quiet?: boolean;
@@ -92,6 +94,10 @@ export function register(program: Command): void {
     .option('--threads <t>', 'CPU threads for gguf models (default: all cores)', intOption('--threads', 1))
     .option('--no-cache', 'bypass the model-call cache (neither read nor written)')
     .option('--fresh', 'start the output over instead of resuming it')
+    .option(
+      '--chat-template <file>',
+      "the model's own chat template (tokenizer_config.json or .jinja), rendered client-side for raw prompts",
+    )
     .addOption(
       new Option('--form <form>', 'prompt form: raw completion or chat messages')
         .choices(['raw', 'chat'])
@@ -114,6 +120,7 @@ export function register(program: Command): void {
         guess: flags.simGuess,
         source: flags.dataset,
       });
+      const chatTemplate = flags.chatTemplate ? loadChatTemplate(flags.chatTemplate) : undefined;
       const warn = (m: string): void => {
         process.stderr.write(`stepwise: warning: ${m}\n`);
       };
@@ -126,9 +133,13 @@ export function register(program: Command): void {
         noCache: !flags.cache,
         onWarning: warn,
       });
-      const { problems, policy } = policyForProblems(loaded, createPolicy(model, { form: flags.form }), {
-        form: flags.form,
-      });
+      const { problems, policy } = policyForProblems(
+        loaded,
+        createPolicy(model, { form: flags.form, chatTemplate }),
+        {
+          form: flags.form,
+        },
+      );
       const out = resolve(flags.out);
       const db = openStore();
       const settings = jobSettings('sample', {
@@ -140,6 +151,7 @@ export function register(program: Command): void {
         topP: flags.topP,
         seed: flags.seed,
         form: flags.form,
+        chatTemplate: chatTemplate?.id,
         segmentBy: flags.segmentBy,
       });
       const config = { ...flags, out, problems: problems.length, job: settings };

@@ -7,6 +7,7 @@ import { judgeReadsGold } from '../../judge/spec.js';
 import { cacheStatsOf } from '../../models/cache.js';
 import { createPolicy, type PromptForm } from '../../models/policy.js';
 import { type CreateModelOptions, createModel } from '../../models/spec.js';
+import { loadChatTemplate } from '../../prompts/chat-template.js';
 import { AGGREGATIONS, type SearchConfig } from '../../search/config.js';
 import { searchDataset } from '../../search/dataset.js';
 import { getStrategy, STRATEGY_NAMES } from '../../search/registry.js';
@@ -37,6 +38,7 @@ export interface SearchFlags {
   threads?: number;
   cache?: boolean;
   form: PromptForm;
+  chatTemplate?: string;
   seed?: number;
   temperature?: number;
   topP?: number;
@@ -91,6 +93,10 @@ export function addModelOptions(
       options.cacheByDefault === false
         ? 'use the model-call cache (cached calls then cost nothing, which understates the compute of later points)'
         : 'bypass the model-call cache (cached calls cost nothing: use this to measure compute)',
+    )
+    .option(
+      '--chat-template <file>',
+      "the model's own chat template (tokenizer_config.json or .jinja), rendered client-side for raw prompts",
     )
     .addOption(
       new Option('--form <form>', 'policy prompt form: raw completion or chat')
@@ -236,6 +242,7 @@ export function searchSettings(
     judge: f.judge,
     outcome: f.outcome,
     form: f.form,
+    chatTemplate: f.chatTemplate ? loadChatTemplate(f.chatTemplate).id : undefined,
     ...strategyConfig(f),
     ...extra,
   });
@@ -285,7 +292,10 @@ export async function buildSearchDeps(
     f.outcome && strategies.includes('refine') ? await createJudge(f.outcome, judgeOptions) : undefined;
   return {
     deps: {
-      policy: createPolicy(model, { form: f.form }),
+      policy: createPolicy(model, {
+        form: f.form,
+        chatTemplate: f.chatTemplate ? loadChatTemplate(f.chatTemplate) : undefined,
+      }),
       judge,
       outcome,
       ...(gold.length > 0 ? { judgeUsedGold: true } : {}),
