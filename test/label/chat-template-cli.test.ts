@@ -81,7 +81,7 @@ describe('label --chat-template', () => {
     ).done;
     expect(other.code).toBe(2);
     expect(other.stderr).toMatch(
-      /made with --chat-template Qwen-Qwen2\.5-7B-Instruct\.jinja@sha256:\w+, but this run uses --chat-template Qwen-QwQ-32B/,
+      /--chat-template "Qwen-Qwen2\.5-7B-Instruct\.jinja@sha256:\w+" in the file, "Qwen-QwQ-32B\.jinja@sha256:\w+" now/,
     );
     const none = await startCli(args(out, []), join(dir, 'home')).done;
     expect(none.code).toBe(2);
