@@ -56,10 +56,19 @@ export function formatProcessBenchReport(report: ProcessBenchReport): string {
       ` · abstained ${report.abstained} · judge cost: ${c.calls} calls, ${c.samples} samples, ${c.promptTokens} prompt + ${c.completionTokens} completion tokens`,
   );
   out.push('');
+  if (report.simulated) {
+    // A simulator's F1 describes the simulator: it is never placed among real models' results.
+    out.push('Published average F1 of real models (docs/methods.md §4; all four subsets):');
+    const width = Math.max(...PUBLISHED_PROCESSBENCH.map((p) => p.model.length));
+    for (const p of PUBLISHED_PROCESSBENCH)
+      out.push(`  ${p.model.padEnd(width)}  ${pct(p.averageF1).padStart(5)}${p.note ? `  (${p.note})` : ''}`);
+    out.push(`This SIMULATED run: average F1 ${pct(report.average_f1)} — not ranked among them.`);
+    return out.join('\n');
+  }
   out.push('Average F1 beside published results (docs/methods.md §4; all four subsets):');
   const complete = Object.entries(FULL_SIZES).every(([s, n]) => report.subsets[s]?.n === n);
   const mine = {
-    model: `this run: ${report.judge}${report.simulated ? ' (SIMULATED)' : ''}${complete ? '' : ' (not the full four subsets: not comparable)'}`,
+    model: `this run: ${report.judge}${complete ? '' : ' (not the full four subsets: not comparable)'}`,
     averageF1: report.average_f1,
     note: undefined as string | undefined,
   };

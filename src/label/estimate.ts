@@ -4,6 +4,7 @@ import { hashString } from '../core/rng.js';
 import type { Cost, Problem, Rollout } from '../core/types.js';
 import { type Policy, prefixFromChunks } from '../models/policy.js';
 import { deriveSeed } from '../models/seeds.js';
+import { wroteSimulated } from '../models/simulated.js';
 
 /**
  * Monte Carlo step values (METHODS §2): Q̂(i) = share of M continuations from the prefix that
@@ -75,6 +76,8 @@ export interface PrefixEstimate {
   rollouts?: Rollout[];
   /** True for the whole solution: its value is the exact check, not an estimate (no rollouts). */
   checked?: boolean;
+  /** Present and true when a rollout came from the simulated world (a marked sim-server reply). */
+  simulated?: true;
 }
 
 /** Estimates shared between solutions of one job, keyed by the exact request. */
@@ -208,6 +211,7 @@ export async function estimatePrefixValue(
       out.cost.policy.completionTokens += result.usage.completionTokens;
       if (result.samples.length < n)
         throw new Error(`policy returned ${result.samples.length} of ${n} requested rollouts`);
+      if (wroteSimulated(result)) out.simulated = true;
       for (const sample of result.samples.slice(0, n)) {
         const v = await verdict(checker, problem, prefix + sample.text);
         out.samples++;

@@ -44,6 +44,8 @@ export interface LabelJobOptions extends LabelOptions {
   requestConcurrency?: number;
   /** Start over instead of resuming from the output. */
   fresh?: boolean;
+  /** The policy is simulated: every output line says `simulated: true`. */
+  simulated?: boolean;
   /** Recorded on every row; a resumed output must have the same (see jobs/settings). */
   settings?: JobSettings;
   /**
@@ -81,6 +83,8 @@ export interface LabelSummary {
   labelsFile?: string;
   /** Solutions left for a later run because their requests went to a batch file. */
   pending: number;
+  /** Present and true when any record came from the simulated world. */
+  simulated?: true;
 }
 
 /** Where `--format processbench` keeps the full labeled records (and resumes from). */
@@ -172,7 +176,11 @@ function writeProcessBenchRows(
       for (const l of readLinesSync(labelsFile)) {
         if (l.partial || l.text.trim() === '') continue;
         const r = JSON.parse(l.text) as LabeledSolutionRecord;
-        writeSync(fd, `${JSON.stringify(toProcessBenchRow(r, signal, generator))}\n`);
+        const row = {
+          ...toProcessBenchRow(r, signal, generator),
+          ...(r.simulated ? { simulated: true } : {}),
+        };
+        writeSync(fd, `${JSON.stringify(row)}\n`);
       }
   } finally {
     closeSync(fd);
@@ -206,6 +214,7 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
   const softThreshold = options.params?.softThreshold ?? DEFAULT_SIGNAL_PARAMS.softThreshold;
   const signals = signalAccumulator(options.signals, softThreshold);
   const totals = { solutions: 0, chunks: 0, rollouts: 0, rolloutTokens: 0 };
+  let anySimulated = false;
   const result = await runStreamJob<SolutionToLabel, LabeledSolutionRecord>({
     items: options.solutions,
     keyOf: (s) => s.id,
@@ -228,6 +237,7 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
       totals.chunks += r.chunks.length;
       totals.rollouts += r.cost.rollouts;
       totals.rolloutTokens += r.cost.tokens;
+      if (r.simulated) anySimulated = true;
       signals.add(r);
     },
     process: async (solution) => {
@@ -245,7 +255,7 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
       requests += labeled.requests;
       for (const k of ['calls', 'samples', 'promptTokens', 'completionTokens'] as const)
         spent.policy[k] += labeled.spent.policy[k];
-      return labeled.record;
+      return options.simulated ? { ...labeled.record, simulated: true } : labeled.record;
     },
   });
   // Requests of a solution left pending may still be queued: let them reach the batch file.
@@ -267,5 +277,6 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
     out: options.out,
     ...(format === 'processbench' ? { labelsFile } : {}),
     pending: result.pending,
+    ...(anySimulated ? { simulated: true as const } : {}),
   };
 }

@@ -66,6 +66,8 @@ export interface LabeledSolutionRecord {
   search: SearchMode;
   /** Rollouts the labels rest on, and their completion tokens (cached or not). */
   cost: { rollouts: number; tokens: number };
+  /** Present and true when the policy that rolled out is the simulated world. */
+  simulated?: true;
 }
 
 /** A solution to label: its id, the problem and its chunk texts. */
@@ -166,6 +168,7 @@ export async function labelSolution(
     return {
       record: {
         ...base,
+        ...(values.prefixes.some((p) => p.simulated) ? { simulated: true as const } : {}),
         q0: values.q[0],
         ...(keep ? { emptyPrefixRollouts: keptRollouts(values.prefixes[0]) } : {}),
         chunks,
@@ -202,6 +205,7 @@ export async function labelSolution(
   return {
     record: {
       ...base,
+      ...(found.probes.some((p) => p.simulated) ? { simulated: true as const } : {}),
       q0: null,
       chunks,
       firstError: Object.fromEntries(options.signals.map((s) => [s, fe])),

@@ -511,11 +511,14 @@ export class OpenAIModel implements LanguageModel {
     const raw = reply as RawReply<RawCompletionChoice & RawChatChoice>;
     if (kind === 'unknown' && continuesAssistant(request)) kind = serverKindFromReply(reply);
     const choices = (raw.choices ?? []).slice().sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+    // `stepwise sim serve` marks its replies: what it wrote is simulated, whatever the spec's name.
+    const simulated = (reply as { simulated?: unknown } | null)?.simulated === true;
     const samples: Sample[] = choices.map((c) => {
       const s: Sample = {
         text: chat ? (c.message?.content ?? '') : (c.text ?? ''),
         finishReason: mapFinish(c.finish_reason),
         completionTokens: 0,
+        ...(simulated ? { simulated: true as const } : {}),
       };
       const stop = c.stop_reason !== undefined ? c.stop_reason : c.matched_stop;
       if (typeof stop === 'string') s.stopReason = stop;

@@ -21,15 +21,24 @@ export interface ServedModel {
 export interface ServerInfo {
   kind: ServerKind;
   models: ServedModel[];
+  /** The server is `stepwise sim serve` (an entry with `simulated: true` or owner `stepwise-sim…`). */
+  simulated: boolean;
 }
 
 /** The family named by a `/v1/models` reply (any JSON value; unknown shapes → `unknown`). */
 export function serverInfoFromModels(reply: unknown): ServerInfo {
   const data = (reply as { data?: unknown })?.data;
   const models: ServedModel[] = [];
+  let simulated = false;
   if (Array.isArray(data)) {
     for (const m of data) {
       if (typeof m !== 'object' || m === null || typeof (m as { id?: unknown }).id !== 'string') continue;
+      const entry = m as { simulated?: unknown; owned_by?: unknown };
+      if (
+        entry.simulated === true ||
+        (typeof entry.owned_by === 'string' && entry.owned_by.startsWith('stepwise-sim'))
+      )
+        simulated = true;
       const r = m as {
         id: string;
         owned_by?: unknown;
@@ -51,7 +60,7 @@ export function serverInfoFromModels(reply: unknown): ServerInfo {
   // Ollama's owner is the model's namespace; its native list (`models`) sits beside `data` in
   // llama.cpp's reply too, so only the namespace tells them apart.
   else if (owners.has('library')) kind = 'ollama';
-  return { kind, models };
+  return { kind, models, simulated };
 }
 
 /** The family a completion reply gives away, when it does. */

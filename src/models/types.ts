@@ -50,6 +50,8 @@ export interface Sample {
   stopTokenId?: number;
   completionTokens: number;
   logprobs?: TokenLogprob[];
+  /** Present and true when the simulated world wrote it (the sim server marks its replies). */
+  simulated?: true;
 }
 
 /** Usage of one `generate` call (a fallback of n requests counts n calls). */

@@ -4,6 +4,7 @@ import { runJsonlJob, runStreamJob } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
 import type { Policy } from '../models/policy.js';
 import { itemSeed } from '../models/seeds.js';
+import { wroteSimulated } from '../models/simulated.js';
 import type { FinishReason } from '../models/types.js';
 import { checkSolution } from '../verify/check.js';
 import { meanPassAtK } from '../verify/code/passk.js';
@@ -36,11 +37,15 @@ export interface SampleRecord {
   cached: boolean;
   /** The settings of the job that wrote the row. */
   job?: JobSettings;
+  /** Present and true when the policy is the simulated world (however it was reached). */
+  simulated?: true;
 }
 
 export interface SampleJobOptions {
   problems: readonly Problem[];
   policy: Policy;
+  /** The policy is simulated: every line says `simulated: true`. */
+  simulated?: boolean;
   /** Samples per problem, sent as ONE request with n = K (shared prefill). */
   n: number;
   /** JSONL output; a rerun resumes it. */
@@ -67,6 +72,8 @@ export interface SampleJobOptions {
 
 /** Accuracy, pass@k and tokens of a set of sample records. */
 export interface SampleSummary {
+  /** Present and true when any record came from the simulated world. */
+  simulated?: true;
   problems: number;
   samplesPerProblem: number;
   samples: number;
@@ -118,6 +125,7 @@ export async function sampleProblem(
     samples,
     promptTokens: result.usage.promptTokens,
     cached: result.cached === true,
+    ...(options.simulated || wroteSimulated(result) ? { simulated: true as const } : {}),
   };
 }
 
@@ -177,8 +185,10 @@ export function sampleAccumulator(): { add(r: SampleRecord): void; result(): Sam
   let k = 0;
   const counts: Array<{ n: number; c: number }> = [];
   const t = { samples: 0, correct: 0, noAnswer: 0, truncated: 0, completion: 0, prompt: 0, cached: 0 };
+  let simulated = false;
   return {
     add(r) {
+      if (r.simulated) simulated = true;
       k = Math.max(k, r.samples.length);
       counts.push({ n: r.samples.length, c: r.samples.filter((s) => s.correct).length });
       for (const s of r.samples) {
@@ -192,7 +202,8 @@ export function sampleAccumulator(): { add(r: SampleRecord): void; result(): Sam
       if (r.cached) t.cached++;
     },
     result() {
-      return summaryFrom(k, counts, t);
+      const summary = summaryFrom(k, counts, t);
+      return simulated ? { ...summary, simulated: true } : summary;
     },
   };
 }

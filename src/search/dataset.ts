@@ -78,7 +78,7 @@ export function toSearchRecord(
     cost: r.cost,
     stats: r.stats,
     ...(options.trace === false ? {} : { trace: r.trace, backtracks: r.backtracks }),
-    ...(problem.source === 'sim' || options.simulated ? { simulated: true as const } : {}),
+    ...(problem.source === 'sim' || options.simulated || r.simulated ? { simulated: true as const } : {}),
     ...(r.judgeUsedGold ? { judgeUsedGold: true as const } : {}),
   };
 }

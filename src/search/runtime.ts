@@ -5,6 +5,7 @@ import { splitParagraphs } from '../core/segment.js';
 import type { Judgment, Problem, Verdict } from '../core/types.js';
 import type { StepJudge } from '../judge/types.js';
 import { prefixFromChunks } from '../models/policy.js';
+import { wroteSimulated } from '../models/simulated.js';
 import type { ChatMessage, GenerateResult, Sample } from '../models/types.js';
 import { checkMathAnswer } from '../verify/index.js';
 import { aggregateScores, classifyStep } from './aggregate.js';
@@ -86,7 +87,11 @@ export class SearchRuntime {
     return this.deps.judge;
   }
 
+  /** A policy reply came from the simulated world (a marked sim-server reply). */
+  private simulated = false;
+
   private recordPolicy(result: GenerateResult): void {
+    if (wroteSimulated(result)) this.simulated = true;
     this.ledger.record('policy', {
       calls: result.cached ? 0 : result.usage.calls,
       samples: result.cached ? 0 : result.samples.length,
@@ -263,6 +268,7 @@ export class SearchRuntime {
       backtracks: this.backtracks,
       cost: this.ledger.snapshot(),
       stats: this.formatFailures > 0 ? { ...stats, formatFailures: this.formatFailures } : stats,
+      ...(this.simulated ? { simulated: true as const } : {}),
     };
   }
 }

@@ -105,4 +105,6 @@ export interface SearchResult {
   stats: Record<string, number | string | boolean>;
   /** Present and true when the judge steering the search read the gold answer. */
   judgeUsedGold?: true;
+  /** Present and true when a policy reply came from the simulated world. */
+  simulated?: true;
 }

@@ -226,6 +226,8 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
     return {
       id: `cmpl-sim-${++ids}`,
       object: 'text_completion',
+      // Every reply says it is simulated: clients mark what they write from it, whatever the spec said.
+      simulated: true,
       created: Math.floor(Date.now() / 1000),
       model: typeof body.model === 'string' ? body.model : 'sim',
       choices,
@@ -263,6 +265,7 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
     return {
       id: `chatcmpl-sim-${++ids}`,
       object: 'chat.completion',
+      simulated: true,
       created: Math.floor(Date.now() / 1000),
       model: typeof body.model === 'string' ? body.model : 'sim',
       choices: r.samples.map((s, index) => ({
@@ -323,7 +326,10 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
       if (path === '/v1/models' || path === '/models')
         return sendJson(res, 200, {
           object: 'list',
-          data: [{ id: 'sim', object: 'model', created: 0, owned_by: 'stepwise-sim (simulated)' }],
+          // `simulated: true` tells clients (stepwise's isSimulatedBackend) that nothing here is a real model.
+          data: [
+            { id: 'sim', object: 'model', created: 0, owned_by: 'stepwise-sim (simulated)', simulated: true },
+          ],
         });
       if (path === '/health') return sendJson(res, 200, { ok: true, simulated: true });
       return sendJson(res, 404, errorBody(404, `no route GET ${path}`));

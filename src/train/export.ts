@@ -89,13 +89,24 @@ export interface ExportSummary {
   rows: number;
   signal?: string;
   stats?: Record<string, number>;
+  /** Present and true when the input came from a simulated run (then so does every JSONL row). */
+  simulated?: true;
   /** sorm: per prefix length (chunks), the prefixes found and how many balancing kept and dropped. */
   byPrefixLength?: Record<string, PrefixLengthBalance>;
 }
 
-function writeJsonl(path: string, rows: readonly unknown[]): void {
+function writeJsonl(path: string, rows: readonly unknown[], simulated = false): void {
   mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : ''));
+  // Rows built from a simulated run say so, each on its own line.
+  const lines = rows.map((r) => JSON.stringify(simulated ? { ...(r as object), simulated: true } : r));
+  writeFileSync(path, lines.join('\n') + (rows.length ? '\n' : ''));
+}
+
+/** Whether the input file comes from a simulated run (any of its records says `simulated: true`). */
+function fromSimulatedRun(file: string): boolean {
+  return readJsonl(file, { skipInvalid: true }).lines.some(
+    ({ value }) => (value as { simulated?: unknown } | null)?.simulated === true,
+  );
 }
 
 /**
@@ -258,6 +269,8 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
   const labelKey =
     o.labelKey ?? (o.task === 'judge-rl' || o.task === 'prm' || o.task === 'sorm' ? 'label' : 'response');
   const summary: ExportSummary = { task: o.task, format: o.format, out: o.out, rows: 0 };
+  const simulated = fromSimulatedRun(o.from);
+  if (simulated) summary.simulated = true;
 
   if (o.task === 'judge-rl') {
     const labeled = readLabelFile(o.from);
@@ -292,11 +305,13 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
       writeJsonl(
         o.out,
         set.examples.map((e) => ({ id: e.id, [promptKey]: e.prompt, [labelKey]: e.label })),
+        simulated,
       );
     } else {
       writeJsonl(
         o.out,
         set.examples.map((e) => ({ id: e.id, prompt: e.prompt, label: e.label })),
+        simulated,
       );
     }
     return summary;
@@ -344,7 +359,7 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
       summary.stats.prefixes = lengths.reduce((a, b) => a + b.kept + b.dropped, 0);
       summary.stats.dropped = lengths.reduce((a, b) => a + b.dropped, 0);
     }
-    writeJsonl(o.out, out);
+    writeJsonl(o.out, out, simulated);
     return summary;
   }
 
@@ -417,6 +432,6 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
       ? continuationRows(pairs, o.chatTemplate)
       : sftRows(pairs, o.format, promptKey, labelKey);
   summary.rows = out.length;
-  writeJsonl(o.out, out);
+  writeJsonl(o.out, out, simulated);
   return summary;
 }

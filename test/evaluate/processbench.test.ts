@@ -296,6 +296,9 @@ describe('CLI', () => {
     });
     expect(stdout).toMatch(/SIMULATED/);
     expect(stdout).toMatch(/Math-Shepherd-PRM-7B\s+31\.5/);
+    // A simulated run is never ranked among the published (real-model) results.
+    expect(stdout).not.toMatch(/→ this run/);
+    expect(stdout).toMatch(/SIMULATED run: average F1 .* not ranked/);
     const report = JSON.parse(readFileSync(out, 'utf8'));
     expect(report.samples).toBe(3400);
     expect(report.simulated).toBe(true);

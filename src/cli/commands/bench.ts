@@ -65,7 +65,11 @@ export function register(program: Command): void {
         guess: f.simGuess,
         source: f.dataset,
       });
-      const { deps, close } = await buildSearchDeps(
+      const {
+        deps,
+        close,
+        simulated: simulatedModels,
+      } = await buildSearchDeps(
         f,
         specs.map((s) => s.strategy),
       );
@@ -84,7 +88,7 @@ export function register(program: Command): void {
           concurrency: f.concurrency,
           policy: f.policy,
           judge: f.judge,
-          simulated: isSimSpec(f.policy) || isSimSpec(f.judge) || isSimSpec(f.outcome),
+          simulated: simulatedModels || isSimSpec(f.policy) || isSimSpec(f.judge) || isSimSpec(f.outcome),
           onPoint: (p, i) =>
             bar.update(i + 1, total, `${p.strategy}${p.budget ? ` ${p.knob}=${p.budget}` : ''}`),
         });

@@ -12,6 +12,7 @@ import { LABEL_SIGNALS, type LabelSignal, parseSignals, type ZeroOverZero } from
 import { BatchFiles, BatchPending, loadBatchResults } from '../../models/batch.js';
 import { type CacheStats, cacheStatsOf } from '../../models/cache.js';
 import { createPolicy, type PromptForm } from '../../models/policy.js';
+import { isSimulatedModel } from '../../models/simulated.js';
 import { createModel } from '../../models/spec.js';
 import { loadChatTemplate } from '../../prompts/chat-template.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
@@ -359,6 +360,9 @@ export function register(program: Command): void {
       });
       const policy = createPolicy(model, { form: flags.promptForm, chatTemplate });
       const db = openStore(storePath);
+      // Decided by what the model is, not by the spec's spelling: a sim backend here, and any
+      // sim-server reply marks the record it went into (labelSolution).
+      const simulated = isSimulatedModel(model);
       const config = {
         input: flags.input,
         policy: flags.policy,
@@ -422,6 +426,7 @@ export function register(program: Command): void {
           processbenchSignal: pbSignal,
           fresh: flags.fresh,
           keepRollouts: flags.keepRollouts ?? false,
+          simulated,
           settings,
           isPending: (e) => e instanceof BatchPending,
           onProgress: trackJobProgress(bar, db, runId),
@@ -442,9 +447,9 @@ export function register(program: Command): void {
           calls: summary.spent.policy.calls,
           tokens: summary.spent.policy.promptTokens + summary.spent.policy.completionTokens,
         });
-        const simulated = model.provider === 'sim';
         const cache = cacheStatsOf(model);
-        printSummary(summary, simulated, cache);
+        const isSim = simulated || summary.simulated === true;
+        printSummary(summary, isSim, cache);
         const batchInfo = batch
           ? {
               batch: {
@@ -458,7 +463,7 @@ export function register(program: Command): void {
         process.stdout.write(
           `${JSON.stringify({
             run: runId,
-            ...(simulated ? { simulated: true } : {}),
+            ...(isSim ? { simulated: true } : {}),
             ...summary,
             cache: cache ?? { cachedCalls: 0, calls: 0, note: 'not cached' },
             settingsHash: settings.hash,

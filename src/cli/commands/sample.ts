@@ -6,6 +6,7 @@ import { jobSettings } from '../../jobs/settings.js';
 import { type CachedModel, cacheStatsOf } from '../../models/cache.js';
 import { OpenAIModel } from '../../models/openai.js';
 import { createPolicy, type PromptForm } from '../../models/policy.js';
+import { isSimulatedModel } from '../../models/simulated.js';
 import { createModel, parseModelSpec } from '../../models/spec.js';
 import type { LanguageModel } from '../../models/types.js';
 import { loadChatTemplate } from '../../prompts/chat-template.js';
@@ -133,6 +134,9 @@ export function register(program: Command): void {
         noCache: !flags.cache,
         onWarning: warn,
       });
+      // Decided by what the model is, not by the spec's spelling: a sim backend here, and any
+      // sim-server reply marks its own record (sampleProblem).
+      const simulated = isSimulatedModel(model);
       const { problems, policy } = policyForProblems(
         loaded,
         createPolicy(model, { form: flags.form, chatTemplate }),
@@ -178,6 +182,7 @@ export function register(program: Command): void {
           // --concurrency is per endpoint: keep every endpoint busy.
           concurrency: flags.concurrency * endpointCount(model),
           segmentBy: flags.segmentBy,
+          simulated,
           fresh: flags.fresh,
           settings,
           noCache: !flags.cache,
@@ -202,9 +207,7 @@ export function register(program: Command): void {
           run: runId,
           policy: flags.policy,
           // The sim server takes its spec as the model name: label those runs too.
-          ...(spec.backend === 'sim' || (spec.backend === 'openai' && /^sim($|[:?])/.test(spec.model))
-            ? { simulated: true }
-            : {}),
+          ...(simulated || spec.backend === 'sim' || summary.simulated === true ? { simulated: true } : {}),
           dataset: flags.dataset,
           out,
           ...summary,

@@ -6,6 +6,7 @@ import { createJudge } from '../../judge/create.js';
 import { judgeReadsGold } from '../../judge/spec.js';
 import { cacheStatsOf } from '../../models/cache.js';
 import { createPolicy, type PromptForm } from '../../models/policy.js';
+import { isSimulatedModel } from '../../models/simulated.js';
 import { type CreateModelOptions, createModel } from '../../models/spec.js';
 import { loadChatTemplate } from '../../prompts/chat-template.js';
 import { AGGREGATIONS, type SearchConfig } from '../../search/config.js';
@@ -256,6 +257,8 @@ export async function buildSearchDeps(
   deps: SearchDeps;
   /** Calls the model-call cache answered, over policy, judge and outcome model (undefined: nothing cached). */
   cacheStats: () => ReturnType<typeof cacheStatsOf>;
+  /** Policy, judge or outcome model is the simulated world (however it was reached). */
+  simulated: boolean;
   close: () => Promise<void>;
 }> {
   const needsJudge = strategies.some((s) => getStrategy(s).needsJudge);
@@ -301,6 +304,8 @@ export async function buildSearchDeps(
       ...(gold.length > 0 ? { judgeUsedGold: true } : {}),
     },
     cacheStats: () => cacheStatsOf(model, judge?.model, outcome?.model),
+    // What the models are decides, not the specs' spelling (sim-server replies mark their records too).
+    simulated: isSimulatedModel(model) || judge?.simulated === true || outcome?.simulated === true,
     close: async () => {
       await model.close?.();
       await judge?.close?.();
@@ -369,6 +374,7 @@ export function register(program: Command): void {
       });
       const bar = createProgressBar(`search ${f.strategy}`, { quiet: f.quiet });
       const simulated =
+        built.simulated ||
         problems.some((p) => p.source === 'sim') ||
         isSimSpec(f.policy) ||
         isSimSpec(f.judge) ||

@@ -75,7 +75,11 @@ export function register(program: Command): void {
           concurrency: o.concurrency,
           fresh: o.fresh,
           settings,
-          process: async (p) => (await selectByJudge([p], judge, { seed: o.seed }))[0],
+          process: async (p) => {
+            const [row] = await selectByJudge([p], judge, { seed: o.seed });
+            // A simulated judge's pick says so on its own line.
+            return judge.simulated ? { ...row, simulated: true } : row;
+          },
           onProgress: (p) => bar.update(p.done, p.total),
         });
         bar.stop();

@@ -86,7 +86,7 @@ export function register(program: Command): void {
       assertSimWorldInputs({ policy: f.policy, judge: f.judge, outcome: f.outcome }, [{ question }], {
         guess: f.simGuess,
       });
-      const { deps, close } = await buildSearchDeps(f, [f.strategy]);
+      const { deps, close, simulated: simulatedModels } = await buildSearchDeps(f, [f.strategy]);
       // A sim question carries its own gold answer; the world can compute it.
       const sim = parseSimQuestion(question);
       const gold = f.answer ?? (sim ? String(solveSimProblem(sim)) : '');
@@ -97,7 +97,7 @@ export function register(program: Command): void {
         domain: 'math',
         source: sim ? 'sim' : 'cli',
       };
-      const simulated = isSimSpec(f.policy) || isSimSpec(f.judge) || isSimSpec(f.outcome);
+      const simulated = simulatedModels || isSimSpec(f.policy) || isSimSpec(f.judge) || isSimSpec(f.outcome);
       try {
         const result = await runStrategy(f.strategy, problem, definedFields(strategyConfig(f)), deps);
         if (f.json)

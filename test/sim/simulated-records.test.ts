@@ -1,0 +1,115 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serverInfoFromModels } from '../../src/models/server-kind.js';
+import { BIN, startCli } from '../support/cli.js';
+
+/**
+ * Issue 16, acceptance 4 (item 10): `sample` and `label` against `npx stepwise sim serve` with
+ * `--policy openai:anything` write `"simulated": true` on every line — decided by what the server
+ * is (it announces itself in /v1/models), not by the spec's spelling.
+ */
+
+const dir = mkdtempSync(join(tmpdir(), 'stepwise-sim-records-'));
+const home = join(dir, 'home');
+let server: ReturnType<typeof spawn>;
+let baseURL = '';
+
+beforeAll(async () => {
+  server = spawn(process.execPath, [BIN, 'sim', 'serve', '--port', '0'], {
+    env: { ...process.env, STEPWISE_HOME: home, STEPWISE_QUIET: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  baseURL = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    server.stdout?.on('data', (c) => {
+      out += c;
+      const line = out.split('\n').find((l) => l.includes('baseURL'));
+      if (line) resolve(JSON.parse(line).baseURL);
+    });
+    server.once('exit', (code) => reject(new Error(`sim serve exited with ${code}`)));
+  });
+});
+
+afterAll(async () => {
+  if (server.pid !== undefined && server.exitCode === null) {
+    const closed = new Promise((r) => server.once('exit', r));
+    process.kill(server.pid, 'SIGTERM');
+    await closed;
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const lines = (file: string) =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l));
+
+describe('records from the sim server say simulated, whatever the spec says', () => {
+  it('the sim server announces itself in /v1/models; a real-looking reply does not', async () => {
+    const reply = await (await fetch(`${baseURL}/models`)).json();
+    expect(serverInfoFromModels(reply).simulated).toBe(true);
+    expect(serverInfoFromModels({ data: [{ id: 'm', owned_by: 'vllm' }] }).simulated).toBe(false);
+  });
+
+  it('acceptance 4: sample and label with --policy openai:anything write "simulated": true on every line', async () => {
+    const samples = join(dir, 'S.jsonl');
+    const s = await startCli(
+      [
+        'sample',
+        '--dataset',
+        'sim',
+        '--limit',
+        '3',
+        '--policy',
+        'openai:anything',
+        '--base-url',
+        baseURL,
+        '--n',
+        '2',
+        '--no-cache',
+        '--out',
+        samples,
+      ],
+      home,
+    ).done;
+    expect(s.stderr).not.toMatch(/unexpected error/);
+    expect(s.code).toBe(0);
+    const sampled = lines(samples);
+    expect(sampled).toHaveLength(3);
+    for (const l of sampled) expect(l.simulated).toBe(true);
+    expect(JSON.parse(s.stdout).simulated).toBe(true);
+
+    const labels = join(dir, 'L.jsonl');
+    const l = await startCli(
+      [
+        'label',
+        '--input',
+        samples,
+        '--dataset',
+        'sim',
+        '--policy',
+        'openai:anything',
+        '--base-url',
+        baseURL,
+        '--rollouts',
+        '2',
+        '--signals',
+        'abs-q',
+        '--no-cache',
+        '--out',
+        labels,
+      ],
+      home,
+    ).done;
+    expect(l.stderr).not.toMatch(/unexpected error/);
+    expect(l.code, l.stderr).toBe(0);
+    const labeled = lines(labels);
+    expect(labeled).toHaveLength(6);
+    for (const r of labeled) expect(r.simulated).toBe(true);
+    expect(JSON.parse(l.stdout).simulated).toBe(true);
+  });
+});
