@@ -52,7 +52,17 @@ describe('gold-reading judges', () => {
 
   it('solve and bench search refuse too; with the flag every search line says the judge used gold', async () => {
     const solve = await startCli(
-      ['solve', 'What is 2 + 3?', '--policy', 'sim', '--judge', 'rollout:sim', '--strategy', 'chunk-reset'],
+      [
+        'solve',
+        'What is 2 + 3?',
+        '--sim-guess',
+        '--policy',
+        'sim',
+        '--judge',
+        'rollout:sim',
+        '--strategy',
+        'chunk-reset',
+      ],
       home,
     ).done;
     expect(solve.code).toBe(2);
