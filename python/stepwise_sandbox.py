@@ -27,15 +27,17 @@ import time
 
 CONFIG = {}
 TESTS = []
-WORK_DIR = TIMEOUT = PROGRAM_TIMEOUT = MEMORY = CPU_SECONDS = MAX_PROCESSES = OUTPUT_BYTES = None
+WORK_DIR = RUN_DIR = TIMEOUT = PROGRAM_TIMEOUT = MEMORY = CPU_SECONDS = MAX_PROCESSES = OUTPUT_BYTES = None
 
 
 def configure(config):
     """Set the run's limits (module globals: each run is its own forked process)."""
-    global CONFIG, TESTS, WORK_DIR, TIMEOUT, PROGRAM_TIMEOUT, MEMORY, CPU_SECONDS, MAX_PROCESSES, OUTPUT_BYTES
+    global CONFIG, TESTS, WORK_DIR, RUN_DIR, TIMEOUT, PROGRAM_TIMEOUT, MEMORY, CPU_SECONDS, MAX_PROCESSES, OUTPUT_BYTES
     CONFIG = config
     TESTS = config["tests"]
     WORK_DIR = config["workDir"]
+    # The supervisor's files (captured output, the result) live beside the work folder, out of the candidate's reach.
+    RUN_DIR = config.get("runDir") or WORK_DIR
     TIMEOUT = config["timeoutMs"] / 1000.0
     PROGRAM_TIMEOUT = config["programTimeoutMs"] / 1000.0
     MEMORY = config["memoryBytes"]
@@ -79,6 +81,193 @@ def count_own_processes():
     return n
 
 
+# ------------------------------------------------------------------------------------- filesystem
+
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
+CLONE_NEWNS = 0x00020000
+SYS_MOUNT_SETATTR = 442  # same number on every Linux architecture but alpha
+AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = -100, 0x8000, 0x1
+# Directories never hidden, whatever the caller asks: the interpreter and the system need them.
+SYSTEM_DIRS = {"/", "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/var",
+               "/proc", "/sys", "/dev", "/boot", "/nix", "/snap"}
+
+
+class Confinement(Exception):
+    """The filesystem could not be confined (the worker must not run the candidate then)."""
+
+
+_PREPARED = {}
+
+
+def prepare_confinement():
+    """Load ctypes, look up the C functions and the interpreter's folders once, before forking:
+    done per run these cost tens of milliseconds on a loaded machine."""
+    if not _PREPARED:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+        libc.syscall.restype = ctypes.c_long
+        for name in ("unshare", "prctl", "capset"):
+            getattr(libc, name)
+        _PREPARED.update(ctypes=ctypes, libc=libc, keep=_outermost(interpreter_paths()))
+    return _PREPARED
+
+
+def _check(ret, what):
+    if ret != 0:
+        import ctypes
+
+        err = ctypes.get_errno()
+        raise Confinement("%s: %s" % (what, os.strerror(err)))
+
+
+def _mount(libc, source, target, fstype, flags, data=None):
+    enc = lambda x: None if x is None else x.encode()  # noqa: E731
+    _check(libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)), "mount %s" % target)
+
+
+def _under(path, root):
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _outermost(paths):
+    """The paths that have no ancestor in the list (sorted)."""
+    out = []
+    for p in sorted(set(paths)):
+        if not any(_under(p, q) for q in out):
+            out.append(p)
+    return out
+
+
+def interpreter_paths():
+    """What the candidate's imports need: the interpreter, its prefixes and every import folder."""
+    script_dir = os.path.dirname(os.path.realpath(__file__))
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+             os.path.dirname(os.path.realpath(sys.executable))}
+    paths.update(p for p in sys.path if p)
+    real = set()
+    for p in paths:
+        p = os.path.realpath(p)
+        if os.path.isdir(p) and p != script_dir:
+            real.add(p)
+        elif os.path.isfile(p):  # a zip on sys.path
+            real.add(os.path.dirname(p))
+    return sorted(real)
+
+
+def _set_readonly(ctypes, libc, path, recursive, readonly=True):
+    """mount_setattr: (un)set read-only on the mount at path (recursively: every mount below too)."""
+    attr = (ctypes.c_uint64 * 4)(MOUNT_ATTR_RDONLY if readonly else 0, 0 if readonly else MOUNT_ATTR_RDONLY, 0, 0)
+    flags = AT_RECURSIVE if recursive else 0
+    ret = libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), flags, ctypes.byref(attr), ctypes.sizeof(attr))
+    if ret == 0:
+        return
+    err = ctypes.get_errno()
+    if err != errno.ENOSYS or not recursive:
+        raise Confinement("mount_setattr %s: %s" % (path, os.strerror(err)))
+    # Kernels before 5.12: remount each mount read-only, keeping the flags it has (a user namespace
+    # may not drop nosuid/nodev/noexec).
+    with open("/proc/self/mountinfo") as f:
+        mounts = [line.split() for line in f]
+    names = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": MS_NOATIME,
+             "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME}
+    for fields in mounts:
+        point = fields[4].replace("\\040", " ")
+        if not _under(point, path):
+            continue
+        flags = MS_REMOUNT | MS_BIND | MS_RDONLY
+        for option in fields[5].split(","):
+            flags |= names.get(option, 0)
+        _mount(libc, None, point, None, flags)
+
+
+def drop_privileges(ctypes, libc):
+    """No capabilities left, none to gain by exec: the candidate cannot undo the mounts."""
+    for cap in range(64):
+        if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP; EINVAL past the last capability
+            break
+    libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
+    _check(libc.prctl(38, 1, 0, 0, 0), "no_new_privs")  # PR_SET_NO_NEW_PRIVS
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()
+    _check(libc.capset(ctypes.byref(header), ctypes.byref(data)), "capset")
+    libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: other candidates cannot ptrace this one
+
+
+def confine_filesystem(spec, work_dir):
+    """Give this process (the worker) its own view of the filesystem, then drop every capability.
+
+    Everything is read-only except `work_dir` and fresh, private /tmp and /dev/shm; `spec["hide"]`
+    folders (home folders, the store, the caller's outputs, /run) are replaced by empty ones. The
+    interpreter's own folders stay readable where they lie inside a hidden folder; the folders
+    leading to them are then traversable but not listable. Runs in the mount namespace the server
+    entered (`unshare -m`); each worker takes its own copy, so runs do not see each other.
+    """
+    prepared = prepare_confinement()
+    ctypes, libc = prepared["ctypes"], prepared["libc"]
+    _check(libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+    _mount(libc, None, "/", None, MS_REC | MS_PRIVATE)
+    wanted = [os.path.realpath(p) for p in spec.get("hide", [])]
+    hide = [p for p in wanted if p not in SYSTEM_DIRS and os.path.isdir(p)]
+    hide_files = [p for p in wanted if os.path.isfile(p)]
+    keep = prepared["keep"]
+    tmp_size = "size=%dm" % max(16, int(spec.get("tmpMb", 256)))
+    work_dir = os.path.realpath(work_dir)
+    # Open what is put back before covering it: a bind from the open folder reaches it underneath.
+    restore = [(k, os.open(k, os.O_RDONLY | os.O_DIRECTORY)) for k in keep
+               if any(_under(k, h) for h in hide) and not _under(k, work_dir)]
+    work_fd = os.open(work_dir, os.O_RDONLY | os.O_DIRECTORY)
+    outer = _outermost(hide + ["/tmp"])
+    made = []  # folders created inside hiding tmpfs mounts, to close for listing afterwards
+    for h in outer:
+        if h == "/tmp":
+            _mount(libc, "tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777," + tmp_size)
+        else:
+            _mount(libc, "tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k")
+
+    def make_parents(path):
+        parent = os.path.dirname(path)
+        chain = []
+        while not os.path.isdir(parent):
+            chain.append(parent)
+            parent = os.path.dirname(parent)
+        for p in reversed(chain):
+            os.mkdir(p, 0o755)
+            made.append(p)
+        if parent in outer or parent in made:
+            made.append(parent)
+        if not os.path.isdir(path):
+            os.mkdir(path, 0o755)
+
+    for path, fd in restore:
+        make_parents(path)
+        _mount(libc, "/proc/self/fd/%d" % fd, path, None, MS_BIND | MS_REC)
+        os.close(fd)
+    # Hidden folders that a restored one brought back (e.g. a store inside the interpreter's prefix).
+    for h in hide:
+        if h not in outer and any(_under(h, k) for k, _ in restore) and os.path.isdir(h):
+            _mount(libc, "tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k")
+    for f in hide_files:
+        if os.path.isfile(f):  # not inside a folder hidden already
+            _mount(libc, "/dev/null", f, None, MS_BIND)
+    if os.path.isdir("/dev/shm"):
+        _mount(libc, "tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777," + tmp_size)
+    make_parents(work_dir)
+    _mount(libc, "/proc/self/fd/%d" % work_fd, work_dir, None, MS_BIND)
+    os.close(work_fd)
+    for p in set(made):
+        if p != "/tmp":
+            os.chmod(p, 0o111)
+    _set_readonly(ctypes, libc, "/", recursive=True)
+    for writable in ["/tmp", "/dev/shm", work_dir]:
+        if os.path.isdir(writable):
+            _set_readonly(ctypes, libc, writable, recursive=False, readonly=False)
+    drop_privileges(ctypes, libc)
+
+
 # ----------------------------------------------------------------------------------------- worker
 
 
@@ -96,6 +285,16 @@ def run_worker(first_test, report_fd, out_path, err_path):
     os.dup2(devnull, 0)
     os.dup2(os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 1)
     os.dup2(os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 2)
+    if CONFIG.get("filesystem"):
+        try:
+            confine_filesystem(CONFIG["filesystem"], WORK_DIR)
+        except (Confinement, OSError) as e:
+            # Never run the candidate with the filesystem open when it was meant to be confined.
+            message = "sandbox: cannot make the filesystem read-only: %s" % e
+            os.write(report_fd, (json.dumps({"event": "start", "test": -1}) + "\n").encode())
+            os.write(report_fd, (json.dumps({"event": "end", "test": -1, "status": "error", "message": message,
+                                             "durationMs": 0, "forked": False}) + "\n").encode())
+            os._exit(0)
     os.chdir(WORK_DIR)
 
     def limit(which, value, hard=None):
@@ -201,6 +400,12 @@ def run_worker(first_test, report_fd, out_path, err_path):
                 status, message = classify(exc), clip(describe(exc))
             except MemoryError:
                 status, message = "memory", "MemoryError"
+        # The candidate's prints sit in Python's buffers: the worker ends with os._exit, which drops them.
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:  # noqa: B902 — a closed or replaced stream; the output limit kills us here
+                pass
         if os.getpid() != worker_pid:
             # A forked child that ran off the end of the test: it has nothing to report.
             os._exit(0)
@@ -302,8 +507,8 @@ def supervise():
         return CONFIG.get("failFast") and any(r is not None and r["status"] != "passed" for r in results)
 
     while program is None or (program_ok(program) and next_test < len(TESTS) and not stopped()):
-        out_path = os.path.join(WORK_DIR, ".stdout-%d" % workers)
-        err_path = os.path.join(WORK_DIR, ".stderr-%d" % workers)
+        out_path = os.path.join(RUN_DIR, ".stdout-%d" % workers)
+        err_path = os.path.join(RUN_DIR, ".stderr-%d" % workers)
         read_fd, write_fd = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -505,9 +710,9 @@ def serve():
     import traceback  # noqa: F401
 
     try:
-        import ctypes  # noqa: F401
+        prepare_confinement()
     except Exception:
-        pass
+        pass  # reported by the run that needs it
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     os.set_blocking(wake_r, False)
@@ -578,7 +783,7 @@ def serve():
                     become_subreaper()
                     configure(request["config"])
                     outcome = supervise()
-                    path = os.path.join(WORK_DIR, ".result.json")
+                    path = os.path.join(RUN_DIR, ".result.json")
                     with open(path + ".tmp", "w") as f:
                         json.dump(outcome, f)
                     os.rename(path + ".tmp", path)
@@ -589,9 +794,60 @@ def serve():
             by_id[request["id"]] = pid
 
 
+def probe_filesystem():
+    """Try the confinement in a child and check that it holds, without writing outside; print `{"ok", "error"}`."""
+    import shutil
+    import tempfile
+
+    run_dir = tempfile.mkdtemp(prefix="stepwise-sbx-probe-")
+    work_dir = os.path.join(run_dir, "work")
+    os.mkdir(work_dir)
+    marker = os.path.join(run_dir, "hidden")
+    open(marker, "w").close()
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        error = None
+        try:
+            confine_filesystem({"hide": [run_dir]}, work_dir)
+            with open(os.path.join(work_dir, "inside"), "w") as f:
+                f.write("x")
+            with open("/proc/self/status") as f:
+                caps = [line.split()[1] for line in f if line.startswith("CapEff:")]
+            if not os.statvfs("/").f_flag & os.ST_RDONLY:
+                error = "/ is still writable"
+            elif os.statvfs(work_dir).f_flag & os.ST_RDONLY:
+                error = "the work folder is read-only"
+            elif os.path.exists(marker):
+                error = "a hidden folder is still visible"
+            elif not caps or int(caps[0], 16) != 0:
+                error = "capabilities were not dropped"
+        except BaseException as e:  # noqa: B902
+            error = str(e) or type(e).__name__
+        os.write(write_fd, json.dumps({"ok": error is None, "error": error}).encode())
+        os._exit(0)
+    os.close(write_fd)
+    data = b""
+    while True:
+        chunk = os.read(read_fd, 4096)
+        if not chunk:
+            break
+        data += chunk
+    os.waitpid(pid, 0)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    try:
+        result = json.loads(data.decode())
+    except ValueError:
+        result = {"ok": False, "error": "the probe died"}
+    sys.stdout.write(json.dumps(result) + "\n")
+
+
 if __name__ == "__main__":
     if "--serve" in sys.argv:
         serve()
+    elif "--probe-filesystem" in sys.argv:
+        probe_filesystem()
     else:
         configure(json.loads(sys.stdin.read()))
         become_subreaper()

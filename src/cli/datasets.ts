@@ -10,6 +10,7 @@ import { renderCodeProblem } from '../prompts/code.js';
 import { simDatasetProblems } from '../sim/dataset.js';
 import { parseSimSpec } from '../sim/options.js';
 import { intOption } from './options.js';
+import { addUnsafeFilesystemOption } from './sandbox.js';
 
 /**
  * The data-set flags every command that runs over problems shares (`sample`, `search`,
@@ -59,7 +60,8 @@ export function datasetSettings(f: DatasetFlags): Record<string, unknown> {
 
 /** Options of the data-set flags. */
 export function addDatasetOptions(cmd: Command): Command {
-  return cmd
+  // Code data sets run model-written programs in the sandbox.
+  return addUnsafeFilesystemOption(cmd)
     .requiredOption(
       '--dataset <name>',
       'data set: sim (simulated, generated), gsm8k, math, math500, jsonl, …',

@@ -2,6 +2,7 @@ import { Command, CommanderError, Help, type Option } from 'commander';
 import { StepwiseError } from '../core/errors.js';
 import { VERSION } from '../version.js';
 import { registerCommands } from './commands/index.js';
+import { applySandboxFlags } from './sandbox.js';
 
 const defaultHelp = new Help();
 
@@ -19,7 +20,8 @@ export function buildProgram(): Command {
         const base = defaultHelp.optionDescription(option);
         return option.mandatory && !base.includes('(required)') ? `${base} (required)` : base;
       },
-    });
+    })
+    .hook('preAction', (_program, action) => applySandboxFlags(action));
   registerCommands(program);
   forEachCommand(program, reportUnknownOptionsFirst);
   return program;

@@ -8,6 +8,7 @@ import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import { choiceOption, intOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
+import { UNSAFE_FILESYSTEM_HELP } from '../sandbox.js';
 
 const DATASETS = ['mbpp', 'humaneval'] as const;
 const SEGMENTS: readonly CodeSegmentBy[] = ['blocks', 'lines'];
@@ -59,6 +60,7 @@ export function register(program: Command): void {
     .option('--fresh', 'start over instead of resuming from <out>.parts.jsonl')
     .option('--store <path>', 'SQLite store for the run record (default $STEPWISE_HOME/store.sqlite)')
     .option('--quiet', 'no progress bar')
+    .option('--unsafe-filesystem', UNSAFE_FILESYSTEM_HELP)
     .action(async (flags) => {
       if (flags.split !== undefined && flags.dataset !== 'mbpp')
         throw new UsageError('--split applies to --dataset mbpp only');

@@ -21,6 +21,7 @@ import { checkSolution } from '../../verify/check.js';
 import { datasetSettings, loadDatasetProblems } from '../datasets.js';
 import { floatOption, intOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
+import { UNSAFE_FILESYSTEM_HELP } from '../sandbox.js';
 import { assertSimWorldInputs } from '../sim-guard.js';
 
 interface LabelFlags {
@@ -270,6 +271,7 @@ export function register(program: Command): void {
       "let a simulated policy label inputs that are not the simulated world's problems (seeded guesses)",
     )
     .option('--quiet', 'no progress bar')
+    .option('--unsafe-filesystem', UNSAFE_FILESYSTEM_HELP)
     .addHelpText(
       'after',
       '\nOutput: one line per solution with id, problem, answer, q0 (empty prefix), chunks[{text, q, rollouts (count, or\n' +

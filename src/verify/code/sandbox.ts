@@ -9,8 +9,8 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { availableParallelism, homedir, tmpdir, userInfo } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { StepwiseError } from '../../core/errors.js';
@@ -106,8 +106,13 @@ export interface SandboxEnforcement {
   cpu: 'rlimit-cpu';
   wallClock: 'supervisor-kill';
   output: 'rlimit-fsize';
-  /** The candidate runs with the job's user id in a fresh temporary working directory; the rest of the filesystem is not hidden. */
-  filesystem: 'temp-cwd';
+  /**
+   * `read-only-namespace`: in its own mount namespace the candidate sees the filesystem read-only
+   * except its fresh work folder and private /tmp and /dev/shm; home folders, /run, the store and
+   * output folders are hidden; it holds no capabilities to undo that. `unprotected`: the
+   * candidate can write wherever the job's user can (only with `unsafeFilesystem`).
+   */
+  filesystem: 'read-only-namespace' | 'unprotected';
 }
 
 /** Outcome of one run. */
@@ -139,6 +144,50 @@ export interface SandboxOptions {
   isolation?: 'auto' | 'none';
   /** Load site-packages (numpy, …) in the candidate's interpreter. Default true; false starts ~20 ms faster. */
   sitePackages?: boolean;
+  /**
+   * Run candidates even where the filesystem cannot be made read-only (then they can delete or
+   * overwrite whatever the job's user can). Default false: such a sandbox refuses to run.
+   */
+  unsafeFilesystem?: boolean;
+  /** Folders to hide from candidates besides the defaults (see {@link hiddenPaths}), e.g. output folders. */
+  hide?: readonly string[];
+}
+
+let sandboxDefaults: Pick<SandboxOptions, 'unsafeFilesystem' | 'hide'> = {};
+
+/** Defaults for every {@link Sandbox} created afterwards (the CLI sets them from its flags). */
+export function configureSandboxDefaults(defaults: Pick<SandboxOptions, 'unsafeFilesystem' | 'hide'>): void {
+  sandboxDefaults = { ...defaults };
+}
+
+/**
+ * What candidates never see (each replaced by an empty folder): every home folder, /run (sockets
+ * such as an ssh agent's or docker's), the store (`$STEPWISE_HOME`, default `./.stepwise`), the
+ * working directory (where outputs usually go), the temporary folder (other runs' work folders),
+ * password hashes, and `extra`. The interpreter's own folders stay readable wherever they lie.
+ */
+export function hiddenPaths(extra: readonly string[] = []): string[] {
+  const homes = ['/home', '/root', homedir(), process.env.HOME];
+  try {
+    homes.push(userInfo().homedir);
+  } catch {
+    // no passwd entry for this user id
+  }
+  const store = process.env.STEPWISE_HOME ?? join(process.cwd(), '.stepwise');
+  const all = [
+    ...homes,
+    '/run',
+    '/var/run',
+    store,
+    process.cwd(),
+    tmpdir(),
+    '/etc/shadow',
+    '/etc/gshadow',
+    ...extra,
+  ];
+  return [
+    ...new Set(all.filter((p): p is string => typeof p === 'string' && p !== '').map((p) => resolve(p))),
+  ];
 }
 
 interface Probe {
@@ -147,6 +196,8 @@ interface Probe {
   /** `unshare` flags that work here, or null when namespaces are not available. */
   unshare: string[] | null;
   cgroupBase: string | null;
+  /** Why the filesystem cannot be confined here (null when it can). */
+  filesystemProblem: string | null;
 }
 
 interface SupervisorOutcome {
@@ -234,21 +285,48 @@ function makeCgroupBase(): string | null {
   return base;
 }
 
+/** Try the filesystem confinement (python/stepwise_sandbox.py --probe-filesystem) under `command`. */
+function probeFilesystem(command: string, args: string[]): { ran: boolean; problem: string | null } {
+  const r = spawnSync(command, args, { timeout: 30_000, encoding: 'utf8', cwd: tmpdir() });
+  if (r.status !== 0)
+    return { ran: false, problem: r.error?.message ?? (r.stderr.trim() || `exit ${r.status}`) };
+  try {
+    const answer = JSON.parse(r.stdout) as { ok: boolean; error: string | null };
+    return { ran: true, problem: answer.ok ? null : (answer.error ?? 'unknown failure') };
+  } catch {
+    return { ran: true, problem: `unexpected probe output: ${r.stdout.slice(0, 200)}` };
+  }
+}
+
 function probe(options: SandboxOptions): Probe {
   const { executable, version } = resolvePython(options.python);
   let unshare: string[] | null = null;
   let cgroupBase: string | null = null;
+  let filesystemProblem: string | null =
+    process.platform !== 'linux'
+      ? `no mount namespaces on ${process.platform}`
+      : 'isolation is off (isolation: none)';
   if (options.isolation !== 'none' && process.platform === 'linux') {
+    const script = pythonAsset('stepwise_sandbox.py');
+    const probeArgs = [executable, '-B', '-s', script, '--probe-filesystem'];
     // As root the plain flags work; an unprivileged user needs a user namespace (-r) for the rest.
+    // Prefer the first set under which the filesystem can be confined too.
     for (const flags of [UNSHARE_FLAGS, ['-r', ...UNSHARE_FLAGS]]) {
-      const u = spawnSync('unshare', [...flags, '--', executable, '-c', 'pass'], {
-        timeout: 30_000,
-        stdio: 'ignore',
-      });
-      if (u.status === 0) {
-        unshare = flags;
-        break;
+      const u = probeFilesystem('unshare', [...flags, '--', ...probeArgs]);
+      if (!u.ran) {
+        filesystemProblem = `unshare ${flags.join(' ')} failed: ${u.problem}`;
+        continue;
       }
+      if (unshare === null || u.problem === null) {
+        unshare = flags;
+        filesystemProblem = u.problem;
+      }
+      if (u.problem === null) break;
+    }
+    if (unshare === null) {
+      // No `unshare` here: a root process can still enter a mount namespace of its own.
+      const direct = probeFilesystem(executable, probeArgs.slice(1));
+      filesystemProblem = direct.problem === null ? null : `${filesystemProblem}; ${direct.problem}`;
     }
     cgroupBase = makeCgroupBase();
   }
@@ -257,6 +335,7 @@ function probe(options: SandboxOptions): Probe {
     python: executable,
     unshare,
     cgroupBase,
+    filesystemProblem,
     enforcement: {
       python: executable,
       pythonVersion: version,
@@ -273,7 +352,7 @@ function probe(options: SandboxOptions): Probe {
       cpu: 'rlimit-cpu',
       wallClock: 'supervisor-kill',
       output: 'rlimit-fsize',
-      filesystem: 'temp-cwd',
+      filesystem: filesystemProblem === null ? 'read-only-namespace' : 'unprotected',
     },
   };
 }
@@ -295,7 +374,11 @@ export class Sandbox {
   private probed: Probe | undefined;
 
   constructor(options: SandboxOptions = {}) {
-    this.options = options;
+    this.options = {
+      ...options,
+      unsafeFilesystem: options.unsafeFilesystem ?? sandboxDefaults.unsafeFilesystem,
+      hide: [...(sandboxDefaults.hide ?? []), ...(options.hide ?? [])],
+    };
     this.limit = pLimit(Math.max(1, options.concurrency ?? availableParallelism()));
   }
 
@@ -333,14 +416,34 @@ export class Sandbox {
     this.server = undefined;
   }
 
+  private hiddenList: string[] | undefined;
+
+  private hidden(): string[] {
+    this.hiddenList ??= hiddenPaths(this.options.hide);
+    return this.hiddenList;
+  }
+
   private ensureProbe(): Probe {
     this.probed ??= probe(this.options);
     return this.probed;
   }
 
-  /** Run `program`, then each test in order; resolves with a verdict per test. */
+  /**
+   * Run `program`, then each test in order; resolves with a verdict per test. Rejects (a
+   * StepwiseError) where the filesystem cannot be made read-only, unless `unsafeFilesystem`.
+   */
   run(request: SandboxRequest): Promise<SandboxResult> {
     const p = this.ensureProbe();
+    if (p.filesystemProblem !== null && !this.options.unsafeFilesystem) {
+      return Promise.reject(
+        new StepwiseError(
+          `the code sandbox cannot make the filesystem read-only here (${p.filesystemProblem}), so model-written code ` +
+            'could delete or overwrite your files; refusing to run it. Run as root, or allow user namespaces ' +
+            '(sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces), or accept the risk with ' +
+            '--unsafe-filesystem (library: new Sandbox({ unsafeFilesystem: true }))',
+        ),
+      );
+    }
     return this.limit(() => this.runNow(p, request));
   }
 
@@ -348,7 +451,9 @@ export class Sandbox {
     const limits: SandboxLimits = { ...DEFAULT_SANDBOX_LIMITS, ...this.options.limits, ...request.limits };
     const names = request.tests.map((t, i) => t.name ?? `test ${i}`);
     const started = performance.now();
-    const workDir = mkdtempSync(join(tmpdir(), 'stepwise-sbx-'));
+    // The candidate gets `work`; the supervisor's files (output, result) stay beside it, out of its reach.
+    const runDir = mkdtempSync(join(tmpdir(), 'stepwise-sbx-'));
+    const workDir = join(runDir, 'work');
     let cgroup: string | null = null;
     if (p.cgroupBase) {
       cgroup = join(p.cgroupBase, `${process.pid}-${cgroupRunCounter++}`);
@@ -364,6 +469,8 @@ export class Sandbox {
     const budgetMs = limits.programTimeoutMs + testCount * (limits.programTimeoutMs + limits.timeoutMs);
     const config = {
       workDir,
+      runDir,
+      filesystem: p.filesystemProblem === null ? { hide: this.hidden(), tmpMb: limits.memoryMb } : null,
       program: request.program,
       tests: request.tests.map((t) => ({ code: t.code })),
       timeoutMs: limits.timeoutMs,
@@ -381,13 +488,14 @@ export class Sandbox {
     let outcome: SupervisorOutcome | null = null;
     let failure: string | null = null;
     try {
+      mkdirSync(workDir);
       const server = this.ensureServer(p);
       const exit = await server.submit(config, budgetMs + 10_000);
       if (exit === 'killed')
         failure = `sandbox run exceeded its total budget (${budgetMs + 10_000} ms) and was killed`;
       else {
         try {
-          outcome = JSON.parse(readFileSync(join(workDir, '.result.json'), 'utf8')) as SupervisorOutcome;
+          outcome = JSON.parse(readFileSync(join(runDir, '.result.json'), 'utf8')) as SupervisorOutcome;
         } catch {
           failure = `sandbox supervisor failed (exit ${exit})${exit === 'lost' ? `: ${server.startupError || 'server died'}` : ''}`;
         }
@@ -395,7 +503,7 @@ export class Sandbox {
     } catch (e) {
       failure = `sandbox failed: ${(e as Error).message}`;
     } finally {
-      rmSync(workDir, { recursive: true, force: true });
+      rmSync(runDir, { recursive: true, force: true });
       if (cgroup) removeCgroupLater(cgroup);
     }
     const wallMs = performance.now() - started;
