@@ -14,6 +14,10 @@ Limits inside the worker: RLIMIT_AS (memory), RLIMIT_CPU, RLIMIT_FSIZE (output f
 RLIMIT_CORE = 0, RLIMIT_NPROC when not root (root ignores it); a pids cgroup when the caller
 made one; and an audit hook that caps process creation and refuses network calls, so those
 failures get a clear status even where the kernel does not enforce them.
+
+Filesystem (when the config has `filesystem`): each worker enters its own mount namespace, sees
+everything read-only but its work folder and a private /tmp and /dev/shm, finds the hidden
+folders (homes, /run, the store, outputs) empty, and drops every capability (confine_filesystem).
 """
 
 import errno
