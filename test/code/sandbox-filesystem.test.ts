@@ -38,7 +38,8 @@ const py = (s: string) => JSON.stringify(s);
 /** util-linux `setpriv`, to become an unprivileged user when the suite runs as root (CI). */
 function setpriv(): string {
   const found = spawnSync('sh', ['-c', 'command -v setpriv'], { encoding: 'utf8' }).stdout.trim();
-  if (!found) throw new Error('setpriv (util-linux) not found: needed to test the sandbox as an unprivileged user');
+  if (!found)
+    throw new Error('setpriv (util-linux) not found: needed to test the sandbox as an unprivileged user');
   return found;
 }
 
