@@ -3,17 +3,20 @@
  * - `humaneval`: time to run all 164 HumanEval canonical solutions against their tests (pool
  *   sized to the cores), and how many pass;
  * - `overhead`: sandbox cost of one run of a trivial program and test (`x = 1`, `assert x == 1`),
- *   one run at a time (latency: mean, median, p95) and with the full pool (throughput);
- * - `mbpp`: the same reference check for the 974 MBPP problems;
+ *   one run at a time (latency: mean, median, p95; CPU time of this process and every process
+ *   of the sandbox per run, which a loaded machine inflates far less than wall time) and with
+ *   the full pool (throughput);
+ * - `mbpp`: the same reference check for the 974 MBPP problems (not with `--skip-mbpp`);
  * - `mutation` (with `--mutation`): mutation labeling over all of MBPP (share of problems with a
  *   failing mutant, rows, equal step/label counts, time).
  *
- *   npx tsx bench/sandbox.ts [--runs N] [--mutation] [--mutants-per-problem K]
+ *   npx tsx bench/sandbox.ts [--runs N] [--skip-mbpp] [--mutation] [--mutants-per-problem K]
  *
  * Reads ../shared/data (or $STEPWISE_DATA). Numbers depend on the machine and its load (the
- * JSON includes the load average).
+ * JSON includes the load average). To compare two versions of the sandbox (e.g. before and
+ * after a change), run this same file against each checkout, alternating.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runMutationLabelJob } from '../src/code/job.js';
@@ -37,6 +40,31 @@ function quantile(sorted: readonly number[], q: number): number {
 
 const round = (x: number, digits = 1) => Number(x.toFixed(digits));
 
+/** CPU ms used so far by this process and all its live descendants (with the children they reaped): Linux /proc. */
+function treeCpuMs(): number {
+  const tick = 10; // USER_HZ = 100 on Linux
+  let total = 0;
+  const visit = (pid: number) => {
+    let children: string[] = [];
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime, stime, cutime, cstime are fields 14-17 (1-based), i.e. 11-14 after the name.
+      if (pid !== process.pid) total += [11, 12, 13, 14].reduce((a, i) => a + Number(fields[i]) * tick, 0);
+      children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean);
+    } catch {
+      return; // gone meanwhile
+    }
+    for (const c of children) visit(Number(c));
+  };
+  visit(process.pid);
+  const own = process.cpuUsage();
+  return total + (own.user + own.system) / 1000;
+}
+
 async function main(): Promise<void> {
   const runs = flag('--runs', 200);
   const limits = { timeoutMs: 20_000, programTimeoutMs: 20_000 };
@@ -52,27 +80,43 @@ async function main(): Promise<void> {
   await single.run({ program: 'x = 1', tests: [{ code: 'assert x == 1' }] });
 
   const he = (await loadHumanEval({ path: dataPath('humaneval/HumanEval.jsonl') })).records;
+  const heCpu = treeCpuMs();
   t = performance.now();
   const heChecks = await Promise.all(he.map((p) => checkReferenceSolution(p, { sandbox: pool })));
   const heMs = performance.now() - t;
+  const heCpuMs = treeCpuMs() - heCpu;
 
   const trivial = { program: 'x = 1', tests: [{ code: 'assert x == 1' }] };
   const latencies: number[] = [];
+  const cpuBefore = treeCpuMs();
   for (let i = 0; i < runs; i++) {
     const s = performance.now();
     await single.run(trivial);
     latencies.push(performance.now() - s);
   }
+  const cpuPerRunMs = (treeCpuMs() - cpuBefore) / runs;
   latencies.sort((a, b) => a - b);
   t = performance.now();
   await Promise.all(Array.from({ length: runs }, () => pool.run(trivial)));
   const poolMs = performance.now() - t;
 
   const mbpp = (await loadMbpp({ path: dataPath('mbpp/mbpp.jsonl') })).records;
-  t = performance.now();
-  const mbppChecks = await Promise.all(mbpp.map((p) => checkReferenceSolution(p, { sandbox: pool })));
-  const mbppMs = performance.now() - t;
-  const mbppFailing = mbppChecks.flatMap((c, i) => (c.correct ? [] : [{ id: mbpp[i].id, status: c.status }]));
+  let mbppReport: Record<string, unknown> | undefined;
+  if (!process.argv.includes('--skip-mbpp')) {
+    t = performance.now();
+    const mbppChecks = await Promise.all(mbpp.map((p) => checkReferenceSolution(p, { sandbox: pool })));
+    const mbppMs = performance.now() - t;
+    const mbppFailing = mbppChecks.flatMap((c, i) =>
+      c.correct ? [] : [{ id: mbpp[i].id, status: c.status }],
+    );
+    mbppReport = {
+      problems: mbpp.length,
+      passed: mbpp.length - mbppFailing.length,
+      passRate: round((mbpp.length - mbppFailing.length) / mbpp.length, 4),
+      failing: mbppFailing,
+      totalMs: round(mbppMs),
+    };
+  }
 
   let mutation: Record<string, unknown> | undefined;
   if (process.argv.includes('--mutation')) {
@@ -128,21 +172,17 @@ async function main(): Promise<void> {
           passed: heChecks.filter((c) => c.correct).length,
           totalMs: round(heMs),
           perProblemMs: round(heMs / he.length, 2),
+          cpuMs: round(heCpuMs),
         },
         overhead: {
           runs,
           meanMs: round(mean, 2),
           medianMs: round(quantile(latencies, 0.5), 2),
           p95Ms: round(quantile(latencies, 0.95), 2),
+          cpuPerRunMs: round(cpuPerRunMs, 2),
           poolRunsPerSecond: round(runs / (poolMs / 1000)),
         },
-        mbpp: {
-          problems: mbpp.length,
-          passed: mbpp.length - mbppFailing.length,
-          passRate: round((mbpp.length - mbppFailing.length) / mbpp.length, 4),
-          failing: mbppFailing,
-          totalMs: round(mbppMs),
-        },
+        ...(mbppReport ? { mbpp: mbppReport } : {}),
         ...(mutation ? { mutation } : {}),
       },
       null,
