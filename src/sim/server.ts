@@ -1,7 +1,18 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StepwiseError } from '../core/errors.js';
-import { HttpError, readBody, sendJson } from '../core/http.js';
+import {
+  allowedHostNames,
+  applyServerLimits,
+  checkHost,
+  HttpError,
+  isLoopbackHost,
+  listenOrExplain,
+  readBody,
+  requireJsonBody,
+  sameToken,
+  sendJson,
+} from '../core/http.js';
 import { createRng } from '../core/rng.js';
 import type { ChatMessage, GenerateRequest, Sample } from '../models/types.js';
 import { createSeedStream, type SimRole, simGenerate, simPool } from './model.js';
@@ -25,6 +36,11 @@ export interface SimServerOptions extends Partial<SimOptions> {
   failRate?: number;
   /** A spec (`sim?sensitivity=0.8`) applied on top of the other options. */
   spec?: string;
+  /**
+   * Required for a non-loopback host: requests must then send `Authorization: Bearer <token>`
+   * (what OpenAI clients send as their API key).
+   */
+  token?: string;
 }
 
 /** Requests and tokens of one endpoint or role. */
@@ -83,12 +99,49 @@ function emptyMetrics(): SimServerMetrics {
 }
 
 function errorBody(status: number, message: string): unknown {
-  const type = status === 500 ? 'InternalServerError' : status === 404 ? 'NotFoundError' : 'BadRequestError';
+  const type =
+    status === 500
+      ? 'InternalServerError'
+      : status === 404
+        ? 'NotFoundError'
+        : status === 401
+          ? 'AuthenticationError'
+          : status === 403
+            ? 'PermissionDeniedError'
+            : 'BadRequestError';
   return { object: 'error', error: { message, type, code: status }, message, type, code: status };
 }
 
-/** Large enough for any simulated request (n = 2,000 rollouts of long prompts). */
-const MAX_BODY = 256 * 1024 * 1024;
+/** Largest request body: the reward service's cap (32 MiB), far above any simulated request. */
+export const SIM_MAX_BODY_BYTES = 32 * 1024 * 1024;
+/**
+ * Per-request limits. A 378-byte request with n = 400,000 once took 8 s, a 287 MB reply and
+ * 2.5 GB of memory; these keep one request's work bounded and are far above what stepwise sends
+ * (rollouts per prefix, best-of-N, beam widths are tens to hundreds).
+ */
+export const SIM_LIMITS = {
+  /** Samples per prompt (`n`). */
+  n: 2048,
+  /** `max_tokens` / `max_completion_tokens`. */
+  maxTokens: 32768,
+  /** Prompts in one `/v1/completions` request, or inputs in one `/pooling` request. */
+  prompts: 4096,
+  /** Samples in one reply (prompts × n). */
+  samples: 8192,
+} as const;
+
+/** An integer option in [min, max]; 400 naming the limit otherwise. */
+function boundedInt(
+  body: Record<string, unknown>,
+  key: string,
+  min: number,
+  max: number,
+): number | undefined {
+  const v = optionalInt(body, key);
+  if (v !== undefined && (v < min || v > max))
+    throw new HttpError(400, `${key} must be between ${min} and ${max} on the sim server (got ${v})`);
+  return v;
+}
 
 function optionalInt(body: Record<string, unknown>, key: string): number | undefined {
   const v = body[key];
@@ -118,10 +171,12 @@ function samplingOf(body: Record<string, unknown>): Omit<GenerateRequest, 'promp
   const logprobs = body.logprobs;
   const wantsLogprobs = logprobs !== undefined && logprobs !== null && logprobs !== false;
   return {
-    n: optionalInt(body, 'n'),
+    n: boundedInt(body, 'n', 1, SIM_LIMITS.n),
     temperature: optionalNumber(body, 'temperature'),
     topP: optionalNumber(body, 'top_p'),
-    maxTokens: optionalInt(body, 'max_tokens') ?? optionalInt(body, 'max_completion_tokens'),
+    maxTokens:
+      boundedInt(body, 'max_tokens', 0, SIM_LIMITS.maxTokens) ??
+      boundedInt(body, 'max_completion_tokens', 0, SIM_LIMITS.maxTokens),
     stop: stopList(body.stop),
     seed: optionalInt(body, 'seed'),
     logprobs: wantsLogprobs ? 0 : undefined,
@@ -141,7 +196,13 @@ function choiceFinish(s: Sample): { finish_reason: string; stop_reason: string |
  * the `model` field (`sim?sensitivity=0.8`), applied on top of the server's options.
  */
 export async function startSimServer(options: SimServerOptions = {}): Promise<SimServer> {
-  const { port = 0, host = '127.0.0.1', latencyMs = 0, failRate = 0, spec, ...world } = options;
+  const { port = 0, host = '127.0.0.1', latencyMs = 0, failRate = 0, spec, token, ...world } = options;
+  if (!isLoopbackHost(host) && !token)
+    throw new StepwiseError(
+      `sim serve: refusing to serve on ${host} without a token: pass --token-file (or STEPWISE_TOKEN), or bind 127.0.0.1`,
+      { exitCode: 2 },
+    );
+  const hosts = allowedHostNames(host);
   if (!(failRate >= 0 && failRate <= 1)) throw new StepwiseError('sim serve: fail rate must be in [0, 1]');
   if (!(latencyMs >= 0)) throw new StepwiseError('sim serve: latency must be ≥ 0 ms');
   let base = resolveSimOptions(world);
@@ -209,6 +270,16 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
     const prompts = typeof body.prompt === 'string' ? [body.prompt] : body.prompt;
     if (!Array.isArray(prompts) || prompts.length === 0 || !prompts.every((p) => typeof p === 'string'))
       throw new HttpError(400, 'prompt must be a string or a non-empty list of strings');
+    if (prompts.length > SIM_LIMITS.prompts)
+      throw new HttpError(
+        400,
+        `at most ${SIM_LIMITS.prompts} prompts per request on the sim server (got ${prompts.length})`,
+      );
+    if (prompts.length * (sampling.n ?? 1) > SIM_LIMITS.samples)
+      throw new HttpError(
+        400,
+        `prompts × n must be at most ${SIM_LIMITS.samples} on the sim server (got ${prompts.length} × ${sampling.n ?? 1})`,
+      );
     const results = prompts.map((prompt) => run({ ...sampling, prompt }, o));
     const choices: unknown[] = [];
     let promptTokens = 0;
@@ -287,6 +358,11 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
     const inputs = typeof body.input === 'string' ? [body.input] : body.input;
     if (!Array.isArray(inputs) || inputs.length === 0 || !inputs.every((p) => typeof p === 'string'))
       throw new HttpError(400, 'input must be a string or a non-empty list of strings');
+    if (inputs.length > SIM_LIMITS.prompts)
+      throw new HttpError(
+        400,
+        `at most ${SIM_LIMITS.prompts} inputs per request on the sim server (got ${inputs.length})`,
+      );
     let promptTokens = 0;
     const data = inputs.map((input, index) => {
       let r: ReturnType<typeof simPool>;
@@ -318,6 +394,12 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    checkHost(req, hosts);
+    if (token) {
+      const auth = req.headers.authorization;
+      if (!sameToken(auth?.startsWith('Bearer ') ? auth.slice(7) : null, token))
+        throw new HttpError(401, 'missing or wrong bearer token (send it as the API key)');
+    }
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
@@ -335,16 +417,19 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
       return sendJson(res, 404, errorBody(404, `no route GET ${path}`));
     }
     if (req.method === 'POST' && path === '/metrics/reset') {
-      await readBody(req, MAX_BODY);
+      // A web page can send a body-less or text/plain POST anywhere; it cannot send JSON cross-site.
+      requireJsonBody(req);
+      await readBody(req, SIM_MAX_BODY_BYTES);
       metrics = emptyMetrics();
       return sendJson(res, 200, { ok: true });
     }
     const handler = req.method === 'POST' ? handlers[path] : undefined;
     if (!handler) {
-      await readBody(req, MAX_BODY).catch(() => '');
+      await readBody(req, SIM_MAX_BODY_BYTES).catch(() => '');
       return sendJson(res, 404, errorBody(404, `no route ${req.method} ${path}`));
     }
-    const text = await readBody(req, MAX_BODY);
+    requireJsonBody(req);
+    const text = await readBody(req, SIM_MAX_BODY_BYTES);
     if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs));
     if (failRate > 0 && faults.chance(failRate)) {
       metrics.injectedFailures++;
@@ -369,16 +454,17 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
 
   const server = createServer({ keepAlive: true, noDelay: true }, (req, res) => {
     handle(req, res).catch((err) => {
-      if (!res.headersSent) sendJson(res, 500, errorBody(500, (err as Error).message));
+      if (res.headersSent) return;
+      // Refusals before the body is read (wrong host, token, content type, size) are counted too.
+      const status = err instanceof HttpError ? err.status : 500;
+      if (status < 500) metrics.badRequests++;
+      sendJson(res, status, errorBody(status, (err as Error).message));
     });
   });
   server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err) =>
-      reject(new StepwiseError(`sim serve: cannot listen on ${host}:${port}: ${err.message}`)),
-    );
-    server.listen(port, host, () => resolve());
-  });
+  // Many more connections than the other servers: benchmarks drive it with hundreds of clients.
+  applyServerLimits(server, 1024);
+  await listenOrExplain(server, port, host);
   const actual = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${actual}`;
   return {

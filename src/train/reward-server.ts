@@ -1,6 +1,17 @@
 import { createServer, type Server } from 'node:http';
 import { StepwiseError } from '../core/errors.js';
-import { HttpError, isLoopbackHost, listenOrExplain, readBody, sameToken, sendJson } from '../core/http.js';
+import {
+  allowedHostNames,
+  applyServerLimits,
+  checkHost,
+  HttpError,
+  isLoopbackHost,
+  listenOrExplain,
+  readBody,
+  requireJsonBody,
+  sameToken,
+  sendJson,
+} from '../core/http.js';
 import { splitParagraphs } from '../core/segment.js';
 import type { Problem } from '../core/types.js';
 import type { StepJudge } from '../judge/types.js';
@@ -30,7 +41,15 @@ export interface RewardServerOptions {
   aggregate?: StepAggregation;
   /** Largest request body accepted (default 32 MiB). */
   maxBodyBytes?: number;
+  /** Most samples in one request (default `MAX_REWARD_ITEMS`). */
+  maxItems?: number;
 }
+
+/**
+ * Most samples one `/get_reward` request may carry. OpenRLHF sends a micro-batch of rollouts per
+ * request; a larger request is answered 400 instead of holding the server (and `/health`) busy.
+ */
+export const MAX_REWARD_ITEMS = 4096;
 
 export interface RewardRequest {
   query: string[];
@@ -66,7 +85,11 @@ const badRequest = (message: string) => new HttpError(400, message);
  * Validate a request body: `query`, `prompts` and `labels` arrays of equal length. Labels may be
  * strings or numbers (read as their decimal text); they may be omitted only for `judge`.
  */
-export function parseRewardRequest(body: unknown, kind: RewardKind): RewardRequest {
+export function parseRewardRequest(
+  body: unknown,
+  kind: RewardKind,
+  maxItems: number = MAX_REWARD_ITEMS,
+): RewardRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw badRequest('body must be a JSON object');
   const b = body as Record<string, unknown>;
@@ -78,6 +101,10 @@ export function parseRewardRequest(body: unknown, kind: RewardKind): RewardReque
     }
     return v as string[];
   };
+  if (Array.isArray(b.query) && b.query.length > maxItems)
+    throw badRequest(
+      `"query" holds ${b.query.length} samples; at most ${maxItems} per request: split the batch`,
+    );
   const query = strings('query', true)!;
   const prompts = strings('prompts', false) ?? query.map(() => '');
   // OpenRLHF passes the data set's label column through as it is: a numeric answer arrives as a number.
@@ -127,6 +154,8 @@ export async function computeRewards(req: RewardRequest, options: RewardServerOp
   const scores: number[] = [];
   const formatOk: number[] = [];
   for (let i = 0; i < req.query.length; i++) {
+    // Let other requests (a trainer's /health probe) in between samples of a large batch.
+    if (i % 64 === 63) await new Promise((next) => setImmediate(next));
     const response = responseOf(req.query[i], req.prompts[i]);
     if (options.kind === 'judge-agreement') {
       const verdict = parseJudgeVerdict(response);
@@ -181,8 +210,10 @@ export async function startRewardServer(options: RewardServerOptions): Promise<R
   if (options.kind === 'judge' && !options.judge)
     throw new StepwiseError('--kind judge needs --judge <spec>', { exitCode: 2 });
   const max = options.maxBodyBytes ?? 32 * 1024 * 1024;
+  const hosts = allowedHostNames(host);
   const server = createServer(async (req, res) => {
     try {
+      checkHost(req, hosts);
       const auth = req.headers.authorization;
       if (options.token && !sameToken(auth?.startsWith('Bearer ') ? auth.slice(7) : null, options.token)) {
         sendJson(res, 401, { error: 'missing or wrong bearer token' });
@@ -201,18 +232,24 @@ export async function startRewardServer(options: RewardServerOptions): Promise<R
         sendJson(res, 405, { error: 'use POST /get_reward' });
         return;
       }
+      requireJsonBody(req);
       let body: unknown;
       try {
         body = JSON.parse(await readBody(req, max));
       } catch (e) {
         throw e instanceof HttpError ? e : badRequest(`body is not valid JSON: ${(e as Error).message}`);
       }
-      sendJson(res, 200, await computeRewards(parseRewardRequest(body, options.kind), options));
+      sendJson(
+        res,
+        200,
+        await computeRewards(parseRewardRequest(body, options.kind, options.maxItems), options),
+      );
     } catch (e) {
       if (e instanceof HttpError) sendJson(res, e.status, { error: e.message });
       else if (!res.headersSent) sendJson(res, 500, { error: (e as Error).message });
     }
   });
+  applyServerLimits(server);
   await listenOrExplain(server, options.port ?? 0, host);
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : (options.port ?? 0);

@@ -12,6 +12,8 @@ import {
   createSimModel,
   DEFAULT_SIM_OPTIONS,
   generateSimProblems,
+  SIM_LIMITS,
+  SIM_MAX_BODY_BYTES,
   type SimServer,
   type SimServerMetrics,
   sampleSimSolution,
@@ -19,6 +21,7 @@ import {
   startSimServer,
   wrongChunks,
 } from '../../src/sim/index.js';
+import { rawRequest } from '../support/raw-http.js';
 
 const [problem] = generateSimProblems({ count: 1, seed: 13, minSteps: 5, maxSteps: 5 });
 const solution = sampleSimSolution(problem, DEFAULT_SIM_OPTIONS, 3);
@@ -229,6 +232,114 @@ describe('sim server fault injection and latency', () => {
       expect(performance.now() - t0).toBeGreaterThanOrEqual(115);
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('sim server under attack', () => {
+  let server: SimServer;
+  beforeAll(async () => {
+    server = await startSimServer({ seed: 3 });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+  const json = { 'content-type': 'application/json' };
+  const body = (extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ prompt: renderPolicyPrompt(problem.question, ''), max_tokens: 20, ...extra });
+
+  it('answers only its own host names: a DNS-rebinding Host gets 403', async () => {
+    const evil = await rawRequest(`${server.url}/v1/completions`, {
+      method: 'POST',
+      headers: { ...json, host: `evil.example:${server.port}` },
+      body: body(),
+    });
+    expect(evil.status).toBe(403);
+    expect((await rawRequest(`${server.url}/metrics`, { headers: { host: 'evil.example' } })).status).toBe(
+      403,
+    );
+    const real = await rawRequest(`${server.url}/v1/completions`, {
+      method: 'POST',
+      headers: json,
+      body: body(),
+    });
+    expect(real.status).toBe(200);
+  });
+
+  it('n and max_tokens are capped with a 400 naming the limit; so are prompts per request', async () => {
+    const many = await rawRequest(`${server.url}/v1/completions`, {
+      method: 'POST',
+      headers: json,
+      body: body({ n: 100000 }),
+    });
+    expect(many.status).toBe(400);
+    expect(JSON.parse(many.body).error.message).toContain(String(SIM_LIMITS.n));
+    const long = await post(server, '/v1/chat/completions', {
+      messages: [{ role: 'user', content: 'x' }],
+      max_tokens: SIM_LIMITS.maxTokens + 1,
+    });
+    expect(long.status).toBe(400);
+    expect(long.json.error.message).toContain(String(SIM_LIMITS.maxTokens));
+    const prompts = await post(server, '/v1/completions', {
+      prompt: Array.from({ length: SIM_LIMITS.prompts + 1 }, () => 'p'),
+      max_tokens: 1,
+    });
+    expect(prompts.status).toBe(400);
+    const product = await post(server, '/v1/completions', {
+      prompt: ['a', 'b', 'c', 'd', 'e'],
+      n: SIM_LIMITS.n,
+    });
+    expect(product.status).toBe(400);
+    expect(product.json.error.message).toContain(String(SIM_LIMITS.samples));
+    expect((await post(server, '/v1/completions', JSON.parse(body({ n: 0 })))).status).toBe(400);
+    expect((await post(server, '/v1/completions', JSON.parse(body({ n: 4 })))).status).toBe(200);
+  });
+
+  it('takes JSON only as application/json (415): a page cannot reset /metrics or generate with a simple POST', async () => {
+    await post(server, '/v1/completions', JSON.parse(body()));
+    const before = server.metrics().requests;
+    expect(before).toBeGreaterThan(0);
+    for (const headers of <Record<string, string>[]>[
+      { 'content-type': 'text/plain' },
+      { 'content-type': 'application/x-www-form-urlencoded' },
+      {},
+    ]) {
+      const gen = await rawRequest(`${server.url}/v1/completions`, { method: 'POST', headers, body: body() });
+      expect(gen.status, JSON.stringify(headers)).toBe(415);
+      const reset = await rawRequest(`${server.url}/metrics/reset`, { method: 'POST', headers, body: '{}' });
+      expect(reset.status, JSON.stringify(headers)).toBe(415);
+    }
+    expect(server.metrics().requests).toBe(before);
+    const reset = await rawRequest(`${server.url}/metrics/reset`, {
+      method: 'POST',
+      headers: json,
+      body: '{}',
+    });
+    expect(reset.status).toBe(200);
+    expect(server.metrics().requests).toBe(0);
+  });
+
+  it('a body over the shared cap gets 413, not 500, and the server stays up', async () => {
+    const big = `{"prompt": "${'x'.repeat(SIM_MAX_BODY_BYTES)}"}`;
+    const r = await rawRequest(`${server.url}/v1/completions`, { method: 'POST', headers: json, body: big });
+    expect(r.status).toBe(413);
+    expect((await post(server, '/v1/completions', JSON.parse(body()))).status).toBe(200);
+  });
+
+  it('off loopback it needs a token, and then every request must carry it', async () => {
+    await expect(startSimServer({ host: '0.0.0.0' })).rejects.toThrow(/without a token/);
+    const guarded = await startSimServer({ host: '0.0.0.0', token: 'k3y' });
+    try {
+      const base = `http://127.0.0.1:${guarded.port}`;
+      expect((await fetch(`${base}/v1/models`)).status).toBe(401);
+      const ok = await fetch(`${base}/v1/completions`, {
+        method: 'POST',
+        headers: { ...json, authorization: 'Bearer k3y' },
+        body: body(),
+      });
+      expect(ok.status).toBe(200);
+    } finally {
+      await guarded.close();
     }
   });
 });

@@ -129,6 +129,7 @@ describe('training-data CLI', () => {
       });
       const res = await fetch(`${url}/get_reward`, {
         method: 'POST',
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ query: ['so \\boxed{12}'], prompts: [''], labels: ['12'] }),
       });
       expect(await res.json()).toEqual({ rewards: [1], scores: [1], extra_logs: { format_ok: [1] } });

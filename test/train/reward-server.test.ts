@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emptyCost } from '../../src/core/cost.js';
 import type { StepJudge } from '../../src/judge/types.js';
-import { type RunningRewardServer, startRewardServer } from '../../src/train/reward-server.js';
+import {
+  MAX_REWARD_ITEMS,
+  type RunningRewardServer,
+  startRewardServer,
+} from '../../src/train/reward-server.js';
+import { rawRequest } from '../support/raw-http.js';
 
 async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(`${url}/get_reward`, {
@@ -246,5 +251,65 @@ describe('integrations/verl/stepwise_reward.py', () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('reward server under attack', () => {
+  let s: RunningRewardServer;
+  beforeAll(async () => {
+    s = await startRewardServer({ kind: 'outcome' });
+  });
+  afterAll(async () => {
+    await s.close();
+  });
+  const valid = JSON.stringify({ query: ['so \\boxed{12}'], prompts: [''], labels: ['12'] });
+
+  it('answers only its own host names: a DNS-rebinding Host gets 403 even with a valid JSON body', async () => {
+    const evil = await rawRequest(`${s.url}/get_reward`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', host: `evil.example:${s.port}` },
+      body: valid,
+    });
+    expect(evil.status).toBe(403);
+    expect(evil.body).not.toContain('rewards');
+    expect((await rawRequest(`${s.url}/health`, { headers: { host: 'evil.example' } })).status).toBe(403);
+    const real = await rawRequest(`${s.url}/get_reward`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: valid,
+    });
+    expect(real.status).toBe(200);
+    expect(JSON.parse(real.body).rewards).toEqual([1]);
+  });
+
+  it('a text/plain POST (what a page sends without asking) gets 415', async () => {
+    for (const headers of <Record<string, string>[]>[{ 'content-type': 'text/plain' }, {}]) {
+      const r = await rawRequest(`${s.url}/get_reward`, { method: 'POST', headers, body: valid });
+      expect(r.status, JSON.stringify(headers)).toBe(415);
+    }
+  });
+
+  it('caps samples per request with a 400 naming the limit', async () => {
+    const n = MAX_REWARD_ITEMS + 1;
+    const { status, json } = await post(s.url, {
+      query: Array.from({ length: n }, () => 'x'),
+      prompts: Array.from({ length: n }, () => ''),
+      labels: Array.from({ length: n }, () => '1'),
+    });
+    expect(status).toBe(400);
+    expect(json.error).toContain(String(MAX_REWARD_ITEMS));
+    const full = await post(s.url, {
+      query: Array.from({ length: MAX_REWARD_ITEMS }, () => '\\boxed{1}'),
+      prompts: Array.from({ length: MAX_REWARD_ITEMS }, () => ''),
+      labels: Array.from({ length: MAX_REWARD_ITEMS }, () => '1'),
+    });
+    expect(full.status).toBe(200);
+    expect((full.json.rewards as number[]).every((r) => r === 1)).toBe(true);
+  });
+
+  it('slow requests are cut and connections capped', () => {
+    expect(s.server.requestTimeout).toBe(30_000);
+    expect(s.server.headersTimeout).toBe(10_000);
+    expect(s.server.maxConnections).toBe(256);
   });
 });
