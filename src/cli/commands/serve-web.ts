@@ -1,8 +1,41 @@
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { StepwiseError } from '../../core/errors.js';
 import { startWebServer } from '../../server/app.js';
+import { listFiles } from '../../server/files.js';
 import { intOption } from '../options.js';
+import { TOKEN_HELP, tokenFromFlags } from '../token.js';
 import { serveCommand } from './serve.js';
+
+/**
+ * The folders to serve. Without --dir, the current folder, but only when it holds stepwise
+ * outputs: `stepwise serve` typed in a home folder must not publish it (its JSON files include
+ * credentials and configuration of other tools).
+ */
+export function servedRoots(dirs: string[] | undefined, cwd: string = process.cwd()): string[] {
+  if (dirs?.length) {
+    for (const d of dirs) {
+      let isDir = false;
+      try {
+        isDir = statSync(d).isDirectory();
+      } catch {}
+      if (!isDir) throw new StepwiseError(`--dir ${d}: no such folder`, { exitCode: 2 });
+    }
+    return dirs;
+  }
+  const files = listFiles([cwd]);
+  if (files.some((f) => f.kind !== 'json' && f.kind !== 'jsonl')) return [cwd];
+  const names = files.slice(0, 3).map((f) => f.path);
+  const found =
+    files.length === 0
+      ? 'no JSON or JSONL file'
+      : `${files.length}${files.length >= 2000 ? '+' : ''} JSON/JSONL file${files.length === 1 ? '' : 's'} (${names.join(', ')}${files.length > 3 ? ', …' : ''}), none of them a stepwise output`;
+  throw new StepwiseError(
+    `the current folder ${cwd} holds no stepwise outputs: found ${found}. Pass --dir <folder> with the outputs to show (for example the --out folder of a run)`,
+    { exitCode: 2 },
+  );
+}
 
 /** A URL a browser on this machine can open: a wildcard bind is reached through loopback. */
 function browsable(url: string, host: string): string {
@@ -13,19 +46,21 @@ function browsable(url: string, host: string): string {
 export function register(program: Command): void {
   serveCommand(program)
     .option('--port <n>', 'port (0 = any free port)', intOption('--port', 0), 8484)
-    .option('--host <host>', 'address to bind; anything but loopback requires --token', '127.0.0.1')
     .option(
-      '--token <token>',
-      'require this token (Bearer header, or open the page once with ?token=…) (or STEPWISE_TOKEN)',
+      '--host <host>',
+      'address to bind; anything but loopback requires a token (and TLS or a tunnel in front)',
+      '127.0.0.1',
     )
+    .option('--token <token>', `${TOKEN_HELP.token} (Bearer header, or open the page once with /?token=…)`)
+    .option('--token-file <file>', TOKEN_HELP.tokenFile)
     .option(
       '--dir <folder...>',
-      'folders whose JSON/JSONL outputs can be shown (default: the current folder)',
+      'folders whose JSON/JSONL outputs can be shown (default: the current folder, if it holds stepwise outputs)',
     )
     .option('--store <path>', 'SQLite store to read runs from (default $STEPWISE_HOME/store.sqlite)')
     .action(async (o) => {
-      const token: string | undefined = o.token ?? process.env.STEPWISE_TOKEN;
-      const roots: string[] = o.dir?.length ? o.dir : [process.cwd()];
+      const token = tokenFromFlags(o);
+      const roots = servedRoots(o.dir);
       const server = await startWebServer({
         port: o.port,
         host: o.host,

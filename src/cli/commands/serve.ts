@@ -8,6 +8,7 @@ import {
   startRewardServer,
 } from '../../train/reward-server.js';
 import { choiceOption, floatOption, intOption } from '../options.js';
+import { TOKEN_HELP, tokenFromFlags } from '../token.js';
 
 /**
  * `stepwise serve …`: long-running services. `serve rewards` is the OpenRLHF/verl reward service;
@@ -33,8 +34,16 @@ export function register(program: Command): void {
       choiceOption('--kind', REWARD_KINDS),
     )
     .option('--port <n>', 'port (0 = any free port)', intOption('--port', 0), 8765)
-    .option('--host <host>', 'address to bind; anything but loopback requires --token', '127.0.0.1')
-    .option('--token <token>', 'require `Authorization: Bearer <token>` on every request (or STEPWISE_TOKEN)')
+    .option(
+      '--host <host>',
+      'address to bind; anything but loopback requires a token (and TLS or a tunnel in front)',
+      '127.0.0.1',
+    )
+    .option(
+      '--token <token>',
+      `require \`Authorization: Bearer <token>\` on every request; ${TOKEN_HELP.token}`,
+    )
+    .option('--token-file <file>', TOKEN_HELP.tokenFile)
     .option(
       '--format-penalty <r>',
       'judge-agreement: reward for a response without a boxed verdict',
@@ -55,7 +64,7 @@ export function register(program: Command): void {
         kind: o.kind as RewardKind,
         port: o.port,
         host: o.host,
-        token: o.token ?? process.env.STEPWISE_TOKEN,
+        token: tokenFromFlags(o),
         formatPenalty: o.formatPenalty,
         judge,
         aggregate: o.aggregate as StepAggregation,

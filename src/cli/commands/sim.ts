@@ -16,6 +16,7 @@ import {
   wrongChunks,
 } from '../../sim/index.js';
 import { floatOption, intOption } from '../options.js';
+import { TOKEN_HELP, tokenFromFlags } from '../token.js';
 
 /**
  * `stepwise sim …`: the simulated reasoning world — serve it over HTTP, write data sets, show an
@@ -107,7 +108,16 @@ export function register(program: Command): void {
         'Serve the simulated world over HTTP: /v1/completions, /v1/chat/completions, /pooling, /v1/models, /metrics',
       )
       .option('--port <n>', 'port (0 = any free port)', intOption('--port', 0), 8000)
-      .option('--host <host>', 'address to bind', '127.0.0.1')
+      .option(
+        '--host <host>',
+        'address to bind; anything but loopback requires a token (and TLS or a tunnel in front)',
+        '127.0.0.1',
+      )
+      .option(
+        '--token <token>',
+        `require \`Authorization: Bearer <token>\` (the API key); ${TOKEN_HELP.token}`,
+      )
+      .option('--token-file <file>', TOKEN_HELP.tokenFile)
       .option('--latency-ms <ms>', 'delay before every answer', floatOption('--latency-ms', 0), 0)
       .option(
         '--fail-rate <p>',
@@ -121,6 +131,7 @@ export function register(program: Command): void {
       ...options,
       port: o.port,
       host: o.host,
+      token: tokenFromFlags(o),
       latencyMs: o.latencyMs,
       failRate: o.failRate,
     });
