@@ -28,6 +28,14 @@ POLICY_CHAT_TEMPLATE = (
 )
 
 
+# The gguf backend sends a judge's messages flattened (src/models/gguf.ts flattenMessages:
+# "role: content\n\n" per message, then "assistant: "); the chat form renders the same text.
+JUDGE_CHAT_TEMPLATE = (
+    "{%- for m in messages -%}{{ m['role'] + ': ' + m['content'] + '\\n\\n' }}{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{ 'assistant: ' }}{%- endif -%}"
+)
+
+
 def export(ckpt_path: str, out: str, kind: str, chat_template: str | None = None) -> None:
     import gguf  # from llama.cpp's gguf-py
 
@@ -59,7 +67,7 @@ def export(ckpt_path: str, out: str, kind: str, chat_template: str | None = None
     w.add_add_bos_token(True)
     w.add_add_eos_token(False)
     w.add_add_space_prefix(False)
-    template = chat_template if chat_template is not None else (POLICY_CHAT_TEMPLATE if kind == "policy" else None)
+    template = chat_template if chat_template is not None else (POLICY_CHAT_TEMPLATE if kind == "policy" else JUDGE_CHAT_TEMPLATE)
     if template:
         w.add_chat_template(template)
 

@@ -4,6 +4,8 @@
         One ProcessBench-format row per sample of `stepwise sample` output, `label` = the exact
         first error (−1 = every chunk right). Samples cut off before their last chunk (all chunks
         right but unfinished) have no ProcessBench label and are left out (counted on stderr).
+    python3 -m tiny.truth balanced --input pb.jsonl --count 100 --out balanced.jsonl
+        ProcessBench rows alternating with and without an error.
     python3 -m tiny.truth agreement --labels labels.jsonl
         For each Monte Carlo signal in `stepwise label` output: how often its first error equals
         the exact first error, with a 95% Wilson interval (JSON on stdout).
@@ -69,6 +71,21 @@ def processbench(args) -> None:
     print(json.dumps({"rows": kept, "unfinished": unfinished, "unparsedQuestions": unparsed}), file=sys.stderr)
 
 
+def balanced(args) -> None:
+    """ProcessBench rows alternating with and without an error (the demo's judge set)."""
+    rows = [json.loads(line) for line in open(args.input)]
+    err = [r for r in rows if r["label"] >= 0]
+    ok = [r for r in rows if r["label"] < 0]
+    out = open(args.out, "w")
+    n = 0
+    for a, b in zip(err, ok):
+        for r in (a, b):
+            if n < args.count:
+                out.write(json.dumps(r, ensure_ascii=False) + "\n")
+                n += 1
+    print(json.dumps({"rows": n}), file=sys.stderr)
+
+
 def agreement(args) -> None:
     per: dict[str, dict] = {}
     rows = 0
@@ -122,8 +139,12 @@ def main() -> None:
     p.add_argument("--first-only", action="store_true", help="one sample per problem")
     a = sub.add_parser("agreement")
     a.add_argument("--labels", required=True)
+    b = sub.add_parser("balanced")
+    b.add_argument("--input", required=True)
+    b.add_argument("--count", type=int, required=True)
+    b.add_argument("--out", required=True)
     args = ap.parse_args()
-    processbench(args) if args.cmd == "processbench" else agreement(args)
+    {"processbench": processbench, "agreement": agreement, "balanced": balanced}[args.cmd](args)
 
 
 if __name__ == "__main__":
