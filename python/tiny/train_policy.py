@@ -65,6 +65,7 @@ def main() -> None:
     ap.add_argument("--eval-every", type=int, default=500)
     ap.add_argument("--eval-count", type=int, default=200)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--init", help="start from this checkpoint's weights (e.g. a judge base: the policy trained further)")
     ap.add_argument("--stop-in", type=float, nargs=2, metavar=("LOW", "HIGH"),
                     help="stop at the first evaluation whose temperature-1 accuracy is in [LOW, HIGH]")
     args = ap.parse_args()
@@ -76,6 +77,8 @@ def main() -> None:
     vocab = policy_vocab()
     cfg = Config(vocab=len(vocab), dim=args.dim, layers=args.layers, heads=args.heads, ffn=args.ffn)
     model = Decoder(cfg)
+    if args.init:
+        model.load_state_dict(torch.load(args.init, map_location="cpu")["model"])
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.01)
     warm = 100
 
@@ -85,7 +88,8 @@ def main() -> None:
         t = (step - warm) / max(1, args.steps - warm)
         return args.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * t)))
 
-    stream = training_stream(args.seed, reserved_questions())
+    # A continued run draws its own problems (the seed namespace includes the start checkpoint).
+    stream = training_stream(args.seed if not args.init else f"{args.seed}:continued", reserved_questions())
     held = problems("heldout", args.eval_count)
     log = open(os.path.join(args.out, "log.jsonl"), "a")
     meta = {"config": cfg.to_dict(), "args": vars(args), "parameters": model.parameters_count()}

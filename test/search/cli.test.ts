@@ -27,9 +27,9 @@ function run(args: string[], cwd: string) {
 }
 
 describe('CLI (spawned from bin/stepwise.js; needs `npm run build`)', () => {
-  it('acceptance 5: `stepwise demo` exits 0 in under 60 s offline, says SIMULATED, writes outputs and records runs', () => {
+  it('acceptance 5: `stepwise demo --sim` exits 0 in under 60 s offline, says SIMULATED, writes outputs and records runs', () => {
     const dir = mkdtempSync(join(tmpdir(), 'stepwise-demo-'));
-    const r = run(['demo'], dir);
+    const r = run(['demo', '--sim'], dir);
     expect(r.status, r.stderr).toBe(0);
     expect(r.ms).toBeLessThan(60_000);
     expect(r.stdout).toContain('SIMULATED');
@@ -53,6 +53,7 @@ describe('CLI (spawned from bin/stepwise.js; needs `npm run build`)', () => {
       expect(existsSync(join(out, f)), f).toBe(true);
     const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
     expect(report.simulated).toBe(true);
+    expect(report.world).toBe('sim');
     expect(report.search.map((s: { strategy: string }) => s.strategy)).toEqual([
       'sample',
       'best-of-n',

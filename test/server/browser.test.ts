@@ -67,6 +67,7 @@ beforeAll(async () => {
   store = openStore(join(home, 'store.sqlite'));
   // 24 problems, 22 labelled solutions: the label file has a second page (20 records per page).
   demo = await runDemo({
+    world: 'sim',
     outDir: demoDir,
     problems: 24,
     samples: 2,

@@ -1,6 +1,8 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
+import { StepwiseError } from '../../core/errors.js';
 import type { Cost, Problem } from '../../core/types.js';
 import type { ProcessBenchRecord } from '../../data/types.js';
 import { evaluateChunks, readLabeledSolutions } from '../../evaluate/chunks.js';
@@ -20,8 +22,15 @@ import { finishRun, startRun } from '../../store/runs.js';
 import { checkMathAnswer } from '../../verify/check.js';
 import { intOption } from '../options.js';
 
+/** Which world the demo runs in: the tiny real networks of models/tiny, or the simulator. */
+export type DemoWorld = 'tiny' | 'sim';
+
 /** Settings of the demo. Defaults keep it well under a minute on two cores. */
 export interface DemoOptions {
+  /** Default `tiny`: the real tiny models (docs/tiny.md); `sim`: the simulated world. */
+  world?: DemoWorld;
+  /** Folder of the tiny models and their problem files. Default: the package's models/tiny. */
+  tinyDir?: string;
   /** Output folder (created). Default `./stepwise-demo`. */
   outDir?: string;
   /** Sim problems searched and sampled. Default 60. */
@@ -51,7 +60,9 @@ export interface DemoOptions {
 export interface DemoReport {
   kind: 'stepwise-demo';
   demo: true;
-  simulated: true;
+  /** `tiny`: real tiny networks trained by this project; `sim`: the simulator. */
+  world: DemoWorld;
+  simulated: boolean;
   notice: string;
   policy: string;
   judge: string;
@@ -74,10 +85,15 @@ export interface DemoReport {
     tokensPerProblem: number;
     policyCallsPerProblem: number;
     judgeCallsPerProblem: number;
+    /** 95% Wilson interval of the accuracy over the problems. */
+    ci95: [number, number];
   }>;
   files: Record<string, string>;
   runs: string[];
 }
+
+const TINY_NOTICE =
+  'TINY world: real tiny networks trained on synthetic arithmetic by this project — not results of a large language model. The policy and judge are llama-architecture networks of about 0.2M parameters (models/tiny, docs/tiny.md) run by llama.cpp in process; every problem has exact step truth.';
 
 const NOTICE =
   'SIMULATED world: the policy, the judge and the problems come from the stepwise simulator (src/sim). These numbers show the pipeline working; they are not results of any real model.';
@@ -86,8 +102,51 @@ const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v)
 const tokens = (c: Cost): number =>
   c.policy.promptTokens + c.policy.completionTokens + c.judge.promptTokens + c.judge.completionTokens;
 
+/** models/tiny of the package (dist/cli/commands → package root, as src/cli/commands in tests). */
+export function defaultTinyDir(): string {
+  return fileURLToPath(new URL('../../../models/tiny/', import.meta.url));
+}
+
+/** 95% Wilson score interval of k successes in n (a proportion's interval that stays in [0, 1]). */
+export function wilson95(k: number, n: number): [number, number] {
+  if (n === 0) return [0, 1];
+  const z = 1.959963984540054;
+  const p = k / n;
+  const d = 1 + (z * z) / n;
+  const c = (p + (z * z) / (2 * n)) / d;
+  const h = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / d;
+  return [Math.max(0, c - h), Math.min(1, c + h)];
+}
+
+function readJsonl(path: string): Array<Record<string, unknown>> {
+  if (!existsSync(path)) throw new StepwiseError(`demo: tiny world file missing: ${path}`, { exitCode: 2 });
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** The tiny world's held-out problems (python/tiny/task.py, split heldout). */
+function tinyProblems(
+  dir: string,
+  count: number,
+): { problems: Problem[]; rows: Array<Record<string, unknown>> } {
+  const rows = readJsonl(join(dir, 'heldout.jsonl')).slice(0, count);
+  const problems = rows.map(
+    (r): Problem => ({
+      id: String(r.id),
+      question: String(r.question),
+      answer: String(r.answer),
+      domain: 'math',
+      source: 'tiny',
+      meta: { steps: r.steps },
+    }),
+  );
+  return { problems, rows };
+}
+
 /**
- * The whole pipeline on the simulated world, offline: sample solutions, label a few with
+ * The whole pipeline, offline, on the tiny real models (default) or the simulated world: sample solutions, label a few with
  * rollouts, evaluate the judge (chunk level and a sim ProcessBench-format set), run chunk-reset
  * and best-of-N against plain sampling, write every output into `outDir` and record the runs.
  */
@@ -97,11 +156,17 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
   const outDir = resolve(options.outDir ?? 'stepwise-demo');
   mkdirSync(outDir, { recursive: true });
   const seed = options.seed ?? 0;
+  const world: DemoWorld = options.world ?? 'tiny';
+  const simulated = world === 'sim';
+  const notice = simulated ? NOTICE : TINY_NOTICE;
+  const tinyDir = options.tinyDir ?? defaultTinyDir();
   const stepError = options.stepError ?? 0.1;
   const sens = options.sensitivity ?? 0.9;
   const spec = options.specificity ?? 0.9;
-  const policySpec = `sim?step_error=${stepError}`;
-  const judgeSpec = `sim:generative?sensitivity=${sens}&specificity=${spec}`;
+  const policySpec = simulated ? `sim?step_error=${stepError}` : `gguf:${join(tinyDir, 'policy.gguf')}`;
+  const judgeSpec = simulated
+    ? `sim:generative?sensitivity=${sens}&specificity=${spec}`
+    : `generative:gguf:${join(tinyDir, 'judge.gguf')}`;
   const store = options.store ?? openStore();
   const file = (name: string): string => join(outDir, name);
   const files: Record<string, string> = {};
@@ -109,7 +174,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
   const demoRun = startRun(
     store,
     'demo',
-    { simulated: true, policy: policySpec, judge: judgeSpec, ...options, store: undefined, log: undefined },
+    { world, simulated, policy: policySpec, judge: judgeSpec, ...options, store: undefined, log: undefined },
     file('report.json'),
   );
   runs.push(demoRun);
@@ -120,21 +185,18 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
   try {
     // Problems (written so the same run can be repeated with `stepwise sample --dataset jsonl`).
     const count = options.problems ?? 60;
-    const problems: Problem[] = simDatasetProblems(count, { seed, stepError });
-    writeFileSync(
-      file('problems.jsonl'),
-      simProblemRows(count, { seed, stepError })
-        .map((r) => JSON.stringify(r))
-        .join('\n') + '\n',
-    );
+    const tiny = simulated ? undefined : tinyProblems(tinyDir, count);
+    const problems: Problem[] = tiny ? tiny.problems : simDatasetProblems(count, { seed, stepError });
+    const problemRows = tiny ? tiny.rows : simProblemRows(count, { seed, stepError });
+    writeFileSync(file('problems.jsonl'), problemRows.map((r) => JSON.stringify(r)).join('\n') + '\n');
     files.problems = 'problems.jsonl';
 
     // 1. Sample.
-    log(`[1/5] sampling ${options.samples ?? 4} solutions for each of ${count} sim problems`);
+    log(`[1/5] sampling ${options.samples ?? 4} solutions for each of ${count} ${world} problems`);
     const sampleRun = startRun(
       store,
       'sample',
-      { simulated: true, policy: policySpec, n: options.samples ?? 4 },
+      { world, simulated, policy: policySpec, n: options.samples ?? 4 },
       file('samples.jsonl'),
     );
     runs.push(sampleRun);
@@ -166,7 +228,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
     const labelRun = startRun(
       store,
       'label',
-      { simulated: true, policy: policySpec, rollouts, solutions: labelCount },
+      { world, simulated, policy: policySpec, rollouts, solutions: labelCount },
       file('labels.jsonl'),
     );
     runs.push(labelRun);
@@ -185,11 +247,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
     files.labels = 'labels.jsonl';
 
     // 3. Evaluate the judge: chunk level against the rollout labels, and first errors on a sim ProcessBench-format set.
-    log('[3/5] evaluating the judge: chunk agreement with the labels, sim ProcessBench-format set');
+    log(`[3/5] evaluating the judge: chunk agreement with the labels, ${world} ProcessBench-format set`);
     const chunkRun = startRun(
       store,
       'eval chunks',
-      { simulated: true, judge: judgeSpec, signal: 'abs-q' },
+      { world, simulated, judge: judgeSpec, signal: 'abs-q' },
       file('eval-chunks.json'),
     );
     runs.push(chunkRun);
@@ -202,20 +264,24 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
     finishRun(store, chunkRun, 'done', { solutions: chunkReport.solutions });
     files.evalChunks = 'eval-chunks.json';
 
-    const pbRows = simProcessBenchRows(
-      { count: options.processbenchRows ?? 40, errorShare: 0.5 },
-      { seed, stepError },
-    );
-    writeFileSync(file('processbench-sim.json'), `${JSON.stringify(pbRows, null, 2)}\n`);
-    files.processbenchSet = 'processbench-sim.json';
+    // Tiny world: the policy's own samples with their exact first errors (python/tiny/truth.py).
+    const pbRows = simulated
+      ? simProcessBenchRows({ count: options.processbenchRows ?? 40, errorShare: 0.5 }, { seed, stepError })
+      : (readJsonl(join(tinyDir, 'processbench.jsonl')).slice(
+          0,
+          options.processbenchRows ?? 40,
+        ) as unknown as Array<Omit<ProcessBenchRecord, 'subset'>>);
+    const pbFile = `processbench-${world}.json`;
+    writeFileSync(file(pbFile), `${JSON.stringify(pbRows, null, 2)}\n`);
+    files.processbenchSet = pbFile;
     const pbRun = startRun(
       store,
       'eval processbench',
-      { simulated: true, judge: judgeSpec, path: file('processbench-sim.json') },
+      { world, simulated, judge: judgeSpec, path: file(pbFile) },
       file('processbench-report.json'),
     );
     runs.push(pbRun);
-    const samples: ProcessBenchRecord[] = pbRows.map((r) => ({ ...r, subset: 'sim' }));
+    const samples: ProcessBenchRecord[] = pbRows.map((r) => ({ ...r, subset: world }));
     const pb = await runProcessBench({
       judge,
       samples,
@@ -224,7 +290,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
       seed,
     });
     writeFileSync(file('processbench-report.json'), `${JSON.stringify(pb, null, 2)}\n`);
-    const pbSim = pb.subsets.sim ?? { error_acc: null, correct_acc: null, f1: null, n: 0 };
+    const pbSim = pb.subsets[world] ?? { error_acc: null, correct_acc: null, f1: null, n: 0 };
     finishRun(store, pbRun, 'done', { samples: pb.samples });
     files.processbenchPredictions = 'processbench-predictions.jsonl';
     files.processbenchReport = 'processbench-report.json';
@@ -248,7 +314,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
         out,
         fresh: true,
         store,
-        runConfig: { simulated: true, policy: policySpec, judge: judgeSpec, dataset: 'sim' },
+        runConfig: { world, simulated, policy: policySpec, judge: judgeSpec, dataset: world },
       });
       if (runId) runs.push(runId);
       summaries.push({ label: r.label, summary, config: r.config });
@@ -258,8 +324,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
     // 5. Accuracy vs compute, chart and report.
     log('[5/5] writing the report');
     const bench: BenchReport = {
-      simulated: true,
-      note: NOTICE,
+      simulated,
+      note: notice,
       problems: count,
       policy: policySpec,
       judge: judgeSpec,
@@ -283,8 +349,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
     const report: DemoReport = {
       kind: 'stepwise-demo',
       demo: true,
-      simulated: true,
-      notice: NOTICE,
+      world,
+      simulated,
+      notice,
       policy: policySpec,
       judge: judgeSpec,
       outDir,
@@ -323,6 +390,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
         tokensPerProblem: tokens(summary.cost) / Math.max(1, summary.problems),
         policyCallsPerProblem: summary.costPerProblem.policyCalls,
         judgeCallsPerProblem: summary.costPerProblem.judgeCalls,
+        ci95: wilson95(summary.correct, summary.checked),
       })),
       files,
       runs,
@@ -347,9 +415,11 @@ export function formatDemoReport(r: DemoReport, cwd = process.cwd()): string {
   const w = Math.max(...r.search.map((s) => s.label.length));
   const lines = [
     '================================================================',
-    ' stepwise demo — SIMULATED WORLD (not real model results)',
+    r.world === 'sim'
+      ? ' stepwise demo — SIMULATED WORLD (not real model results)'
+      : ' stepwise demo — TINY WORLD: real tiny networks trained on synthetic arithmetic by this project — not results of a large language model',
     '================================================================',
-    NOTICE,
+    r.notice,
     '',
     `policy ${r.policy}   judge ${r.judge}`,
     '',
@@ -362,13 +432,15 @@ export function formatDemoReport(r: DemoReport, cwd = process.cwd()): string {
         .map(([k, v]) => `${k} ${pct(v)}`)
         .join(', ')}`,
     `judge    chunk level vs abs-q labels: accuracy ${pct(r.evalChunks.accuracy)}, balanced ${pct(r.evalChunks.balancedAccuracy)}`,
-    `         sim ProcessBench-format set (${r.processbench.rows} rows): error_acc ${r.processbench.errorAcc.toFixed(1)}, ` +
+    `         ${r.world} ProcessBench-format set (${r.processbench.rows} rows): error_acc ${r.processbench.errorAcc.toFixed(1)}, ` +
       `correct_acc ${r.processbench.correctAcc.toFixed(1)}, F1 ${r.processbench.f1.toFixed(1)}`,
     '',
     `search   ${r.sample.problems} problems, same seed for every strategy (its own draw: plain sampling here is not the sample stage above):`,
     ...r.search.map(
       (s) =>
-        `  ${s.label.padEnd(w)}  accuracy ${pct(s.accuracy).padStart(6)}   ${Math.round(s.tokensPerProblem)
+        `  ${s.label.padEnd(w)}  accuracy ${pct(s.accuracy).padStart(6)} [95% ${pct(s.ci95[0])}–${pct(s.ci95[1])}]   ${Math.round(
+          s.tokensPerProblem,
+        )
           .toString()
           .padStart(
             6,
@@ -391,19 +463,21 @@ export function formatDemoReport(r: DemoReport, cwd = process.cwd()): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** `stepwise demo`: the whole pipeline on the simulated world, offline, in well under a minute. */
+/** `stepwise demo`: the whole pipeline offline on the tiny real models (or `--sim`, the simulated world). */
 export function register(program: Command): void {
   program
     .command('demo')
     .description(
-      'Run the whole pipeline on the SIMULATED world, offline: sample, label, evaluate a judge, search',
+      'Run the whole pipeline offline on the tiny real networks trained by this project (--sim: the SIMULATED world): sample, label, evaluate a judge, search',
     )
+    .option('--sim', 'run on the simulated world instead of the tiny real models')
     .option('--out-dir <dir>', 'folder for the outputs (JSON/JSONL, SVG chart)', 'stepwise-demo')
-    .option('--problems <n>', 'sim problems to sample and search', intOption('--problems', 1), 60)
+    .option('--problems <n>', 'problems to sample and search', intOption('--problems', 1), 60)
     .option('--seed <s>', 'seed of the problems and of every sampled call', intOption('--seed', 0), 0)
     .option('--json', 'print the report as JSON instead of text')
-    .action(async (f: { outDir: string; problems: number; seed: number; json?: boolean }) => {
+    .action(async (f: { outDir: string; problems: number; seed: number; json?: boolean; sim?: boolean }) => {
       const report = await runDemo({
+        world: f.sim ? 'sim' : 'tiny',
         outDir: f.outDir,
         problems: f.problems,
         seed: f.seed,
