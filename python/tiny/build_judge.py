@@ -19,10 +19,21 @@ from .export_gguf import export
 from .model import Config, Decoder
 
 
+def base_eval(run: str) -> dict:
+    last = None
+    with open(os.path.join(run, "log.jsonl")) as f:
+        for line in f:
+            row = json.loads(line)
+            if "eval" in row:
+                last = row
+    return {"trainingSteps": last["step"], "seconds": last["seconds"], "heldoutAccuracy": last["eval"]}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("run")
     ap.add_argument("models")
+    ap.add_argument("--base", help="the judge base's run folder (its last evaluation goes in the card)")
     args = ap.parse_args()
     start, evals = None, []
     with open(os.path.join(args.run, "log.jsonl")) as f:
@@ -51,7 +62,9 @@ def main() -> None:
         "trainingSteps": best["step"],
         "seconds": ck["seconds"],
         "seed": ck["seed"],
-        "initializedFrom": "policy.gguf's weights (vocabulary extended by the judge prompt's phrases)",
+        "initializedFrom": "the judge base: the policy's checkpoint trained further on the same task "
+                           "(python/tiny/train_judge.sh), vocabulary extended by the judge prompt's phrases",
+        "base": base_eval(args.base) if args.base else None,
         "trainingRows": start["train"] if start else None,
         "validation": {"rows": best["eval"]["n"], "verdictAccuracy": best["eval"]["validVerdictAccuracy"],
                        "against": "the Monte Carlo (rel-effective) labels of held-out export rows"},

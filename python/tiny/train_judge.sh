@@ -13,7 +13,8 @@ SRC=build/tiny/llama-src
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 POLICY_CKPT=${POLICY_CKPT:-build/tiny/policy/ckpt-750.pt}
 PYTHONPATH=python nice -n 15 /usr/bin/python3 -m tiny.train_policy --init "$POLICY_CKPT" --out build/tiny/judge-base \
-  --steps 1250 --eval-every 250 --eval-count 100 --dim 64 --layers 3 --heads 4 --ffn 192 --lr 2e-3 --threads 1 --seed 1
+  --steps 1250 --stop-at 250 --eval-every 250 --eval-count 100 --dim 64 --layers 3 --heads 4 --ffn 192 \
+  --lr 2e-3 --threads 1 --seed 1
 PYTHONPATH=python nice -n 15 /usr/bin/python3 -m tiny.train_judge --data build/tiny/judge-data/judge-rl.jsonl \
-  --init build/tiny/judge-base/ckpt-1250.pt --out build/tiny/judge --steps 400 --eval-every 100 --lr 2e-3
-PYTHONPATH="python:$SRC/gguf-py" nice -n 15 /usr/bin/python3 -m tiny.build_judge build/tiny/judge models/tiny
+  --init build/tiny/judge-base/ckpt-250.pt --out build/tiny/judge --steps 400 --eval-every 100 --lr 2e-3
+PYTHONPATH="python:$SRC/gguf-py" nice -n 15 /usr/bin/python3 -m tiny.build_judge build/tiny/judge models/tiny --base build/tiny/judge-base

@@ -66,6 +66,7 @@ def main() -> None:
     ap.add_argument("--eval-count", type=int, default=200)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--init", help="start from this checkpoint's weights (e.g. a judge base: the policy trained further)")
+    ap.add_argument("--stop-at", type=int, help="stop after this step (the schedule still spans --steps)")
     ap.add_argument("--stop-in", type=float, nargs=2, metavar=("LOW", "HIGH"),
                     help="stop at the first evaluation whose temperature-1 accuracy is in [LOW, HIGH]")
     args = ap.parse_args()
@@ -126,6 +127,8 @@ def main() -> None:
             log.flush()
             if args.stop_in and args.stop_in[0] <= acc1 <= args.stop_in[1]:
                 break
+        if args.stop_at and step >= args.stop_at:
+            break
 
 
 if __name__ == "__main__":

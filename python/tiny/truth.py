@@ -6,6 +6,8 @@
         right but unfinished) have no ProcessBench label and are left out (counted on stderr).
     python3 -m tiny.truth balanced --input pb.jsonl --count 100 --out balanced.jsonl
         ProcessBench rows alternating with and without an error.
+    python3 -m tiny.truth judge-chunks --predictions pb.predictions.jsonl --rows pb.jsonl
+        A judge's chunk verdicts against the exact truth (chunks up to the first error).
     python3 -m tiny.truth agreement --labels labels.jsonl
         For each Monte Carlo signal in `stepwise label` output: how often its first error equals
         the exact first error, with a 95% Wilson interval (JSON on stdout).
@@ -86,6 +88,42 @@ def balanced(args) -> None:
     print(json.dumps({"rows": n}), file=sys.stderr)
 
 
+def judge_chunks(args) -> None:
+    """Chunk-level agreement of a judge's verdicts (`stepwise eval processbench` predictions,
+    `scores`: 1 = Positive, 0 = Negative, judged in order up to the first Negative) with the exact
+    truth, on chunks up to and including each row's exact first error (after it, a chunk's
+    rightness is not defined)."""
+    truth = {json.loads(line)["id"]: json.loads(line) for line in open(args.rows)}
+    tp = tn = fp = fn = 0
+    for line in open(args.predictions):
+        pred = json.loads(line)
+        row = truth.get(pred["id"])
+        if row is None:
+            continue
+        label = row["label"]
+        for k, score in enumerate(pred.get("scores") or []):
+            if label >= 0 and k > label:
+                break
+            wrong = k == label
+            negative = score is not None and score < 0.5
+            if wrong:
+                tp += negative
+                fn += not negative
+            else:
+                tn += not negative
+                fp += negative
+    n = tp + tn + fp + fn
+    print(json.dumps({
+        "chunks": n,
+        "accuracy": round((tp + tn) / n, 4) if n else None,
+        "ci95": wilson(tp + tn, n),
+        "sensitivity": round(tp / (tp + fn), 4) if tp + fn else None,
+        "specificity": round(tn / (tn + fp), 4) if tn + fp else None,
+        "wrongChunks": tp + fn,
+        "rightChunks": tn + fp,
+    }, indent=2))
+
+
 def agreement(args) -> None:
     per: dict[str, dict] = {}
     rows = 0
@@ -143,8 +181,12 @@ def main() -> None:
     b.add_argument("--input", required=True)
     b.add_argument("--count", type=int, required=True)
     b.add_argument("--out", required=True)
+    j = sub.add_parser("judge-chunks")
+    j.add_argument("--predictions", required=True)
+    j.add_argument("--rows", required=True)
     args = ap.parse_args()
-    {"processbench": processbench, "agreement": agreement, "balanced": balanced}[args.cmd](args)
+    {"processbench": processbench, "agreement": agreement, "balanced": balanced,
+     "judge-chunks": judge_chunks}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flattenMessages } from '../../src/models/gguf.js';
+import { renderJudgeMessages } from '../../src/prompts/judge.js';
 import { renderPolicyMessages, renderPolicyPrompt } from '../../src/prompts/policy.js';
 
 /**
@@ -111,18 +113,24 @@ function stopServer(proc: ChildProcess | undefined): void {
 }
 
 describe('tiny models card', () => {
-  it('names a policy file that exists, matches its sha256 and is at most 25 MB', () => {
-    const entry = card.policy;
-    expect(entry, 'card.json has no policy entry').toBeDefined();
-    const path = join(MODELS, entry.file);
-    expect(existsSync(path), `${path} is missing`).toBe(true);
-    expect(statSync(path).size).toBeLessThanOrEqual(MAX_BYTES);
-    expect(createHash('sha256').update(readFileSync(path)).digest('hex')).toBe(entry.sha256);
-    expect(entry.parameters).toBeGreaterThan(0);
-    expect(entry.trainingSteps).toBeGreaterThan(0);
-    expect(entry.seconds).toBeGreaterThan(0);
-    expect(Number.isInteger(entry.seed)).toBe(true);
-    for (const a of [entry.accuracy.t0, entry.accuracy.t1]) {
+  it.each(['policy', 'judge'])(
+    'names a %s file that exists, matches its sha256 and is at most 25 MB',
+    (kind) => {
+      const entry = card[kind];
+      expect(entry, `card.json has no ${kind} entry`).toBeDefined();
+      const path = join(MODELS, entry.file);
+      expect(existsSync(path), `${path} is missing`).toBe(true);
+      expect(statSync(path).size).toBeLessThanOrEqual(MAX_BYTES);
+      expect(createHash('sha256').update(readFileSync(path)).digest('hex')).toBe(entry.sha256);
+      expect(entry.parameters).toBeGreaterThan(0);
+      expect(entry.trainingSteps).toBeGreaterThan(0);
+      expect(entry.seconds).toBeGreaterThan(0);
+      expect(Number.isInteger(entry.seed)).toBe(true);
+    },
+  );
+
+  it('gives the policy its held-out accuracies', () => {
+    for (const a of [card.policy.accuracy.t0, card.policy.accuracy.t1]) {
       expect(a).toBeGreaterThanOrEqual(0);
       expect(a).toBeLessThanOrEqual(1);
     }
@@ -168,5 +176,40 @@ describe('tiny policy in llama-server', () => {
       body: JSON.stringify({ messages: renderPolicyMessages(p.question, prefix) }),
     });
     expect(((await r.json()) as { prompt: string }).prompt).toBe(renderPolicyPrompt(p.question, prefix));
+  });
+});
+
+describe('tiny judge in llama-server', () => {
+  let server: Awaited<ReturnType<typeof startLlamaServer>> | undefined;
+  beforeAll(async () => {
+    server = await startLlamaServer(join(MODELS, card.judge.file));
+  }, 90_000);
+  afterAll(() => stopServer(server?.proc));
+
+  const messages = renderJudgeMessages({
+    problem: 'Start with 16. Multiply by 3, then subtract 9. What is the final number?',
+    history: ['<chunk>16×3=48</chunk>'],
+    chunk: '<chunk>48-9=49 \\boxed{49}</chunk>',
+  });
+
+  it('its chat template renders stepwise’s judge messages as the gguf backend flattens them', async () => {
+    const r = await fetch(`${server!.url}/apply-template`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages }),
+    });
+    expect(((await r.json()) as { prompt: string }).prompt).toBe(flattenMessages(messages));
+  });
+
+  it('answers a judge request with a short analysis and a boxed verdict', async () => {
+    const r = await fetch(`${server!.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages, max_tokens: 32, temperature: 0 }),
+    });
+    expect(r.status).toBe(200);
+    const text = ((await r.json()) as { choices: Array<{ message: { content: string } }> }).choices[0].message
+      .content;
+    expect(text).toMatch(/^48-9=\d+ vs \d+ \\boxed\{(Positive|Negative)\}$/);
   });
 });
