@@ -7,6 +7,7 @@
  *
  *   npx tsx bench/scale.ts [--sizes 1000,10000,100000] [--rollouts 4] [--latency-ms 20]
  *                          [--concurrency 8] [--lookup-entries 10000000]
+ *   npx tsx bench/scale.ts --sizes 0 --lookup-entries 10000000   # the cache lookup point only
  *
  * Achieved concurrency is Little's law: requests × server latency ÷ wall time (the requests in
  * flight on average); ideal is the label job's request limit (4 × --concurrency). The cache
@@ -210,7 +211,10 @@ function lookupPoint(dir: string, entries: number): Record<string, number> {
 async function main(): Promise<void> {
   if (!existsSync(new URL('../dist/cli/main.js', import.meta.url)))
     throw new Error('dist/ missing: run `npm run build` first');
-  const sizes = flag('--sizes', '1000,10000,100000').split(',').map(Number);
+  const sizes = flag('--sizes', '1000,10000,100000')
+    .split(',')
+    .map(Number)
+    .filter((n) => n > 0);
   const o = {
     rollouts: Number(flag('--rollouts', '4')),
     latencyMs: Number(flag('--latency-ms', '20')),
