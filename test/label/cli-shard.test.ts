@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,6 +64,11 @@ describe('label --shard K/N + merge', () => {
     // With the input, the merged file is the unsharded file, line for line.
     await cli(['merge', ...shards, '--input', input, '--out', merged]);
     expect(readFileSync(merged, 'utf8')).toBe(readFileSync(join(dir, 'full.jsonl'), 'utf8'));
+    // Every command checkpointed its WAL at exit, and `stepwise runs` shows the store's size.
+    const store = join(dir, 'home', 'store.sqlite');
+    expect(existsSync(`${store}-wal`) ? statSync(`${store}-wal`).size : 0).toBe(0);
+    const runs = await cli(['runs']);
+    expect(runs.stdout).toMatch(/^store .*store\.sqlite: \d+\.\d MB \(model-call cache and runs\)$/m);
     // Resuming a shard's output as another shard is refused.
     const wrong = await startCli(
       ['label', ...common, '--shard', '2/3', '--out', shards[0]],

@@ -46,6 +46,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function runFor(
   ms: number,
   out: string,
+  file = input,
 ): Promise<{ code: number | null; rssMb: number; stderr: string }> {
   const child = spawn(
     process.execPath,
@@ -55,7 +56,7 @@ async function runFor(
       BIN,
       'label',
       '--input',
-      input,
+      file,
       '--policy',
       'sim',
       '--rollouts',
@@ -74,11 +75,13 @@ async function runFor(
   child.stderr.on('data', (c) => {
     stderr += c;
   });
-  // Stop it once it has written something (and at least `ms` later), like Ctrl-C.
+  // Stop it like Ctrl-C, at least `ms` after the start.
   const started = Date.now();
+  const count = () => (existsSync(out) ? readFileSync(out, 'utf8').split('\n').length : 0);
+  const before = count();
   const timer = setInterval(() => {
-    const written = existsSync(out) ? readFileSync(out, 'utf8').split('\n').length : 0;
-    if (Date.now() - started >= ms && written > 50) child.kill('SIGINT');
+    // Only once this run has written records of its own: it is past start-up and resuming.
+    if (Date.now() - started >= ms && count() > before + 30) child.kill('SIGINT');
   }, 250);
   const code = await new Promise<number | null>((r) => child.on('close', r));
   clearInterval(timer);
