@@ -275,6 +275,21 @@ def confine_filesystem(spec, work_dir):
 # ----------------------------------------------------------------------------------------- worker
 
 
+def close_descriptors(keep):
+    """Close every open descriptor but `keep` (listed in /proc: a range up to the limit can be a
+    million close calls on Pythons before 3.10)."""
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = range(min(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 1 << 16))
+    for fd in fds:
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
 def run_worker(first_test, report_fd, out_path, err_path):
     """Runs in the forked child. Never returns: ends with os._exit."""
     os.setpgid(0, 0)
@@ -289,6 +304,9 @@ def run_worker(first_test, report_fd, out_path, err_path):
     os.dup2(devnull, 0)
     os.dup2(os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 1)
     os.dup2(os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 2)
+    # A descriptor inherited from whoever started stepwise (`40>>file` in bash) would let the
+    # candidate write past the read-only view: keep only stdio and the report pipe.
+    close_descriptors(keep={0, 1, 2, report_fd})
     if CONFIG.get("filesystem"):
         try:
             confine_filesystem(CONFIG["filesystem"], WORK_DIR)

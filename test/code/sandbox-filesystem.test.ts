@@ -2,8 +2,10 @@ import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
+  closeSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -150,6 +152,52 @@ describe('sandbox filesystem', () => {
     expect(r.tests.map((t) => t.status)).toEqual(['passed', 'passed', 'error', 'passed', 'passed']);
     expect(r.tests[2].message).toMatch(/Read-only file system|Permission denied/);
     expect(r.stdout).toMatch(/escape: \d+ ''/);
+    expect(v.snapshot()).toEqual(v.before);
+  });
+
+  it("a file descriptor that stepwise inherited (`40>>file` in bash) is not the candidate's way out", () => {
+    const v = victim();
+    const dir = tempDir();
+    const script = join(dir, 'inherited.mjs');
+    // Write to every descriptor the candidate holds besides stdin, stdout and stderr.
+    const program = [
+      'import os',
+      'for name in os.listdir("/proc/self/fd"):',
+      '    if int(name) > 2:',
+      '        try:',
+      '            os.write(int(name), b"planted\\n")',
+      '        except OSError:',
+      '            pass',
+    ].join('\n');
+    writeFileSync(
+      script,
+      [
+        `const { Sandbox } = await import(${py(pathToFileURL(join(repo, 'dist/verify/code/sandbox.js')).href)});`,
+        'const sb = new Sandbox();',
+        `const r = await sb.run({ program: ${JSON.stringify(program)}, tests: [] });`,
+        'process.stdout.write(JSON.stringify(r));',
+        'sb.close();',
+      ].join('\n'),
+    );
+    // The job's parent left descriptor 40 open on F for appending, as `stepwise … 40>>F` in bash
+    // would; Node passes such descriptors on to what it spawns.
+    const fd = openSync(v.file, 'a');
+    try {
+      const stdio: Array<'ignore' | 'pipe' | number> = ['ignore', 'pipe', 'pipe'];
+      while (stdio.length < 40) stdio.push('ignore');
+      stdio.push(fd);
+      const child = spawnSync(process.execPath, [script], {
+        encoding: 'utf8',
+        timeout: 120_000,
+        stdio,
+        // Not the test runner's IPC channel (NODE_CHANNEL_FD) or options.
+        env: { PATH: process.env.PATH, HOME: process.env.HOME },
+      });
+      expect(child.stderr).toBe('');
+      expect((JSON.parse(child.stdout) as SandboxResult).status).toBe('passed');
+    } finally {
+      closeSync(fd);
+    }
     expect(v.snapshot()).toEqual(v.before);
   });
 
