@@ -19,7 +19,8 @@ export const MAX_SHOWN_BYTES = 64 << 20;
 
 /** A path part that is hidden (`.docker`, `.env`) or a package folder: never served. */
 function isPrivatePart(part: string): boolean {
-  return part.startsWith('.') || part === 'node_modules';
+  // Lower-cased: on a case-insensitive disk (macOS, Windows) `Node_Modules` is the package folder.
+  return part.startsWith('.') || part.toLowerCase() === 'node_modules';
 }
 
 /** Whether a relative path (either separator) names a servable output: no private part, a served ending. */
