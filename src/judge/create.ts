@@ -34,6 +34,8 @@ export interface CreateJudgeOptions extends CreateModelOptions {
   checker?: AnswerChecker;
   /** Use this model instead of building one from the spec's model part (tests, in-process sims). */
   model?: LanguageModel;
+  /** Critic: prompt template with `{problem}` and `{tagged_response}` slots, sent verbatim. */
+  criticTemplate?: string;
 }
 
 function pick<T>(flag: T | undefined, fromSpec: T | undefined): T | undefined {
@@ -101,6 +103,7 @@ export async function createJudge(spec: string, options: CreateJudgeOptions = {}
     checker,
     maxTokens,
     modelConcurrency,
+    criticTemplate: options.criticTemplate,
   });
   return { ...judge, simulated: isSimulatedModel(model), model };
 }
@@ -126,6 +129,7 @@ function buildJudge(
     checker?: AnswerChecker;
     maxTokens?: number;
     modelConcurrency?: number;
+    criticTemplate?: string;
   },
 ): StepJudge {
   const { common, v, t, seed, rollouts, signal, checker, maxTokens, modelConcurrency } = o;
@@ -151,7 +155,7 @@ function buildJudge(
       });
     }
     case 'critic':
-      return createCriticJudge(model, { ...common, votes: v });
+      return createCriticJudge(model, { ...common, votes: v, template: o.criticTemplate });
     case 'orm':
       return createOrmJudge(model, { ...common, votes: v, threshold: t });
     case 'rollout': {

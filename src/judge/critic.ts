@@ -16,6 +16,8 @@ export interface CriticJudgeSettings {
   /** Room for the paragraph-by-paragraph critique. Default 4096. */
   maxTokens?: number;
   seed?: number;
+  /** Prompt template with `{problem}` and `{tagged_response}` slots, sent verbatim (default: our wording). */
+  template?: string;
 }
 
 /** The outcome of maj@k over critic samples. */
@@ -69,7 +71,7 @@ export function createCriticJudge(model: LanguageModel, settings: CriticJudgeSet
     const votes = Math.max(1, Math.floor(options.votes ?? settings.votes ?? 8));
     const out = await model.generate(
       {
-        messages: renderCriticMessages(problem.question, chunks),
+        messages: renderCriticMessages(problem.question, chunks, settings.template),
         n: votes,
         temperature: settings.temperature ?? 1,
         topP: settings.topP ?? 0.9,

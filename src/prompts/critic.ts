@@ -14,13 +14,41 @@ const TAIL =
   'return the index of the paragraph where the earliest error occurs; if there is no error, return -1. ' +
   'Put your final answer (the index) in \\boxed{}.';
 
-export function renderCriticUserMessage(problem: string, steps: readonly string[]): string {
-  const tagged = steps.map((s, i) => `<paragraph_${i}>\n${s}\n</paragraph_${i}>`).join('\n\n');
+/** The paragraphs tagged `<paragraph_i>\n…\n</paragraph_i>` from 0, separated by blank lines. */
+export function tagParagraphs(steps: readonly string[]): string {
+  return steps.map((s, i) => `<paragraph_${i}>\n${s}\n</paragraph_${i}>`).join('\n\n');
+}
+
+/**
+ * The default critic prompt is our own wording. A template (e.g. the official ProcessBench one,
+ * `--critic-template FILE`) is sent verbatim with its `{problem}` and `{tagged_response}` slots
+ * filled; nothing else in it changes.
+ */
+export function renderCriticUserMessage(
+  problem: string,
+  steps: readonly string[],
+  template?: string,
+): string {
+  const tagged = tagParagraphs(steps);
+  if (template !== undefined)
+    // split/join, not replace: `$` sequences in a problem must not act as replacement patterns.
+    return template.split('{problem}').join(problem).split('{tagged_response}').join(tagged);
   return `${HEAD}${problem}${SOLUTION_MARK}${tagged}${TAIL}`;
 }
 
-export function renderCriticMessages(problem: string, steps: readonly string[]): ChatMessage[] {
-  return [{ role: 'user', content: renderCriticUserMessage(problem, steps) }];
+/** Throws when a critic template lacks one of its slots (`{problem}`, `{tagged_response}`). */
+export function checkCriticTemplate(template: string, where: string): void {
+  const missing = ['{problem}', '{tagged_response}'].filter((slot) => !template.includes(slot));
+  if (missing.length > 0)
+    throw new Error(`${where}: the critic template has no ${missing.join(' and no ')} slot`);
+}
+
+export function renderCriticMessages(
+  problem: string,
+  steps: readonly string[],
+  template?: string,
+): ChatMessage[] {
+  return [{ role: 'user', content: renderCriticUserMessage(problem, steps, template) }];
 }
 
 /** Inverse of {@link renderCriticUserMessage}; null when the text is not a critic prompt. */

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../../core/errors.js';
@@ -17,6 +17,7 @@ import { createJudge } from '../../judge/create.js';
 import { JUDGE_KIND_HELP } from '../../judge/spec.js';
 import type { StepJudge } from '../../judge/types.js';
 import { LABEL_SIGNALS, type LabelSignal } from '../../label/signals.js';
+import { checkCriticTemplate } from '../../prompts/critic.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun, updateRunCounts } from '../../store/runs.js';
 import { addInputOption, intOption } from '../options.js';
@@ -46,6 +47,26 @@ interface ProcessBenchFlags extends JudgeFlags {
   thresholdSubset: string;
   out?: string;
   fresh?: boolean;
+  criticTemplate?: string;
+}
+
+/** The `--critic-template` file's text, its slots checked (exit 2 naming the file). */
+function readCriticTemplate(file: string | undefined, judgeSpec: string | undefined): string | undefined {
+  if (file === undefined) return undefined;
+  if (!judgeSpec?.startsWith('critic:') && !judgeSpec?.startsWith('sim:critic'))
+    throw new UsageError('--critic-template applies to critic judges only (--judge critic:…)');
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UsageError(`--critic-template ${file}: cannot read it (${(e as Error).message})`);
+  }
+  try {
+    checkCriticTemplate(text, file);
+  } catch (e) {
+    throw new UsageError(`--critic-template ${(e as Error).message}`);
+  }
+  return text;
 }
 
 interface ChunksFlags extends JudgeFlags {
@@ -81,10 +102,15 @@ function parseThreshold(value: string | undefined, judge: StepJudge, subset: str
   return judge.scalar ? { mode: 'fixed', value: t } : { mode: 'verdict' };
 }
 
-async function buildJudge(flags: JudgeFlags, threshold?: number): Promise<StepJudge> {
+async function buildJudge(
+  flags: JudgeFlags,
+  threshold?: number,
+  criticTemplate?: string,
+): Promise<StepJudge> {
   if (!flags.judge) throw new UsageError('--judge <spec> is required');
   const warned = new Set<string>();
   return createJudge(flags.judge, {
+    criticTemplate,
     baseUrl: flags.baseUrl,
     apiKey: flags.apiKey,
     votes: flags.votes,
@@ -124,9 +150,11 @@ async function runJudge(flags: ProcessBenchFlags): Promise<void> {
     throw new UsageError('--out <report.json> is required with --judge (the predictions go next to it)');
   const numeric =
     flags.threshold !== undefined && flags.threshold !== 'auto' ? Number(flags.threshold) : undefined;
+  const criticTemplate = readCriticTemplate(flags.criticTemplate, flags.judge);
   const judge = await buildJudge(
     flags,
     numeric !== undefined && Number.isFinite(numeric) ? numeric : undefined,
+    criticTemplate,
   );
   const threshold = parseThreshold(flags.threshold, judge, flags.thresholdSubset);
   const subsets = flags.subsets
@@ -160,6 +188,8 @@ async function runJudge(flags: ProcessBenchFlags): Promise<void> {
     seed: flags.seed,
     // Verdict mode judges with early exit; the others score every step: the rows differ.
     earlyExit: threshold.mode === 'verdict',
+    // The prompt decides the predictions: another template is another run.
+    ...(criticTemplate !== undefined ? { criticTemplate } : {}),
   });
   const runId = startRun(db, 'eval processbench', { ...config, job: settings }, resolve(flags.out));
   const bar = createProgressBar(`processbench${judge.simulated ? ' (simulated)' : ''}`, {
@@ -329,6 +359,10 @@ export function register(program: Command): void {
     .option('--threshold-subset <name>', 'subset on which --threshold auto is chosen', 'gsm8k')
     .option('--out <report.json>', 'report file; predictions go to <report>.predictions.jsonl (resumable)')
     .option('--fresh', 'start over instead of resuming the predictions file')
+    .option(
+      '--critic-template <file>',
+      'critic judges: prompt template with {problem} and {tagged_response} slots, sent verbatim (e.g. the official ProcessBench one; default: our own wording)',
+    )
     .addHelpText(
       'after',
       `${JUDGE_SPEC_HELP}\nExamples:\n  stepwise eval processbench --judge prm:openai:Qwen/Qwen2.5-Math-PRM-7B --base-url http://127.0.0.1:8000/v1 --out pb.json\n` +
