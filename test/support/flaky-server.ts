@@ -23,8 +23,11 @@ export interface FlakyServerOptions {
   delayMs?: number;
   /** Fixed latency added to every answered request. */
   latencyMs?: number;
-  /** false: reject n > 1 with HTTP 400 "n must be 1" (like Ollama); 'ignore': answer one choice. */
-  nativeN?: true | false | 'ignore';
+  /**
+   * false: reject n > 1 with HTTP 400 "n must be 1"; 'ignore': answer one choice (Ollama);
+   * 'error500': HTTP 500 "Only one completion choice is allowed" (older llama.cpp).
+   */
+  nativeN?: true | false | 'ignore' | 'error500';
   answerFor?: (question: string) => string | undefined;
   correctRate?: number;
 }
@@ -34,7 +37,7 @@ export interface RecordedRequest {
   body: Record<string, unknown>;
   /** The policy question parsed from the prompt, when it is one. */
   question: string | null;
-  outcome: 'ok' | '500' | '429' | 'drop' | 'delay' | 'bad-request';
+  outcome: 'ok' | '500' | '429' | 'drop' | 'delay' | 'bad-request' | 'n-rejected';
 }
 
 export interface FlakyServer {
@@ -124,6 +127,13 @@ export async function startFlakyServer(options: FlakyServerOptions = {}): Promis
         if (n > 1 && options.nativeN === false) {
           record.outcome = 'bad-request';
           json(400, { error: { message: 'n must be 1 for this server', type: 'invalid_request_error' } });
+          return;
+        }
+        if (n > 1 && options.nativeN === 'error500') {
+          record.outcome = 'n-rejected';
+          json(500, {
+            error: { code: 500, message: 'Only one completion choice is allowed', type: 'server_error' },
+          });
           return;
         }
         const count = n > 1 && options.nativeN === 'ignore' ? 1 : n;

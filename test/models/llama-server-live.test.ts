@@ -1,0 +1,300 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StepwiseError } from '../../src/core/errors.js';
+import { createRng } from '../../src/core/rng.js';
+import { createShepherdJudge } from '../../src/judge/shepherd.js';
+import { OpenAIModel } from '../../src/models/openai.js';
+import { startCli } from '../support/cli.js';
+import { type LlamaServer, startLlamaServer, startRecordingProxy } from '../support/llama-server.js';
+import { sharedData } from '../support/shared-data.js';
+
+/**
+ * The real llama.cpp server (../shared/bin/llama-server, tiny stories260K model, -np 4, -t 1),
+ * reached through a recording proxy so the tests count what the server was sent. Numbers here
+ * come from a tiny real model: they test the plumbing, not the quality.
+ */
+let server: LlamaServer;
+let proxy: Awaited<ReturnType<typeof startRecordingProxy>>;
+let dir: string;
+const models: OpenAIModel[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'stepwise-llama-live-'));
+  server = await startLlamaServer({ slots: 4 });
+  proxy = await startRecordingProxy(server.port);
+}, 60_000);
+afterAll(async () => {
+  for (const m of models) await m.close();
+  await proxy?.close();
+  await server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function model(): OpenAIModel {
+  const m = new OpenAIModel({ model: 'm', baseUrl: proxy.url, rng: createRng(1), maxRetries: 1 });
+  models.push(m);
+  return m;
+}
+
+const posts = () => proxy.requests.filter((q) => q.method === 'POST');
+
+describe('llama-server (real llama.cpp, tiny model)', () => {
+  it('samples n > 1 in one request; seeds repeat; stop strings are cut and end with finish "stop"', async () => {
+    const m = model();
+    const before = posts().length;
+    const a = await m.generate({ prompt: 'Once upon a time', n: 3, maxTokens: 12, temperature: 1, seed: 5 });
+    expect(a.samples).toHaveLength(3);
+    expect(posts().length - before).toBe(1);
+    expect(posts().at(-1)?.body.n).toBe(3);
+    const again = await m.generate({
+      prompt: 'Once upon a time',
+      n: 3,
+      maxTokens: 12,
+      temperature: 1,
+      seed: 5,
+    });
+    expect(again.samples.map((s) => s.text)).toEqual(a.samples.map((s) => s.text));
+    const stopped = await m.generate({
+      prompt: 'Once upon a time',
+      maxTokens: 40,
+      temperature: 0,
+      stop: ['.'],
+    });
+    expect(stopped.samples[0].finishReason).toBe('stop');
+    expect(stopped.samples[0].text).not.toContain('.');
+    const long = await m.generate({ prompt: 'Once upon a time', maxTokens: 3, temperature: 0 });
+    expect(long.samples[0].finishReason).toBe('length');
+    expect(long.samples[0].completionTokens).toBe(3);
+  });
+
+  it('reads /v1/completions logprobs in its chat layout', async () => {
+    const r = await model().generate({
+      prompt: 'Once upon a time',
+      maxTokens: 3,
+      temperature: 0,
+      logprobs: 3,
+    });
+    const lp = r.samples[0].logprobs!;
+    expect(lp).toHaveLength(3);
+    expect(lp.map((t) => t.token).join('')).toBe(r.samples[0].text);
+    expect(lp[0].top?.length).toBe(3);
+    expect(lp.every((t) => t.logprob <= 0)).toBe(true);
+  });
+
+  it('continues an assistant message without repeating it (the echoed prefill is cut)', async () => {
+    const r = await model().generate({
+      messages: [
+        { role: 'user', content: 'Tell a story.' },
+        { role: 'assistant', content: 'Once upon a time' },
+      ],
+      n: 2,
+      maxTokens: 8,
+      temperature: 1,
+      seed: 3,
+    });
+    for (const s of r.samples) expect(s.text.startsWith('Once upon a time')).toBe(false);
+    expect(proxy.requests.some((q) => q.method === 'GET' && q.path === '/v1/models')).toBe(true);
+  });
+
+  it('a prompt longer than the slot context is a clear error, not retries', async () => {
+    const before = posts().length;
+    const err = await model()
+      .generate({ prompt: 'Once upon a time '.repeat(800), maxTokens: 8 })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(StepwiseError);
+    expect(err.message).toMatch(/exceeds the available context size/);
+    expect(err.message).toMatch(/lower --max-tokens/);
+    expect(posts().length - before).toBe(1);
+  });
+
+  it('serves the shepherd judge from top logprobs', async () => {
+    const judge = createShepherdJudge(model(), { topLogprobs: 5 });
+    const before = posts().length;
+    const r = await judge.judge(
+      { id: 'p', question: 'What is 2 + 2?', answer: '4', domain: 'math', source: 'test' },
+      ['Once upon a time there was a girl.', 'She had 4 apples.'],
+    );
+    expect(r.judgments).toHaveLength(2);
+    for (const j of r.judgments) expect(j.score).toBeGreaterThanOrEqual(0);
+    const sent = posts().slice(before);
+    expect(sent).toHaveLength(2);
+    expect(sent.every((q) => q.body.logprobs === 5 && q.body.max_tokens === 1)).toBe(true);
+  });
+
+  it('acceptance 1: sample --n 4 on 5 GSM8K problems is 5 requests with n = 4; the same command again sends none', async () => {
+    const home = join(dir, 'home-sample');
+    const out = join(dir, 'S.jsonl');
+    const args = [
+      'sample',
+      '--dataset',
+      'gsm8k',
+      '--path',
+      sharedData('gsm8k/test.jsonl'),
+      '--limit',
+      '5',
+      '--policy',
+      'openai:m',
+      '--base-url',
+      proxy.url,
+      '--n',
+      '4',
+      '--max-tokens',
+      '48',
+      '--out',
+      out,
+    ];
+    const before = posts().length;
+    const run = await startCli(args, home).done;
+    expect(run.code, run.stderr).toBe(0);
+    const lines = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines).toHaveLength(5);
+    for (const l of lines) expect(l.samples).toHaveLength(4);
+    const sent = posts().slice(before);
+    expect(sent.map((q) => [q.path, q.body.n])).toEqual(Array(5).fill(['/v1/completions', 4]));
+    const mark = proxy.requests.length;
+    const rerun = await startCli(args, home).done;
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(proxy.requests.slice(mark)).toEqual([]);
+  }, 120_000);
+
+  it('acceptance 2: label --prompt-form chat --keep-rollouts on a 3-chunk solution: no rollout repeats chunk 0', async () => {
+    const chunks = [
+      'Once upon a time, there was a little girl.',
+      'She liked to play in the park.',
+      'So the answer is \\boxed{4}.',
+    ];
+    const input = join(dir, 'L.jsonl');
+    writeFileSync(
+      input,
+      `${JSON.stringify({ id: 's1', problem: 'What is 2 + 2?', answer: '4', steps: chunks })}\n`,
+    );
+    const out = join(dir, 'O-chat.jsonl');
+    const run = await startCli(
+      [
+        'label',
+        '--input',
+        input,
+        '--policy',
+        'openai:m',
+        '--base-url',
+        proxy.url,
+        '--rollouts',
+        '4',
+        '--max-tokens',
+        '24',
+        '--prompt-form',
+        'chat',
+        '--keep-rollouts',
+        '--signals',
+        'abs-q',
+        '--out',
+        out,
+        '--no-cache',
+      ],
+      join(dir, 'home-label-chat'),
+    ).done;
+    expect(run.code, run.stderr).toBe(0);
+    const record = JSON.parse(readFileSync(out, 'utf8').trim());
+    const rollouts = record.chunks.flatMap((c: { rollouts?: Array<{ text: string }> }) => c.rollouts ?? []);
+    expect(rollouts.length).toBeGreaterThan(0);
+    for (const r of rollouts) expect(r.text.startsWith(chunks[0])).toBe(false);
+  }, 120_000);
+
+  it('label resumes where it stopped and a rerun sends nothing', async () => {
+    const home = join(dir, 'home-label-resume');
+    const input = join(dir, 'L-resume.jsonl');
+    const out = join(dir, 'O-resume.jsonl');
+    const row = (i: number) =>
+      JSON.stringify({
+        id: `r${i}`,
+        problem: `What is ${i} + 1?`,
+        answer: String(i + 1),
+        steps: ['Once upon a time, there was a dog.', `The answer is \\boxed{${i + 1}}.`],
+      });
+    const args = [
+      'label',
+      '--input',
+      input,
+      '--policy',
+      'openai:m',
+      '--base-url',
+      proxy.url,
+      '--rollouts',
+      '2',
+      '--max-tokens',
+      '16',
+      '--signals',
+      'abs-q',
+      '--out',
+      out,
+    ];
+    writeFileSync(input, `${row(1)}\n${row(2)}\n`);
+    const first = await startCli(args, home).done;
+    expect(first.code, first.stderr).toBe(0);
+    writeFileSync(input, `${row(1)}\n${row(2)}\n${row(3)}\n`);
+    const before = posts().length;
+    const second = await startCli(args, home).done;
+    expect(second.code, second.stderr).toBe(0);
+    const sent = posts().slice(before);
+    // Only the new solution's prefixes were asked for.
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.every((q) => String(q.body.prompt).includes('What is 3 + 1?'))).toBe(true);
+    expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(3);
+    const mark = posts().length;
+    const third = await startCli(args, home).done;
+    expect(third.code, third.stderr).toBe(0);
+    expect(posts().length).toBe(mark);
+  }, 120_000);
+
+  for (const strategy of ['chunk-reset', 'greedy-prm']) {
+    it(`search --strategy ${strategy} with the shepherd judge runs on the real server`, async () => {
+      const out = join(dir, `search-${strategy}.jsonl`);
+      const before = posts().length;
+      const run = await startCli(
+        [
+          'search',
+          '--dataset',
+          'gsm8k',
+          '--path',
+          sharedData('gsm8k/test.jsonl'),
+          '--limit',
+          '1',
+          '--strategy',
+          strategy,
+          '--policy',
+          'openai:m',
+          '--judge',
+          'shepherd:openai:m',
+          '--base-url',
+          proxy.url,
+          '--max-step-tokens',
+          '12',
+          '--max-steps',
+          '2',
+          '--max-attempts',
+          '2',
+          '--children',
+          '2',
+          '--max-backtracks',
+          '1',
+          '--out',
+          out,
+          '--no-cache',
+        ],
+        join(dir, `home-${strategy}`),
+      ).done;
+      expect(run.code, run.stderr).toBe(0);
+      const line = JSON.parse(readFileSync(out, 'utf8').trim());
+      expect(line.id).toBeDefined();
+      const sent = posts().slice(before);
+      // Policy steps and shepherd judgments (one-token requests with top logprobs) both reached the server.
+      expect(sent.some((q) => q.body.max_tokens === 12)).toBe(true);
+      expect(sent.some((q) => q.body.max_tokens === 1 && typeof q.body.logprobs === 'number')).toBe(true);
+    }, 120_000);
+  }
+});
