@@ -16,7 +16,7 @@ made one; and an audit hook that caps process creation and refuses network calls
 failures get a clear status even where the kernel does not enforce them.
 
 Filesystem (when the config has `filesystem`): each worker enters its own mount namespace, sees
-everything read-only but its work folder and a private /tmp and /dev/shm, finds the hidden
+everything read-only but its work folder and a private /tmp and /dev/shm, a /dev without disks, finds the hidden
 folders (homes, /run, the store, outputs) empty, and drops every capability (confine_filesystem).
 """
 
@@ -201,6 +201,28 @@ def drop_privileges(ctypes, libc):
     libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: other candidates cannot ptrace this one
 
 
+# The devices a program may need; the rest (disks, consoles, the kernel log) stay out of sight.
+DEV_NODES = ["null", "zero", "full", "random", "urandom", "tty"]
+
+
+def minimal_dev(libc, tmp_size):
+    """A fresh /dev holding only DEV_NODES, a private /dev/shm and the usual links. A read-only
+    mount does not stop writes to a device, so a candidate running as root could otherwise open
+    /dev/sda and overwrite the disk, or read every hidden file off it."""
+    nodes = [(n, os.open("/dev/" + n, os.O_PATH)) for n in DEV_NODES if os.path.exists("/dev/" + n)]
+    _mount(libc, "tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=64k")
+    for name, fd in nodes:
+        target = "/dev/" + name
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o644))
+        _mount(libc, "/proc/self/fd/%d" % fd, target, None, MS_BIND)
+        os.close(fd)
+    for name, dest in [("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                       ("stderr", "/proc/self/fd/2")]:
+        os.symlink(dest, "/dev/" + name)
+    os.mkdir("/dev/shm")
+    _mount(libc, "tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777," + tmp_size)
+
+
 def confine_filesystem(spec, work_dir):
     """Give this process (the worker) its own view of the filesystem, then drop every capability.
 
@@ -257,8 +279,8 @@ def confine_filesystem(spec, work_dir):
     for f in hide_files:
         if os.path.isfile(f):  # not inside a folder hidden already
             _mount(libc, "/dev/null", f, None, MS_BIND)
-    if os.path.isdir("/dev/shm"):
-        _mount(libc, "tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777," + tmp_size)
+    if os.path.isdir("/dev"):
+        minimal_dev(libc, tmp_size)
     make_parents(work_dir)
     _mount(libc, "/proc/self/fd/%d" % work_fd, work_dir, None, MS_BIND)
     os.close(work_fd)

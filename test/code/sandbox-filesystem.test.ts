@@ -201,6 +201,29 @@ describe('sandbox filesystem', () => {
     expect(v.snapshot()).toEqual(v.before);
   });
 
+  it('a candidate finds no disks, consoles or kernel log in /dev (a read-only mount does not stop device writes)', async () => {
+    const r = await sandbox.run({
+      program: 'import os',
+      tests: [
+        {
+          name: 'only harmless devices',
+          code: 'names = set(os.listdir("/dev"))\nassert names <= {"null", "zero", "full", "random", "urandom", "tty", "fd", "stdin", "stdout", "stderr", "shm"}, sorted(names)',
+        },
+        {
+          name: 'kernel log',
+          code: 'try:\n    os.close(os.open("/dev/kmsg", os.O_WRONLY))\n    raise AssertionError("/dev/kmsg opened for writing")\nexcept FileNotFoundError:\n    pass',
+        },
+        {
+          name: 'the harmless ones work',
+          code: 'open("/dev/null", "w").write("x")\nassert len(open("/dev/urandom", "rb").read(8)) == 8\nopen("/dev/shm/x", "w").write("y")\nimport multiprocessing\nq = multiprocessing.Queue()\nq.put(1)\nassert q.get() == 1',
+        },
+      ],
+    });
+    expect(r.tests.map((t) => `${t.name}: ${t.status}${t.message ? ` ${t.message}` : ''}`)).toEqual(
+      r.tests.map((t) => `${t.name}: passed`),
+    );
+  });
+
   it('a candidate that lists the real home folder of the user running stepwise sees none of its entries', async () => {
     const home = userInfo().homedir;
     // Make sure the home folder has at least one entry to find.
