@@ -14,7 +14,8 @@ import type { SearchDeps, SearchResult, TraceNode } from './types.js';
  * After the last attempt is rejected (the paper does not say), the default `fallback:
  * 'best-scored'` keeps the attempt with the highest judge score (earliest on ties) and goes on;
  * `fallback: 'last'` keeps the last attempt. Neutral verdicts are accepted: only a negative one
- * resets the chunk.
+ * resets the chunk. A judge reply without a parsable verdict is an abstention: the chunk is
+ * regenerated (counted in `abstentions`).
  */
 export async function chunkReset(
   problem: Problem,
@@ -26,6 +27,7 @@ export async function chunkReset(
   let fallbacks = 0;
   let resets = 0;
   let repeats = 0;
+  let abstentions = 0;
   let ended = false;
   while (!ended && path.length < config.maxSteps) {
     const chunks = path.map((n) => n.text);
@@ -47,7 +49,8 @@ export async function chunkReset(
         continue;
       }
       let ruling = judged.get(s.text);
-      if (ruling) repeats++;
+      // An abstention is not a ruling to reuse: the same chunk is put to the judge again.
+      if (ruling && !ruling.abstained) repeats++;
       else {
         ruling = await rt.judgeStep([...chunks, s.text], path.length);
         judged.set(s.text, ruling);
@@ -57,7 +60,9 @@ export async function chunkReset(
         ruling,
       );
       attempts.push(node);
-      if (ruling.verdict !== 'negative') {
+      // A reply with no parsable verdict is an abstention: the chunk is regenerated, not accepted.
+      if (ruling.abstained) abstentions++;
+      else if (ruling.verdict !== 'negative') {
         node.status = 'accepted';
         kept = node;
       } else resets++;
@@ -79,6 +84,6 @@ export async function chunkReset(
       config.stepSeparator,
     ),
     chunksAlong(rt.trace, path),
-    { resets, fallbacks, attempts: rt.trace.length, ended, repeatedAttempts: repeats },
+    { resets, fallbacks, attempts: rt.trace.length, ended, repeatedAttempts: repeats, abstentions },
   );
 }

@@ -24,6 +24,8 @@ export interface StepRuling {
   score: number;
   /** The judge's written analysis, where it writes one (generative judges). */
   rationale?: string;
+  /** The judge gave no parsable verdict (every vote a format failure): an abstention, not "no error". */
+  abstained?: boolean;
 }
 
 /** The default checker: final answer extracted and compared with the gold answer. */
@@ -168,8 +170,9 @@ export class SearchRuntime {
 
   /** Map a judgment to a ruling; a missing judgment (unparsable verdict) is neutral at 0.5. */
   ruling(j: Judgment | undefined): StepRuling {
-    if (!j) return { verdict: 'neutral', score: 0.5 };
+    if (!j) return { verdict: 'neutral', score: 0.5, abstained: true };
     const ruling: StepRuling = { verdict: classifyStep(j, this.config), score: j.score };
+    if ((j.formatFailures ?? 0) > 0 && (j.formatFailures ?? 0) >= (j.votes ?? 1)) ruling.abstained = true;
     if (j.rationale) ruling.rationale = j.rationale;
     return ruling;
   }

@@ -16,6 +16,21 @@ function expectCostMatches(
 }
 
 describe('chunk-reset', () => {
+  it('a judge reply with no parsable verdict is an abstention: the chunk is regenerated, not accepted', async () => {
+    const { policy } = fakePolicy({ stepError: 0 });
+    // The first judge call abstains (its only vote failed to parse); later calls accept.
+    const { judge } = fakeJudge({
+      verdict: (_c, _i, call) =>
+        (call === 0
+          ? { verdict: 'neutral', score: 0.5, formatFailures: 1, votes: 1 }
+          : { verdict: 'positive', score: 1 }) as { verdict: 'neutral' | 'positive'; score: number },
+    });
+    const r = await runStrategy('chunk-reset', problem, {}, { policy, judge, checker });
+    expect(r.stats.abstentions).toBe(1);
+    expect(r.chunks[0].attempts).toBe(2);
+    expect(r.trace.filter((t) => t.depth === 0).map((t) => t.status)).toEqual(['rejected', 'accepted']);
+  });
+
   it('regenerates a rejected chunk from the same prefix and judges only the new chunk', async () => {
     // The policy writes a bad step 2 on its first two tries, then a good one.
     let tries = 0;
