@@ -1,8 +1,20 @@
 import { Command, CommanderError, Help, type Option } from 'commander';
 import { StepwiseError } from '../core/errors.js';
+import { interruptActiveRuns } from '../store/runs.js';
 import { VERSION } from '../version.js';
 import { registerCommands } from './commands/index.js';
 import { applySandboxFlags } from './sandbox.js';
+
+/** Commands whose output a rerun resumes (each finished item or point is written at once). */
+const RESUMABLE = new Set([
+  'sample',
+  'label',
+  'search',
+  'bench search',
+  'eval processbench',
+  'select',
+  'label-code',
+]);
 
 const defaultHelp = new Help();
 
@@ -69,8 +81,13 @@ export async function main(argv: string[] = process.argv): Promise<void> {
   // Commands with their own graceful handler (e.g. `sample`) take over; otherwise say how to resume.
   const onInterrupt = (): void => {
     if (process.listenerCount('SIGINT') > 1) return;
+    const runs = interruptActiveRuns();
+    const resumable = runs.filter((r) => RESUMABLE.has(r.command));
     process.stderr.write(
-      '\nstepwise: interrupted; finished work is kept: rerun the same command to resume\n',
+      `\nstepwise: interrupted${runs.length ? ` (run ${runs.map((r) => r.id).join(', ')} recorded as interrupted)` : ''}` +
+        (resumable.length
+          ? `; finished work is kept in ${resumable.map((r) => r.output).join(', ')}: rerun the same command to resume\n`
+          : '\n'),
     );
     process.exit(130);
   };

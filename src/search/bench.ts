@@ -1,6 +1,9 @@
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import pLimit from 'p-limit';
 import { UsageError } from '../core/errors.js';
 import type { Problem } from '../core/types.js';
+import { assertSameSettings, type JobSettings, withSettings } from '../jobs/settings.js';
 import { renderLineChart } from './chart.js';
 import type { SearchConfig } from './config.js';
 import { type CostPerProblem, type SearchSummary, summarizeSearch, toSearchRecord } from './dataset.js';
@@ -74,6 +77,45 @@ export interface BenchOptions {
   onPoint?: (point: BenchPoint, index: number, total: number) => void;
   /** The models are simulated (sim policy or judge), whatever the problems' source. */
   simulated?: boolean;
+  /**
+   * JSONL where each finished point is appended at once (with `settings`): a rerun takes the
+   * points already there instead of computing them again, so an interrupted sweep resumes.
+   */
+  pointsFile?: string;
+  /** Recorded on every point; a resumed points file must have the same (see jobs/settings). */
+  settings?: JobSettings;
+  /** Ignore (and overwrite) an existing points file. */
+  fresh?: boolean;
+  /** Called with the number of points taken from the points file. */
+  onResume?: (points: number) => void;
+}
+
+function pointKey(p: { strategy: string; knob?: string; budget?: number }): string {
+  return p.knob ? `${p.strategy}:${p.knob}=${p.budget}` : p.strategy;
+}
+
+/** Points already in `file` by key (a torn last line is dropped); throws when made with other settings. */
+function readPoints(file: string, settings: JobSettings | undefined): Map<string, BenchPoint> {
+  const done = new Map<string, BenchPoint>();
+  if (!existsSync(file)) return done;
+  const text = readFileSync(file, 'utf8');
+  let good = '';
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i].trim() === '') continue;
+    let row: BenchPoint & { job?: JobSettings };
+    try {
+      row = JSON.parse(lines[i]);
+    } catch {
+      continue; // a torn line from a kill: that point is computed again
+    }
+    if (settings) assertSameSettings(file, i + 1, row, settings);
+    const { job: _job, ...point } = row;
+    done.set(pointKey(point), point);
+    good += `${lines[i]}\n`;
+  }
+  if (good !== text) writeFileSync(file, good);
+  return done;
 }
 
 /**
@@ -91,14 +133,32 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
   }
   const points: BenchPoint[] = [];
   const limit = pLimit(Math.max(1, options.concurrency ?? 4));
+  const file = options.pointsFile;
+  if (file) {
+    mkdirSync(dirname(file), { recursive: true });
+    if (options.fresh) writeFileSync(file, '');
+  }
+  const kept = file ? readPoints(file, options.settings) : new Map<string, BenchPoint>();
+  options.onResume?.(runs.filter((r) => kept.has(pointKey(r))).length);
   for (const [i, run] of runs.entries()) {
+    const done = kept.get(pointKey(run));
+    if (done) {
+      points.push(done);
+      options.onPoint?.(done, i, runs.length);
+      continue;
+    }
+    options.deps.signal?.throwIfAborted();
     const config: Partial<SearchConfig> = { ...options.config };
     if (run.knob && run.budget !== undefined) (config as Record<string, unknown>)[run.knob] = run.budget;
     const records = await Promise.all(
       options.problems.map((p) =>
-        limit(async () =>
-          toSearchRecord(p, await runStrategy(run.strategy, p, config, options.deps), { trace: false }),
-        ),
+        limit(async () => {
+          // In-process (sim) models never wait on I/O: yield so Ctrl-C is heard between problems.
+          await new Promise<void>((r) => setImmediate(r));
+          return toSearchRecord(p, await runStrategy(run.strategy, p, config, options.deps), {
+            trace: false,
+          });
+        }),
       ),
     );
     const s: SearchSummary = summarizeSearch(run.strategy, records);
@@ -111,6 +171,11 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
       costPerProblem: s.costPerProblem,
     };
     points.push(point);
+    if (file)
+      appendFileSync(
+        file,
+        `${JSON.stringify(options.settings ? withSettings(point, options.settings) : point)}\n`,
+      );
     options.onPoint?.(point, i, runs.length);
   }
   const simulated = options.simulated === true || options.problems.some((p) => p.source === 'sim');

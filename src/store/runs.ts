@@ -2,8 +2,30 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Db } from './db.js';
 
-/** A run is `running` until it finishes as `done` or `failed` (a crashed run stays `running`). */
-export type RunStatus = 'running' | 'done' | 'failed';
+/**
+ * A run is `running` until it finishes as `done` or `failed`, or is stopped by Ctrl-C
+ * (`interrupted`). A process killed outright cannot say so: its run stays `running`.
+ */
+export type RunStatus = 'running' | 'done' | 'failed' | 'interrupted';
+
+/** Runs this process started and has not finished: Ctrl-C marks them interrupted. */
+const active = new Map<string, Db>();
+
+/** Mark every run this process still has open as `interrupted` (Ctrl-C); returns them. */
+export function interruptActiveRuns(): Array<{ id: string; command: string; output: string | null }> {
+  const out: Array<{ id: string; command: string; output: string | null }> = [];
+  for (const [id, db] of active) {
+    try {
+      const run = getRun(db, id);
+      finishRun(db, id, 'interrupted');
+      if (run) out.push({ id, command: run.command, output: run.output });
+    } catch {
+      // The store may be closed already; the run then stays `running`.
+    }
+  }
+  active.clear();
+  return out;
+}
 
 /** One recorded run of a command: what ran, with which config, when, and how much it did. */
 export interface RunRecord {
@@ -60,6 +82,7 @@ export function startRun(db: Db, command: string, config: Record<string, unknown
     '{}',
     output ? resolve(output) : null,
   );
+  active.set(id, db);
   return id;
 }
 
@@ -78,6 +101,7 @@ export function finishRun(
   status: Exclude<RunStatus, 'running'>,
   counts?: Record<string, number>,
 ): void {
+  active.delete(id);
   if (counts) updateRunCounts(db, id, counts);
   db.prepare('UPDATE runs SET status = ?, ended_at = ? WHERE id = ?').run(
     status,

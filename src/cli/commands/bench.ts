@@ -15,6 +15,7 @@ import {
   definedFields,
   isSimSpec,
   type SearchFlags,
+  searchSettings,
   strategyConfig,
 } from './search.js';
 
@@ -24,6 +25,7 @@ interface BenchSearchFlags extends SearchFlags, DatasetFlags {
   svg?: string;
   concurrency: number;
   quiet?: boolean;
+  fresh?: boolean;
   simGuess?: boolean;
 }
 
@@ -57,6 +59,7 @@ export function register(program: Command): void {
     )
     .option('--svg <file>', 'SVG chart of accuracy vs tokens (default: the --out path with .svg)')
     .option('--concurrency <c>', 'problems searched at once', intOption('--concurrency', 1), 4)
+    .option('--fresh', 'start the sweep over instead of resuming the finished points in <out>.points.jsonl')
     .option('--quiet', 'no progress bar')
     .action(async (f: BenchSearchFlags) => {
       const specs = f.strategies ? f.strategies.map(parseBenchSpec) : DEFAULT_BENCH_SPECS;
@@ -76,7 +79,11 @@ export function register(program: Command): void {
       const out = resolve(f.out);
       const svg = resolve(f.svg ?? out.replace(/\.json$/i, '') + '.svg');
       const db = openStore();
-      const runId = startRun(db, 'bench search', { ...definedFields(f), specs }, out);
+      // Each finished point goes to <out>.points.jsonl at once; a rerun with the same settings
+      // takes them from there (the problem count is a setting: accuracy is over all problems).
+      const pointsFile = `${out.replace(/\.json$/i, '')}.points.jsonl`;
+      const settings = searchSettings('bench search', f, { specs, limit: f.limit, count: f.count });
+      const runId = startRun(db, 'bench search', { ...definedFields(f), specs, job: settings }, out);
       const bar = createProgressBar('bench search', { quiet: f.quiet });
       const total = specs.reduce((s, x) => s + Math.max(1, x.budgets.length), 0);
       try {
@@ -89,6 +96,13 @@ export function register(program: Command): void {
           policy: f.policy,
           judge: f.judge,
           simulated: simulatedModels || isSimSpec(f.policy) || isSimSpec(f.judge) || isSimSpec(f.outcome),
+          pointsFile,
+          settings,
+          fresh: f.fresh,
+          onResume: (n) => {
+            if (n > 0 && !f.quiet && !process.env.STEPWISE_QUIET)
+              process.stderr.write(`bench search: ${n} of ${total} points resumed from ${pointsFile}\n`);
+          },
           onPoint: (p, i) =>
             bar.update(i + 1, total, `${p.strategy}${p.budget ? ` ${p.knob}=${p.budget}` : ''}`),
         });
@@ -97,7 +111,9 @@ export function register(program: Command): void {
         writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
         writeFileSync(svg, benchChart(report));
         finishRun(db, runId, 'done', { problems: report.problems, points: report.points.length });
-        process.stdout.write(`${JSON.stringify({ run: runId, out, svg, ...report }, null, 2)}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ run: runId, out, svg, pointsFile, settingsHash: settings.hash, ...report }, null, 2)}\n`,
+        );
       } catch (err) {
         finishRun(db, runId, 'failed');
         throw err;

@@ -13,7 +13,12 @@ export function register(program: Command): void {
     .option('--limit <n>', 'show at most n runs', '20')
     .option('--command <name>', 'only runs of this command (e.g. label, search)')
     .addOption(
-      new Option('--status <status>', 'only runs with this status').choices(['running', 'done', 'failed']),
+      new Option('--status <status>', 'only runs with this status').choices([
+        'running',
+        'done',
+        'failed',
+        'interrupted',
+      ]),
     )
     .option(
       '--store <file>',

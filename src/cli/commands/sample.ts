@@ -229,7 +229,7 @@ export function register(program: Command): void {
         process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       } catch (err) {
         bar.stop();
-        finishRun(db, runId, 'failed', { ...progress });
+        finishRun(db, runId, interrupt.signal.aborted ? 'interrupted' : 'failed', { ...progress });
         if (interrupt.signal.aborted)
           throw new StepwiseError(`interrupted: rerun the same command to finish the rest of ${out}`, {
             exitCode: 130,
