@@ -107,7 +107,7 @@ async function runsPage() {
   const rows = runs
     .map((r) => {
       const dur = r.endedAt ? `${((new Date(r.endedAt) - new Date(r.startedAt)) / 1000).toFixed(1)} s` : '';
-      const status = `<span class="badge ${r.status === 'done' ? 'pos' : r.status === 'failed' ? 'neg' : 'running'}">${esc(r.status)}</span>`;
+      const status = `<span class="badge ${r.status === 'done' ? 'pos' : r.status === 'failed' || r.status === 'interrupted' ? 'neg' : 'running'}">${esc(r.status)}</span>`;
       const progress = r.status === 'running' ? progressBar(r.counts) : '';
       const out = r.outputFile
         ? `<a href="${fileHref(r.outputFile.root, r.outputFile.path)}">${esc(r.outputFile.path)}</a>`
@@ -158,7 +158,7 @@ async function runPage(id) {
     ${simulatedBanner(run.simulated)}
     <div class="card"><div class="row">
       ${kpi('command', esc(run.command))}
-      ${kpi('status', `<span class="badge ${run.status === 'done' ? 'pos' : run.status === 'failed' ? 'neg' : 'running'}">${esc(run.status)}</span>`)}
+      ${kpi('status', `<span class="badge ${run.status === 'done' ? 'pos' : run.status === 'failed' || run.status === 'interrupted' ? 'neg' : 'running'}">${esc(run.status)}</span>`)}
       ${kpi('started', esc(new Date(run.startedAt).toLocaleString()))}
       ${kpi('took', esc(dur))}
     </div>${run.status === 'running' ? `<p>Progress ${progressBar(run.counts) || '<span class="muted">no count yet</span>'}</p>` : ''}</div>
