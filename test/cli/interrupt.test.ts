@@ -69,5 +69,5 @@ describe('Ctrl-C: runs recorded as interrupted; bench search keeps each finished
       expect(report.points).toContainEqual(point);
     }
     expect(lines(points)).toHaveLength(17);
-  });
+  }, 240_000);
 });
