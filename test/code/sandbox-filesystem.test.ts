@@ -8,6 +8,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -222,6 +223,12 @@ describe('sandbox filesystem', () => {
     expect(r.tests.map((t) => `${t.name}: ${t.status}${t.message ? ` ${t.message}` : ''}`)).toEqual(
       r.tests.map((t) => `${t.name}: passed`),
     );
+  });
+
+  it("a candidate shares no System V shared memory or semaphores with the job's other programs", async () => {
+    const r = await sandbox.run({ program: 'import os\nprint(os.readlink("/proc/self/ns/ipc"))', tests: [] });
+    expect(r.stdout.trim()).toMatch(/^ipc:\[\d+\]$/);
+    expect(r.stdout.trim()).not.toBe(readlinkSync('/proc/self/ns/ipc'));
   });
 
   it('a candidate that lists the real home folder of the user running stepwise sees none of its entries', async () => {

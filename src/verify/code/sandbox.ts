@@ -249,8 +249,11 @@ export function resolvePython(python?: string): { executable: string; version: s
   return { executable, version };
 }
 
-/** Empty network namespace, own PID namespace (and a /proc that shows it), killed with its parent. */
-const UNSHARE_FLAGS = ['-n', '-p', '-f', '-m', '--mount-proc', '--kill-child'];
+/**
+ * Empty network namespace, own PID namespace (and a /proc that shows it), own IPC namespace (no
+ * System V shared memory or semaphores of the job's user's other programs), killed with its parent.
+ */
+const UNSHARE_FLAGS = ['-n', '-i', '-p', '-f', '-m', '--mount-proc', '--kill-child'];
 
 let cgroupRunCounter = 0;
 
