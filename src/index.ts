@@ -22,6 +22,7 @@ export type * from './models/types.js';
 export * from './prompts/index.js';
 export * from './sample/index.js';
 export * from './search/index.js';
+export * from './segment/index.js';
 export * from './server/index.js';
 export * from './sim/index.js';
 export * from './store/index.js';

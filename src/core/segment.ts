@@ -1,3 +1,4 @@
+import { UsageError } from './errors.js';
 import type { Chunk } from './types.js';
 
 /** The rule-based splitters (METHODS §1). */
@@ -199,4 +200,179 @@ export function chunksFromSteps(
     text += s;
   });
   return { text, chunks };
+}
+
+/**
+ * How a job's policy segments its solutions: `paragraph` (blank lines, the ProcessBench
+ * convention) or `tags` (self-segmentation, METHODS §1: the policy wraps each chunk in
+ * `<chunk>…</chunk>`). Every job that writes or continues solutions carries one.
+ */
+export type Segmentation = 'paragraph' | 'tags';
+
+export const SEGMENTATIONS: readonly Segmentation[] = ['paragraph', 'tags'];
+
+export const CHUNK_OPEN = OPEN;
+export const CHUNK_CLOSE = CLOSE;
+
+/** A solution split as its writer wrote it: spans index the written text, tags included. */
+export interface WrittenChunks {
+  /** Chunk contents (trimmed); `text` is `written.slice(span.start, span.end)`. */
+  chunks: Chunk[];
+  /**
+   * `ends[i]`: where the prefix made of chunks 0..i ends in the written text. With tags it is
+   * right after chunk i's `</chunk>`, so a prefix is the writer's own text up to that point.
+   */
+  ends: number[];
+  /** The splitter that produced the chunks: `paragraph` for a tags reply that was rejected. */
+  method: Segmentation;
+  /** Why the tags were rejected (then the chunks are the paragraphs of the tag-free text). */
+  problem?: string;
+}
+
+/**
+ * Parse `<chunk>`-tagged text in place: contents and their spans in the tagged text itself,
+ * and where each chunk's closing tag ends. Well formed = every chunk opened and closed once,
+ * no nesting, nothing but whitespace outside the tags, at least one chunk.
+ */
+export function parseWrittenTags(written: string): { chunks: Chunk[]; ends: number[]; problem?: string } {
+  const chunks: Chunk[] = [];
+  const ends: number[] = [];
+  let problem: string | undefined;
+  let open = -1;
+  let i = 0;
+  while (i < written.length) {
+    if (written.startsWith(OPEN, i)) {
+      if (open >= 0) problem ??= `nested <chunk> at character ${i}`;
+      open = i + OPEN.length;
+      i = open;
+    } else if (written.startsWith(CLOSE, i)) {
+      if (open < 0) problem ??= `</chunk> without <chunk> at character ${i}`;
+      else {
+        let start = open;
+        let end = i;
+        while (start < end && /\s/.test(written[start])) start++;
+        while (end > start && /\s/.test(written[end - 1])) end--;
+        if (end > start) {
+          chunks.push({ index: chunks.length, text: written.slice(start, end), span: { start, end } });
+          ends.push(i + CLOSE.length);
+        }
+      }
+      open = -1;
+      i += CLOSE.length;
+    } else {
+      if (open < 0 && !/\s/.test(written[i])) problem ??= `text outside any <chunk> at character ${i}`;
+      i++;
+    }
+  }
+  if (open >= 0) problem ??= 'unclosed <chunk>';
+  if (chunks.length === 0) problem ??= 'no <chunk> tags';
+  return problem === undefined ? { chunks, ends } : { chunks, ends, problem };
+}
+
+/**
+ * Split a solution as written under a segmentation. `paragraph`: blank-line paragraphs, each
+ * prefix ending where the next paragraph starts. `tags`: the policy's own chunks; a reply whose
+ * tags are malformed falls back to the paragraphs of its tag-free text (`method: 'paragraph'`,
+ * `problem` says why; spans then index that tag-free text).
+ */
+export function splitWritten(written: string, mode: Segmentation): WrittenChunks {
+  if (mode === 'tags') {
+    const parsed = parseWrittenTags(written);
+    if (parsed.problem === undefined) return { chunks: parsed.chunks, ends: parsed.ends, method: 'tags' };
+    const plain = stripChunkTags(written);
+    return { ...paragraphsWithEnds(plain), method: 'paragraph', problem: parsed.problem };
+  }
+  return { ...paragraphsWithEnds(written), method: 'paragraph' };
+}
+
+function paragraphsWithEnds(text: string): { chunks: Chunk[]; ends: number[] } {
+  const chunks = splitParagraphs(text);
+  return {
+    chunks,
+    ends: chunks.map((c, i) => (i + 1 < chunks.length ? chunks[i + 1].span.start : text.length)),
+  };
+}
+
+/**
+ * A prefix in the written form of a segmentation, rebuilt from chunk contents (for solutions
+ * whose written text is not known). `paragraph`: chunks joined by blank lines plus a trailing
+ * blank line. `tags`: each chunk in `<chunk>…</chunk>`, one per line, ending right after the
+ * last `</chunk>`. Empty list → empty prefix.
+ */
+export function writtenPrefix(chunks: readonly string[], mode: Segmentation): string {
+  if (chunks.length === 0) return '';
+  if (mode === 'tags') return chunks.map((c) => `${OPEN}${c}${CLOSE}`).join('\n');
+  return `${chunks.join('\n\n')}\n\n`;
+}
+
+/** The stop string of one step-wise call: the step separator, or `</chunk>` under tags. */
+export function stepStop(mode: Segmentation, separator = '\n\n'): string {
+  return mode === 'tags' ? CLOSE : separator;
+}
+
+/** Parse a `--segmentation` value; throws with the accepted values. */
+export function parseSegmentation(value: unknown, where = '--segmentation'): Segmentation {
+  if (value === 'paragraph' || value === 'tags') return value;
+  throw new UsageError(`${where}: expected paragraph or tags, got ${JSON.stringify(value)}`);
+}
+
+/** How whitespace between chunks is compared when a tagged rewrite is checked against its original. */
+export type WhitespaceRule = 'between-chunks' | 'exact';
+
+/** A tagged rewrite of an original text, checked and mapped back onto the original. */
+export interface TaggedAlignment {
+  /** Chunks of the ORIGINAL text: `text === original.slice(span.start, span.end)`. */
+  chunks: Chunk[];
+  /** Why the rewrite is rejected; absent when accepted. */
+  problem?: string;
+}
+
+/**
+ * Check a model's `<chunk>`-tagged rewrite of `original` and map its chunks onto the original.
+ *
+ * The rule: every character of the original must come back, in order, with nothing added or
+ * changed. Whitespace is the one thing compared loosely, and only BETWEEN chunks: the whitespace
+ * that separates two chunks (after one chunk's last non-space character and before the next
+ * chunk's first) belongs to no chunk, so the rewrite may put any whitespace there — a newline
+ * after `</chunk>` where the original had a space, say — and the original's own whitespace is
+ * what the spans leave out. Whitespace inside a chunk must match exactly. With `exact`, removing
+ * the tags must give back the original character for character, whitespace included.
+ */
+export function alignTaggedRewrite(
+  original: string,
+  tagged: string,
+  rule: WhitespaceRule = 'between-chunks',
+): TaggedAlignment {
+  const parsed = parseWrittenTags(tagged);
+  if (parsed.problem !== undefined) return { chunks: [], problem: parsed.problem };
+  if (rule === 'exact') {
+    const plain = stripChunkTags(tagged);
+    if (plain !== original) {
+      let at = 0;
+      while (at < original.length && original[at] === plain[at]) at++;
+      return {
+        chunks: [],
+        problem: `removing the tags does not give back the original (first difference at character ${at})`,
+      };
+    }
+  }
+  const chunks: Chunk[] = [];
+  let pos = 0;
+  for (const c of parsed.chunks) {
+    while (pos < original.length && /\s/.test(original[pos])) pos++;
+    if (!original.startsWith(c.text, pos)) {
+      let at = 0;
+      while (at < c.text.length && original[pos + at] === c.text[at]) at++;
+      return {
+        chunks: [],
+        problem: `chunk ${c.index} differs from the original at character ${pos + at} (the rewrite changed the text)`,
+      };
+    }
+    chunks.push({ index: chunks.length, text: c.text, span: { start: pos, end: pos + c.text.length } });
+    pos += c.text.length;
+  }
+  while (pos < original.length && /\s/.test(original[pos])) pos++;
+  if (pos < original.length)
+    return { chunks: [], problem: `the rewrite leaves out the original from character ${pos}` };
+  return { chunks };
 }

@@ -1,5 +1,6 @@
 import { UsageError } from '../core/errors.js';
 import { type ChatTemplate, continueAssistantTurn } from '../prompts/chat-template.js';
+import type { Segmentation } from '../core/segment.js';
 import { prefixFromChunks, renderPolicyMessages, renderPolicyPrompt } from '../prompts/policy.js';
 import type { CallOptions, ChatMessage, GenerateResult, LanguageModel } from './types.js';
 
@@ -21,6 +22,8 @@ export interface Policy {
   readonly model: LanguageModel;
   /** The model's own chat template the raw prompts are rendered with (its id), when one is used. */
   readonly chatTemplate?: string;
+  /** How the policy is asked to segment what it writes (default `paragraph`). */
+  readonly segmentation?: Segmentation;
   /** Continue a solution of `question` after `prefix` (use {@link prefixFromChunks} to build it). */
   continue(question: string, prefix: string, options?: ContinueOptions): Promise<GenerateResult>;
 }
@@ -35,23 +38,35 @@ export interface PolicyTemplates {
   chat(question: string, prefix: string): ChatMessage[];
 }
 
-/** The solution-writing templates of src/prompts/policy.ts. */
-const solutionTemplates: PolicyTemplates = { raw: renderPolicyPrompt, chat: renderPolicyMessages };
+/** The solution-writing templates of src/prompts/policy.ts under a segmentation. */
+function solutionTemplates(segmentation: Segmentation): PolicyTemplates {
+  return {
+    raw: (q, prefix) => renderPolicyPrompt(q, prefix, segmentation),
+    chat: (q, prefix) => renderPolicyMessages(q, prefix, segmentation),
+  };
+}
 
 /**
  * Wrap a model as a policy. `raw` (the default where the backend continues raw text) sends the
  * completion template; `chat` sends messages ending in the prefix as an assistant message to
  * continue (hosted chat-only APIs). `templates` swaps the prompt (the code policy passes its own);
- * the default is the math solution prompt. With `chatTemplate` (the model's own, `--chat-template`)
+ * the default is the math solution prompt, asking for blank-line steps or, with `segmentation:
+ * 'tags'`, for `<chunk>`-tagged chunks. With `chatTemplate` (the model's own, `--chat-template`)
  * the raw prompt is the chat conversation rendered client-side with the generation prompt, then
  * the prefix: the model continues its own assistant turn, as in sampling.
  */
 export function createPolicy(
   model: LanguageModel,
-  options: { form?: PromptForm; templates?: PolicyTemplates; chatTemplate?: ChatTemplate } = {},
+  options: {
+    form?: PromptForm;
+    templates?: PolicyTemplates;
+    chatTemplate?: ChatTemplate;
+    segmentation?: Segmentation;
+  } = {},
 ): Policy {
   const form = options.form ?? 'raw';
-  const templates = options.templates ?? solutionTemplates;
+  const segmentation = options.segmentation ?? 'paragraph';
+  const templates = options.templates ?? solutionTemplates(segmentation);
   const chatTemplate = options.chatTemplate;
   if (chatTemplate && form !== 'raw')
     throw new UsageError(
@@ -63,6 +78,7 @@ export function createPolicy(
     : templates.raw;
   return {
     model,
+    segmentation,
     ...(chatTemplate ? { chatTemplate: chatTemplate.id } : {}),
     continue(question, prefix, o = {}) {
       const { signal, noCache, n, maxTokens, temperature, topP, stop, seed } = o;

@@ -5,3 +5,4 @@ export * from './orm.js';
 export * from './policy.js';
 export * from './prm.js';
 export * from './refine.js';
+export * from './segment.js';

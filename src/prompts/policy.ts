@@ -1,3 +1,4 @@
+import { type Segmentation, writtenPrefix } from '../core/segment.js';
 import type { ChatMessage } from '../models/types.js';
 
 /**
@@ -9,48 +10,87 @@ import type { ChatMessage } from '../models/types.js';
 export const POLICY_INSTRUCTION =
   'Solve the problem step by step. Separate steps with a blank line, and put the final answer in \\boxed{}.';
 
+/**
+ * The self-segmentation instruction (`--segmentation tags`): the chunk rules of StepWiser
+ * (METHODS §1), in our own words.
+ */
+export const TAGS_POLICY_INSTRUCTION =
+  'Solve the problem step by step, writing your reasoning as a sequence of chunks, each wrapped in ' +
+  '<chunk> and </chunk>. Give every chunk a single clear purpose, such as setting up an equation, ' +
+  'carrying out one self-contained calculation, or drawing a conclusion, and open a new chunk whenever ' +
+  'the focus or phase of your reasoning changes. Write nothing outside the chunks, and put the final ' +
+  'answer in \\boxed{} inside the last chunk.';
+
+/** The instruction the policy is given under a segmentation. */
+export function policyInstruction(segmentation: Segmentation = 'paragraph'): string {
+  return segmentation === 'tags' ? TAGS_POLICY_INSTRUCTION : POLICY_INSTRUCTION;
+}
+
 const PROBLEM_MARK = 'Problem: ';
 const SOLUTION_MARK = '\n\nSolution:\n';
 
 /** The user turn for a problem. */
-export function policyUserMessage(question: string): string {
-  return `${POLICY_INSTRUCTION}\n\n${PROBLEM_MARK}${question}`;
+export function policyUserMessage(question: string, segmentation: Segmentation = 'paragraph'): string {
+  return `${policyInstruction(segmentation)}\n\n${PROBLEM_MARK}${question}`;
 }
 
 /** Raw-completion form: instruction, problem, then the solution prefix to continue. */
-export function renderPolicyPrompt(question: string, prefix = ''): string {
-  return `${policyUserMessage(question)}${SOLUTION_MARK}${prefix}`;
+export function renderPolicyPrompt(
+  question: string,
+  prefix = '',
+  segmentation: Segmentation = 'paragraph',
+): string {
+  return `${policyUserMessage(question, segmentation)}${SOLUTION_MARK}${prefix}`;
 }
 
 /** Chat form: the prefix (if any) is a final assistant message the backend continues. */
-export function renderPolicyMessages(question: string, prefix = ''): ChatMessage[] {
-  const messages: ChatMessage[] = [{ role: 'user', content: policyUserMessage(question) }];
+export function renderPolicyMessages(
+  question: string,
+  prefix = '',
+  segmentation: Segmentation = 'paragraph',
+): ChatMessage[] {
+  const messages: ChatMessage[] = [{ role: 'user', content: policyUserMessage(question, segmentation) }];
   if (prefix !== '') messages.push({ role: 'assistant', content: prefix });
   return messages;
 }
 
-/** Recover question and prefix from either form; null when the request is not a policy prompt. */
+/** Recover question, prefix and segmentation from either form; null when the request is not a policy prompt. */
 export function parsePolicyPrompt(
   input: string | ChatMessage[],
-): { question: string; prefix: string } | null {
-  if (typeof input === 'string') {
-    const head = `${POLICY_INSTRUCTION}\n\n${PROBLEM_MARK}`;
-    if (!input.startsWith(head)) return null;
-    const at = input.indexOf(SOLUTION_MARK, head.length);
-    if (at < 0) return null;
-    return { question: input.slice(head.length, at), prefix: input.slice(at + SOLUTION_MARK.length) };
+): { question: string; prefix: string; segmentation: Segmentation } | null {
+  const user = typeof input === 'string' ? input : input.find((m) => m.role === 'user')?.content;
+  if (user === undefined) return null;
+  for (const segmentation of ['paragraph', 'tags'] as const) {
+    const head = `${policyInstruction(segmentation)}\n\n${PROBLEM_MARK}`;
+    if (!user.startsWith(head)) continue;
+    if (typeof input === 'string') {
+      const at = input.indexOf(SOLUTION_MARK, head.length);
+      if (at < 0) return null;
+      return {
+        question: input.slice(head.length, at),
+        prefix: input.slice(at + SOLUTION_MARK.length),
+        segmentation,
+      };
+    }
+    const last = input[input.length - 1];
+    return {
+      question: user.slice(head.length),
+      prefix: last.role === 'assistant' ? last.content : '',
+      segmentation,
+    };
   }
-  const user = input.find((m) => m.role === 'user');
-  const head = `${POLICY_INSTRUCTION}\n\n${PROBLEM_MARK}`;
-  if (!user?.content.startsWith(head)) return null;
-  const last = input[input.length - 1];
-  return { question: user.content.slice(head.length), prefix: last.role === 'assistant' ? last.content : '' };
+  return null;
 }
 
 /**
- * Join chunk texts into a prefix that a continuation can follow: chunks separated by blank
- * lines, ending with a blank line so the next chunk starts fresh. Empty list → empty prefix.
+ * Join chunk texts into a prefix that a continuation can follow. `paragraph`: chunks separated
+ * by blank lines, ending with a blank line so the next chunk starts fresh. `tags`: each chunk in
+ * `<chunk>…</chunk>`, ending right after the last `</chunk>`. Empty list → empty prefix. (Where
+ * the policy's own text is known, continue that instead: it keeps what the policy wrote.)
  */
-export function prefixFromChunks(chunks: readonly string[]): string {
-  return chunks.length === 0 ? '' : `${chunks.join('\n\n')}\n\n`;
+export function prefixFromChunks(
+  chunks: readonly string[],
+  segmentation: Segmentation = 'paragraph',
+): string {
+  return writtenPrefix(chunks, segmentation);
 }

@@ -1,14 +1,22 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { setMaxListeners } from 'node:events';
 import { type Command, Option } from 'commander';
-import { InputError } from '../../core/errors.js';
+import { InputError, StepwiseError, UsageError } from '../../core/errors.js';
 import {
   parseChunkTags,
   SEGMENT_MODES,
   type SegmentBy,
   segment,
   validateSelfSegmentation,
+  type WhitespaceRule,
 } from '../../core/segment.js';
 import type { Chunk } from '../../core/types.js';
+import { createModel } from '../../models/spec.js';
+import { readSegmentInput, runSegmentJob } from '../../segment/job.js';
+import { DEFAULT_SEGMENTER_ATTEMPTS } from '../../segment/llm.js';
+import { floatOption, intOption } from '../options.js';
+import { createProgressBar } from '../progress.js';
 
 /** Read a whole file, or stdin for `-`. */
 async function readInput(file: string): Promise<string> {
@@ -25,13 +33,57 @@ async function readInput(file: string): Promise<string> {
 export function register(program: Command): void {
   program
     .command('segment')
-    .description('Split a solution text into chunks (paragraphs, Step k markers, <chunk> tags or lines)')
+    .description(
+      'Split a solution text into chunks (paragraphs, Step k markers, <chunk> tags or lines), or segment a file of solutions with an LLM (--by llm)',
+    )
     .argument('[file]', 'text file to split, or - for stdin', '-')
     .addOption(
-      new Option('--by <mode>', 'how to split: blank-line paragraphs, "Step k:" markers, <chunk> tags, lines')
-        .choices([...SEGMENT_MODES])
+      new Option(
+        '--by <mode>',
+        'how to split: blank-line paragraphs, "Step k:" markers, <chunk> tags, lines, or an LLM segmenter (llm)',
+      )
+        .choices([...SEGMENT_MODES, 'llm'])
         .default('paragraph'),
     )
+    .option('--model <spec>', 'with --by llm: the segmenter model (openai:<model>, gguf:<path>, …)')
+    .option('--base-url <url>', 'with --by llm: OpenAI-compatible server URL ending in /v1')
+    .option('--input <file>', 'with --by llm: JSONL rows {id, text, problem?}')
+    .option(
+      '--out <file>',
+      'with --by llm: output JSONL rows {id, chunks[{text, span}], method, attempts, …} (resumed)',
+    )
+    .option(
+      '--attempts <k>',
+      `with --by llm: replies asked for per solution before falling back to paragraphs (default ${DEFAULT_SEGMENTER_ATTEMPTS})`,
+      intOption('--attempts', 1),
+      DEFAULT_SEGMENTER_ATTEMPTS,
+    )
+    .addOption(
+      new Option(
+        '--whitespace <rule>',
+        'with --by llm: between-chunks (whitespace between chunks may differ) or exact (tag-free reply must equal the text)',
+      )
+        .choices(['between-chunks', 'exact'])
+        .default('between-chunks'),
+    )
+    .option(
+      '--max-tokens <t>',
+      'with --by llm: token budget of one reply (default: from the text length)',
+      intOption('--max-tokens', 1),
+    )
+    .option(
+      '--retry-temperature <t>',
+      'with --by llm: temperature of retries (the first reply is greedy)',
+      floatOption('--retry-temperature', 0, 10),
+      0.7,
+    )
+    .option('--seed <s>', 'with --by llm: base seed of the requests', intOption('--seed', 0), 0)
+    .option('--concurrency <c>', 'with --by llm: solutions in flight', intOption('--concurrency', 1), 8)
+    .option('--timeout-ms <ms>', 'with --by llm: timeout of one HTTP request', intOption('--timeout-ms', 1))
+    .option('--max-retries <r>', 'with --by llm: retries of a failed request', intOption('--max-retries', 0))
+    .option('--no-cache', 'with --by llm: bypass the model-call cache')
+    .option('--fresh', 'with --by llm: start the output over instead of resuming it')
+    .option('--quiet', 'with --by llm: no progress bar')
     .option('--json', 'print {"chunks": [{index, text, span: {start, end}}]} (spans index the input text)')
     .option(
       '--original <file>',
@@ -47,18 +99,26 @@ export function register(program: Command): void {
       '\nWith --by chunk-tags, spans index the text with the tags removed, which is printed as "text";\n' +
         'malformed tagging is reported as "problem".\n' +
         'With --original, the output is {"chunks", "accepted", "reason"?}: chunks of the original text,\n' +
-        "from the model's tags when accepted, else from --fallback.",
+        "from the model's tags when accepted, else from --fallback.\n" +
+        '\nWith --by llm, each row of --input is sent to --model, which copies it with <chunk> tags. A reply is\n' +
+        'accepted only when its chunks give back the text exactly; only the whitespace BETWEEN two chunks may\n' +
+        'differ (it belongs to no chunk; --whitespace exact forbids even that). A rejected reply is asked for\n' +
+        'again, up to --attempts, then the text is split on blank lines ("method": "paragraph"). Spans index\n' +
+        'the input text. A JSON summary (chunks per solution before/after, rejected replies) goes to stdout.',
     )
     .action(
       async (
         file: string,
         opts: {
-          by: SegmentBy;
+          by: SegmentBy | 'llm';
           json?: boolean;
           original?: string;
           fallback: Exclude<SegmentBy, 'chunk-tags'>;
-        },
+        } & LlmFlags,
       ) => {
+        if (opts.by === 'llm') return segmentFileWithLlm(opts);
+        if (opts.model !== undefined || opts.input !== undefined || opts.out !== undefined)
+          throw new UsageError('--model, --input and --out go with --by llm');
         const text = await readInput(file);
         if (opts.original !== undefined) {
           const original = await readInput(opts.original);
@@ -92,4 +152,75 @@ function printChunks(chunks: readonly Chunk[]): void {
   for (const c of chunks)
     process.stdout.write(`--- chunk ${c.index} [${c.span.start}, ${c.span.end})\n${c.text}\n`);
   process.stderr.write(`${chunks.length} chunks\n`);
+}
+
+interface LlmFlags {
+  model?: string;
+  baseUrl?: string;
+  input?: string;
+  out?: string;
+  attempts: number;
+  whitespace: WhitespaceRule;
+  maxTokens?: number;
+  retryTemperature: number;
+  seed: number;
+  concurrency: number;
+  timeoutMs?: number;
+  maxRetries?: number;
+  cache: boolean;
+  fresh?: boolean;
+  quiet?: boolean;
+}
+
+/** `segment --by llm`: a resumable job over a JSONL file of solutions. */
+async function segmentFileWithLlm(opts: LlmFlags): Promise<void> {
+  for (const flag of ['model', 'input', 'out'] as const)
+    if (opts[flag] === undefined) throw new UsageError(`--by llm needs --${flag}`);
+  const input = opts.input as string;
+  const out = resolve(opts.out as string);
+  if (resolve(input) === out) throw new UsageError('--out must not be the --input file');
+  const rows = readSegmentInput(input);
+  const model = await createModel(opts.model as string, {
+    baseUrl: opts.baseUrl,
+    concurrency: opts.concurrency,
+    timeoutMs: opts.timeoutMs,
+    maxRetries: opts.maxRetries,
+    noCache: !opts.cache,
+    onWarning: (m) => process.stderr.write(`stepwise: warning: ${m}\n`),
+  });
+  const bar = createProgressBar('segment', { quiet: opts.quiet });
+  const interrupt = new AbortController();
+  setMaxListeners(1_000_000, interrupt.signal);
+  const onSigint = (): void => interrupt.abort();
+  process.once('SIGINT', onSigint);
+  try {
+    const summary = await runSegmentJob({
+      rows,
+      model,
+      modelSpec: opts.model as string,
+      out,
+      attempts: opts.attempts,
+      whitespace: opts.whitespace,
+      maxTokens: opts.maxTokens,
+      retryTemperature: opts.retryTemperature,
+      seed: opts.seed,
+      concurrency: opts.concurrency,
+      fresh: opts.fresh,
+      noCache: !opts.cache,
+      signal: interrupt.signal,
+      onProgress: (p) => bar.update(p.done, p.total, p.resumed ? `${p.resumed} resumed` : ''),
+    });
+    bar.stop();
+    process.stdout.write(`${JSON.stringify({ model: opts.model, ...summary }, null, 2)}\n`);
+  } catch (err) {
+    bar.stop();
+    if (interrupt.signal.aborted)
+      throw new StepwiseError(`interrupted: rerun the same command to finish the rest of ${out}`, {
+        exitCode: 130,
+      });
+    throw err;
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    await model.close?.();
+  }
 }

@@ -1,0 +1,2 @@
+export * from './job.js';
+export * from './llm.js';

@@ -1,0 +1,147 @@
+import { existsSync } from 'node:fs';
+import { InputError, UsageError } from '../core/errors.js';
+import { splitParagraphs, type WhitespaceRule } from '../core/segment.js';
+import type { Chunk } from '../core/types.js';
+import { readJsonl } from '../jobs/jsonl.js';
+import { runJsonlJob } from '../jobs/run-job.js';
+import type { LanguageModel } from '../models/types.js';
+import { type LlmSegmenterOptions, segmentWithLlm } from './llm.js';
+
+/** One input row of `stepwise segment --by llm`: a solution text (and, optionally, its problem). */
+export interface SegmentInputRow {
+  id: string;
+  text: string;
+  problem?: string;
+}
+
+/** One output row: the chunks of the input text, which splitter made them, and the replies asked for. */
+export interface SegmentedRow {
+  id: string;
+  /** Spans index the input's `text`: `chunk.text === text.slice(span.start, span.end)`. */
+  chunks: Array<Pick<Chunk, 'text' | 'span'>>;
+  method: 'llm' | 'paragraph';
+  attempts: number;
+  /** Why each rejected reply was rejected. */
+  rejected: string[];
+  /** The input text (and problem), so the file stands alone (e.g. for `export --task selfseg`). */
+  text: string;
+  problem?: string;
+  /** The segmenter model and whitespace rule: a resumed output must have been made with the same. */
+  segmenter: { model: string; whitespace: WhitespaceRule };
+}
+
+/** Read `{id, text, problem?}` rows; throws an InputError naming line and field. */
+export function readSegmentInput(file: string): SegmentInputRow[] {
+  const rows: SegmentInputRow[] = [];
+  const seen = new Set<string>();
+  for (const { line, value } of readJsonl(file).lines) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw new InputError({ file, line }, 'expected a JSON object {id, text}');
+    const v = value as Record<string, unknown>;
+    const id = typeof v.id === 'number' ? String(v.id) : v.id;
+    if (typeof id !== 'string' || id === '') throw new InputError({ file, line, field: 'id' }, 'missing id');
+    if (seen.has(id)) throw new InputError({ file, line, field: 'id' }, `duplicate id "${id}"`);
+    seen.add(id);
+    if (typeof v.text !== 'string')
+      throw new InputError({ file, line, field: 'text' }, 'missing solution text (a string)');
+    const problem = v.problem ?? v.question;
+    if (problem !== undefined && typeof problem !== 'string')
+      throw new InputError({ file, line, field: 'problem' }, 'expected a string');
+    rows.push({ id, text: v.text, ...(typeof problem === 'string' ? { problem } : {}) });
+  }
+  return rows;
+}
+
+export interface SegmentJobOptions extends LlmSegmenterOptions {
+  rows: readonly SegmentInputRow[];
+  model: LanguageModel;
+  /** The model spec, recorded in every row. */
+  modelSpec: string;
+  out: string;
+  concurrency?: number;
+  fresh?: boolean;
+  onProgress?: (p: { done: number; total: number; resumed: number }) => void;
+}
+
+/** What a segmentation run did: chunks per solution before (paragraphs) and after, rejected replies. */
+export interface SegmentSummary {
+  solutions: number;
+  resumed: number;
+  /** Rows whose chunks come from an accepted reply / from the paragraph fallback. */
+  methods: { llm: number; paragraph: number };
+  chunksPerSolution: { paragraphs: number; segmented: number };
+  /** Replies asked for (requests), and of them rejected. */
+  requests: number;
+  rejectedReplies: number;
+  out: string;
+}
+
+/** A resumed output must hold rows of this segmenter, so a rerun never mixes settings. */
+function assertResumable(out: string, segmenter: SegmentedRow['segmenter']): void {
+  if (!existsSync(out)) return;
+  for (const { line, value } of readJsonl(out, { skipInvalid: true }).lines) {
+    const s = (value as Partial<SegmentedRow> | null)?.segmenter;
+    if (!s || !Array.isArray((value as SegmentedRow).chunks))
+      throw new UsageError(
+        `${out}, line ${line}: not a \`stepwise segment --by llm\` row, so the output cannot be resumed (use another --out, or --fresh)`,
+      );
+    if (s.model !== segmenter.model || s.whitespace !== segmenter.whitespace)
+      throw new UsageError(
+        `${out}, line ${line}: made with --model ${s.model} and --whitespace ${s.whitespace}, not ${segmenter.model} and ${segmenter.whitespace}: pass --fresh to start it over, or choose another --out`,
+      );
+  }
+}
+
+/**
+ * Segment every row with the LLM into a resumable JSONL file (a finished row is appended as
+ * soon as it is done; a rerun skips rows already there), then summarise the whole file.
+ */
+export async function runSegmentJob(options: SegmentJobOptions): Promise<SegmentSummary> {
+  const segmenter = { model: options.modelSpec, whitespace: options.whitespace ?? 'between-chunks' };
+  if (!options.fresh) assertResumable(options.out, segmenter);
+  let resumed = 0;
+  const records = await runJsonlJob<SegmentInputRow, SegmentedRow>({
+    items: options.rows,
+    keyOf: (r) => r.id,
+    keyOfOutput: (r) => r.id,
+    out: options.out,
+    concurrency: options.concurrency ?? 8,
+    fresh: options.fresh,
+    signal: options.signal,
+    onProgress: (p) => {
+      resumed = p.resumed;
+      options.onProgress?.(p);
+    },
+    process: async (row) => {
+      const s = await segmentWithLlm(options.model, row.text, options);
+      return {
+        id: row.id,
+        chunks: s.chunks.map((c) => ({ text: c.text, span: c.span })),
+        method: s.method,
+        attempts: s.attempts,
+        rejected: s.rejected,
+        text: row.text,
+        ...(row.problem !== undefined ? { problem: row.problem } : {}),
+        segmenter,
+      };
+    },
+  });
+  if (options.signal?.aborted) throw options.signal.reason ?? new Error('aborted');
+  const n = records.length;
+  const mean = (f: (r: SegmentedRow) => number) => (n === 0 ? 0 : records.reduce((a, r) => a + f(r), 0) / n);
+  return {
+    solutions: n,
+    resumed,
+    methods: {
+      llm: records.filter((r) => r.method === 'llm').length,
+      paragraph: records.filter((r) => r.method === 'paragraph').length,
+    },
+    chunksPerSolution: {
+      paragraphs: mean((r) => splitParagraphs(r.text).length),
+      segmented: mean((r) => r.chunks.length),
+    },
+    requests: records.reduce((a, r) => a + r.attempts, 0),
+    rejectedReplies: records.reduce((a, r) => a + r.rejected.length, 0),
+    out: options.out,
+  };
+}

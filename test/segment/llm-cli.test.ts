@@ -1,0 +1,97 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startCli } from '../support/cli.js';
+import { sharedData } from '../support/shared-data.js';
+import { startTaggingServer } from './tagging-server.js';
+
+interface Row {
+  id: string;
+  chunks: Array<{ text: string; span: { start: number; end: number } }>;
+  method: string;
+  attempts: number;
+  rejected: string[];
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'stepwise-segllm-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('stepwise segment --by llm (issue 15, acceptance 1)', () => {
+  it('segments 12 ProcessBench GSM8K solutions exactly, retrying the replies with a changed digit', async () => {
+    const pb = JSON.parse(readFileSync(sharedData('processbench/gsm8k.json'), 'utf8')) as Array<{
+      id: string;
+      steps: string[];
+    }>;
+    const inputs = pb.slice(0, 12).map((r) => ({ id: r.id, text: r.steps.join('\n\n') }));
+    const input = join(dir, 'in.jsonl');
+    const out = join(dir, 'out.jsonl');
+    writeFileSync(input, inputs.map((r) => JSON.stringify(r)).join('\n'));
+    const server = await startTaggingServer({ alterEvery: 3 });
+    try {
+      const run = await startCli(
+        [
+          'segment',
+          '--by',
+          'llm',
+          '--model',
+          'openai:m',
+          '--base-url',
+          server.url,
+          '--input',
+          input,
+          '--out',
+          out,
+        ],
+        join(dir, 'home'),
+      ).done;
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      const rows = readFileSync(out, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Row);
+      expect(rows.map((r) => r.id)).toEqual(inputs.map((r) => r.id));
+      for (const [i, row] of rows.entries()) {
+        const text = inputs[i].text;
+        let last = 0;
+        for (const c of row.chunks) {
+          expect(c.text).toBe(text.slice(c.span.start, c.span.end));
+          expect(c.span.start).toBeGreaterThanOrEqual(last);
+          // Between chunks (and around them) only whitespace is left out.
+          expect(text.slice(last, c.span.start).trim()).toBe('');
+          last = c.span.end;
+        }
+        expect(text.slice(last).trim()).toBe('');
+      }
+      expect(rows.filter((r) => r.chunks.length > 1).length).toBeGreaterThanOrEqual(10);
+      // Every third reply had a digit changed: those were rejected and asked for again.
+      expect(server.replies.some((r) => r.altered)).toBe(true);
+      expect(server.replies.length).toBeGreaterThan(inputs.length);
+      expect(rows.every((r) => r.method === 'llm')).toBe(true);
+      expect(rows.reduce((a, r) => a + r.rejected.length, 0)).toBe(server.replies.filter((r) => r.altered).length);
+      const summary = JSON.parse(run.stdout) as {
+        solutions: number;
+        requests: number;
+        rejectedReplies: number;
+        chunksPerSolution: { paragraphs: number; segmented: number };
+      };
+      expect(summary.solutions).toBe(12);
+      expect(summary.requests).toBe(server.replies.length);
+      expect(summary.rejectedReplies).toBeGreaterThan(0);
+      expect(summary.chunksPerSolution.segmented).toBeGreaterThan(summary.chunksPerSolution.paragraphs);
+
+      // A rerun resumes: nothing is asked again.
+      const before = server.replies.length;
+      const again = await startCli(
+        ['segment', '--by', 'llm', '--model', 'openai:m', '--base-url', server.url, '--input', input, '--out', out],
+        join(dir, 'home'),
+      ).done;
+      expect(again.code).toBe(0);
+      expect(server.replies.length).toBe(before);
+      expect(JSON.parse(again.stdout).resumed).toBe(12);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+});
