@@ -92,6 +92,10 @@ export function policyForProblems(
     throw new UsageError(
       '--chat-template renders the math solution prompt; code policies keep their own prompt',
     );
+  if (policy.segmentation === 'tags')
+    throw new UsageError(
+      '--segmentation tags is for math solutions: code is written and split in its own steps',
+    );
   return {
     policy: createCodePolicy(policy.model, options),
     problems: problems.map((p) => ({

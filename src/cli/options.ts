@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { SEGMENTATIONS, type Segmentation } from '../core/segment.js';
 
 /** Commander argument parsers with messages that say what was expected. */
 export function intOption(name: string, min = Number.MIN_SAFE_INTEGER) {
@@ -51,4 +52,17 @@ export function addInputOption(cmd: Command, description: string, aliases: reado
       });
   });
   return cmd;
+}
+
+/**
+ * `--segmentation paragraph|tags`: how the policy segments its reasoning — blank-line paragraphs,
+ * or self-segmentation with `<chunk>…</chunk>` tags (METHODS §1). Without `defaultValue` the
+ * option is undefined when not given (label takes the input file's).
+ */
+export function segmentationOption(what: string, defaultValue?: Segmentation): Option {
+  const o = new Option(
+    '--segmentation <mode>',
+    `${what}: paragraph (blank lines) or tags (the policy wraps each chunk in <chunk>…</chunk>)`,
+  ).choices([...SEGMENTATIONS]);
+  return defaultValue === undefined ? o : o.default(defaultValue);
 }

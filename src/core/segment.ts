@@ -289,7 +289,7 @@ function paragraphsWithEnds(text: string): { chunks: Chunk[]; ends: number[] } {
   const chunks = splitParagraphs(text);
   return {
     chunks,
-    ends: chunks.map((c, i) => (i + 1 < chunks.length ? chunks[i + 1].span.start : text.length)),
+    ends: chunks.map((_, i) => (i + 1 < chunks.length ? chunks[i + 1].span.start : text.length)),
   };
 }
 

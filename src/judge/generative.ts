@@ -117,6 +117,7 @@ export function createGenerativeJudge(
       problem: problem.question,
       history: chunks.slice(0, i),
       chunk: chunks[i],
+      segmentation: options.segmentation,
     });
     const baseSeed = options.seed ?? settings.seed;
     const result = await model.generate(

@@ -1,3 +1,4 @@
+import type { Segmentation } from '../core/segment.js';
 import type { Cost, Judgment, Problem } from '../core/types.js';
 import type { LanguageModel } from '../models/types.js';
 
@@ -15,6 +16,8 @@ export interface JudgeOptions {
   only?: number[];
   signal?: AbortSignal;
   seed?: number;
+  /** How the chunks were segmented: judges that show previous chunks show them in this form (default paragraph). */
+  segmentation?: Segmentation;
 }
 
 export interface JudgeResult {

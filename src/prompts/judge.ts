@@ -1,3 +1,4 @@
+import { parseWrittenTags, type Segmentation, writtenPrefix } from '../core/segment.js';
 import type { ChatMessage } from '../models/types.js';
 
 /**
@@ -27,12 +28,21 @@ export interface JudgePromptInput {
   problem: string;
   history: readonly string[];
   chunk: string;
+  /**
+   * How the solution was segmented. `tags`: the previous steps are shown as the policy's
+   * chunks, each in `<chunk>…</chunk>`; `paragraph` (default): numbered `[Step i]` blocks.
+   */
+  segmentation?: Segmentation;
 }
 
 /** The user message text of the judge prompt. */
-export function renderJudgeUserMessage({ problem, history, chunk }: JudgePromptInput): string {
+export function renderJudgeUserMessage({ problem, history, chunk, segmentation }: JudgePromptInput): string {
   const past =
-    history.length === 0 ? NO_HISTORY : history.map((h, i) => `[Step ${i + 1}]\n${h}`).join('\n\n');
+    history.length === 0
+      ? NO_HISTORY
+      : segmentation === 'tags'
+        ? writtenPrefix(history, 'tags')
+        : history.map((h, i) => `[Step ${i + 1}]\n${h}`).join('\n\n');
   return `${PROBLEM_MARK}${problem}${HISTORY_MARK}${past}${CHUNK_MARK}${chunk}${TASK_MARK}${JUDGE_INSTRUCTION}`;
 }
 
@@ -55,6 +65,10 @@ export function parseJudgePrompt(input: string | ChatMessage[]): JudgePromptInpu
   const past = text.slice(h + HISTORY_MARK.length, c);
   const chunk = text.slice(c + CHUNK_MARK.length, t);
   const history: string[] = [];
+  if (past.startsWith('<chunk>')) {
+    for (const c of parseWrittenTags(past).chunks) history.push(c.text);
+    return { problem, history, chunk, segmentation: 'tags' };
+  }
   if (past !== NO_HISTORY) {
     const parts = past.split(/(?:^|\n\n)\[Step \d+\]\n/);
     for (const part of parts.slice(1)) history.push(part);

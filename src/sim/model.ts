@@ -83,8 +83,8 @@ function routeRequest(
     return {
       role: 'policy',
       draw: (rng) => {
-        const { lead, chunks } = continueSimPrefix(problem, options, policy.prefix, rng);
-        return { text: lead + chunks.join('\n\n'), searchFrom: lead.length };
+        const { lead, text } = continueSimPrefix(problem, options, policy.prefix, rng, policy.segmentation);
+        return { text, searchFrom: lead.length };
       },
     };
   }

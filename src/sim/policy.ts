@@ -1,6 +1,6 @@
 import { StepwiseError } from '../core/errors.js';
 import { createRng, type Rng } from '../core/rng.js';
-import { splitParagraphs } from '../core/segment.js';
+import { parseWrittenTags, type Segmentation, splitParagraphs } from '../core/segment.js';
 import { DEFAULT_SIM_OPTIONS, type SimOptions } from './options.js';
 import {
   applyOp,
@@ -102,8 +102,28 @@ export function initialSimState(problem: SimProblem): SimState {
   return { k: 0, value: problem.start, phase: 'ready' };
 }
 
-/** Advance the state by one chunk of text (any text: unrecognised chunks change nothing). */
+/**
+ * Advance the state by one chunk of text (any text: unrecognised chunks change nothing). A
+ * chunk of several lines (a self-segmented chunk groups a restatement, an operation and its
+ * check, one per line) is replayed line by line: it is wrong when any line is, and its kind is
+ * that of its last recognised line.
+ */
 export function replayChunk(problem: SimProblem, before: SimState, text: string): ReplayedChunk {
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  if (lines.length <= 1) return replayLine(problem, before, text);
+  let state = before;
+  let wrong = false;
+  let kind: SimChunkKind = 'unknown';
+  for (const line of lines) {
+    const r = replayLine(problem, state, line);
+    wrong ||= r.wrong;
+    if (r.kind !== 'unknown') kind = r.kind;
+    state = r.state;
+  }
+  return { kind, wrong, state };
+}
+
+function replayLine(problem: SimProblem, before: SimState, text: string): ReplayedChunk {
   const H = problem.ops.length;
   if (before.phase === 'done') return { kind: 'unknown', wrong: false, state: before };
   const boxed = lastBoxed(text);
@@ -174,8 +194,12 @@ export function wrongChunks(problem: SimProblemLike, chunks: readonly string[]):
   return replaySimChunks(asSimProblem(problem), chunks).chunks.map((c) => c.wrong);
 }
 
-/** Chunks of a prefix or solution text (blank-line separated, trimmed). */
+/**
+ * Chunks of a prefix or solution text: its `<chunk>`s when it has tags (the closed ones: an
+ * unfinished chunk at the end is not a chunk yet), else its blank-line paragraphs (trimmed).
+ */
 export function simChunksOf(text: string): string[] {
+  if (text.includes('<chunk>')) return parseWrittenTags(text).chunks.map((c) => c.text);
   return splitParagraphs(text).map((c) => c.text);
 }
 
@@ -389,24 +413,77 @@ export function sampleSimSolution(
 }
 
 /**
- * The policy's continuation of a prefix text: the prefix is split into chunks (blank lines),
- * replayed to recover the state, then the rest is sampled. A non-empty prefix that does not end
- * in a blank line is treated as ending a chunk, and the continuation starts with the missing
- * separator.
+ * The policy's continuation of a prefix text: the prefix is split into chunks (blank lines, or
+ * `<chunk>` tags), replayed to recover the state, then the rest is sampled. A non-empty prefix
+ * that does not end in a blank line is treated as ending a chunk, and the continuation starts
+ * with the missing separator.
+ *
+ * Under `tags` the policy self-segments: the same chain of steps is sampled (so accuracy is the
+ * same), but a restatement, the operation it sets up and a check of that operation form one
+ * chunk (one line each), the final answer its own; `text` is the chunks in `<chunk>` tags.
  */
 export function continueSimPrefix(
   problem: SimProblem,
   options: PolicyOptions,
   prefix: string,
   rng: Rng,
+  segmentation: Segmentation = 'paragraph',
 ): {
   /** Separator written before the first new chunk ('' when the prefix ends in a blank line). */
   lead: string;
   chunks: string[];
+  /** The continuation as written: lead, then the chunks in the segmentation's form. */
+  text: string;
 } {
   const state = replaySimChunks(problem, simChunksOf(prefix)).state;
+  if (segmentation === 'tags') {
+    const chunks = sampleSimTaggedChunks(problem, options, state, rng);
+    const lead = chunks.length === 0 || prefix.trim() === '' || /\s$/.test(prefix) ? '' : '\n';
+    return { lead, chunks, text: lead + chunks.map((c) => `<chunk>${c}</chunk>`).join('\n') };
+  }
   const chunks = sampleSimChunks(problem, options, state, rng);
-  return { lead: chunks.length === 0 ? '' : separatorAfter(prefix), chunks };
+  const lead = chunks.length === 0 ? '' : separatorAfter(prefix);
+  return { lead, chunks, text: lead + chunks.join('\n\n') };
+}
+
+/**
+ * Sample until the solution ends, grouping steps into self-segmented chunks: a restatement
+ * opens a chunk the next operation joins, a check joins the operation it checks, and the final
+ * answer is a chunk of its own. The steps (and random draws) are those of {@link sampleSimChunks}.
+ */
+export function sampleSimTaggedChunks(
+  problem: SimProblem,
+  options: PolicyOptions,
+  state: SimState,
+  rng: Rng,
+): string[] {
+  const errorProbs = stepErrorProbabilities(problem, options);
+  const out: string[] = [];
+  let group: string[] = [];
+  let last: SimChunkKind = 'unknown';
+  let s = state;
+  for (;;) {
+    const next = sampleNextChunk(problem, options, s, rng, errorProbs);
+    if (!next) break;
+    const kind: SimChunkKind =
+      next.state.phase === 'done'
+        ? 'final'
+        : next.state.phase === 'afterOp'
+          ? 'op'
+          : next.text.startsWith('Check:')
+            ? 'check'
+            : 'restate';
+    const joins = (kind === 'op' && last === 'restate') || (kind === 'check' && last === 'op');
+    if (!joins && group.length > 0) {
+      out.push(group.join('\n'));
+      group = [];
+    }
+    group.push(next.text);
+    last = kind;
+    s = next.state;
+  }
+  if (group.length > 0) out.push(group.join('\n'));
+  return out;
 }
 
 /** What must follow `prefix` before a new chunk starts. */

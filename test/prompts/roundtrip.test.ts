@@ -20,9 +20,34 @@ describe('prompt templates invert', () => {
     expect(parsePolicyPrompt(renderPolicyPrompt('What is 2+2?', 'Step one.\n\n'))).toEqual({
       question: 'What is 2+2?',
       prefix: 'Step one.\n\n',
+      segmentation: 'paragraph',
     });
-    expect(parsePolicyPrompt(renderPolicyMessages('Q?', 'abc'))).toEqual({ question: 'Q?', prefix: 'abc' });
+    expect(parsePolicyPrompt(renderPolicyMessages('Q?', 'abc'))).toEqual({
+      question: 'Q?',
+      prefix: 'abc',
+      segmentation: 'paragraph',
+    });
     expect(parsePolicyPrompt('hello')).toBeNull();
+  });
+
+  it('policy prompts under tags ask for <chunk> tags and say so when parsed', () => {
+    const prefix = '<chunk>One.</chunk>\n<chunk>Two.</chunk>';
+    const raw = renderPolicyPrompt('Q?', prefix, 'tags');
+    expect(raw).toContain('<chunk> and </chunk>');
+    expect(parsePolicyPrompt(raw)).toEqual({ question: 'Q?', prefix, segmentation: 'tags' });
+    expect(parsePolicyPrompt(renderPolicyMessages('Q?', prefix, 'tags'))).toEqual({
+      question: 'Q?',
+      prefix,
+      segmentation: 'tags',
+    });
+  });
+
+  it('judge prompt under tags shows the previous chunks as tagged chunks', () => {
+    const a = { problem: 'P', history: ['one', 'two\nlines'], chunk: 'three', segmentation: 'tags' as const };
+    const text = renderJudgeMessages(a)[1].content;
+    expect(text).toContain('<chunk>one</chunk>\n<chunk>two\nlines</chunk>');
+    expect(text).not.toContain('[Step 1]');
+    expect(parseJudgePrompt(renderJudgeMessages(a))).toEqual(a);
   });
 
   it('judge prompt with and without history', () => {

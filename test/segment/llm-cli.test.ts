@@ -69,7 +69,9 @@ describe('stepwise segment --by llm (issue 15, acceptance 1)', () => {
       expect(server.replies.some((r) => r.altered)).toBe(true);
       expect(server.replies.length).toBeGreaterThan(inputs.length);
       expect(rows.every((r) => r.method === 'llm')).toBe(true);
-      expect(rows.reduce((a, r) => a + r.rejected.length, 0)).toBe(server.replies.filter((r) => r.altered).length);
+      expect(rows.reduce((a, r) => a + r.rejected.length, 0)).toBe(
+        server.replies.filter((r) => r.altered).length,
+      );
       const summary = JSON.parse(run.stdout) as {
         solutions: number;
         requests: number;
@@ -84,7 +86,19 @@ describe('stepwise segment --by llm (issue 15, acceptance 1)', () => {
       // A rerun resumes: nothing is asked again.
       const before = server.replies.length;
       const again = await startCli(
-        ['segment', '--by', 'llm', '--model', 'openai:m', '--base-url', server.url, '--input', input, '--out', out],
+        [
+          'segment',
+          '--by',
+          'llm',
+          '--model',
+          'openai:m',
+          '--base-url',
+          server.url,
+          '--input',
+          input,
+          '--out',
+          out,
+        ],
         join(dir, 'home'),
       ).done;
       expect(again.code).toBe(0);

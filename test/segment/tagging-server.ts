@@ -57,7 +57,8 @@ export async function startTaggingServer(options: { alterEvery?: number } = {}):
       const body = JSON.parse(Buffer.concat(parts).toString('utf8') || '{}') as {
         messages?: Array<{ role: 'system' | 'user' | 'assistant'; content: string }>;
       };
-      const text = req.url === '/v1/chat/completions' && body.messages ? parseSegmenterPrompt(body.messages) : null;
+      const text =
+        req.url === '/v1/chat/completions' && body.messages ? parseSegmenterPrompt(body.messages) : null;
       if (text === null) {
         json(400, { error: { message: 'not a segmenter prompt' } });
         return;

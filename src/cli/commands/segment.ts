@@ -1,6 +1,6 @@
+import { setMaxListeners } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { setMaxListeners } from 'node:events';
 import { type Command, Option } from 'commander';
 import { InputError, StepwiseError, UsageError } from '../../core/errors.js';
 import {
