@@ -52,6 +52,12 @@ export interface RolloutOptions {
   limit?: TaskLimiter;
   /** Reuse estimates of identical prefixes within a job (see {@link createPrefixMemo}). */
   memo?: PrefixMemo;
+  /**
+   * The prefix text made of the first k chunks. Default: the chunks rebuilt in the policy's
+   * segmentation (blank lines, or `<chunk>` tags). Label passes the policy's own written text
+   * where it has it, so rollouts continue exactly what the policy wrote.
+   */
+  prefixOf?: (prefixLength: number) => string;
   /** Keep every rollout's text and verdict in the result (default false). */
   keepRollouts?: boolean;
   signal?: AbortSignal;
@@ -152,7 +158,9 @@ export async function estimatePrefixValue(
   checkOptions(options);
   if (!Number.isInteger(prefixLength) || prefixLength < 0 || prefixLength > chunks.length)
     throw new RangeError(`prefix length ${prefixLength} outside 0..${chunks.length}`);
-  const prefix = prefixFromChunks(chunks.slice(0, prefixLength));
+  const prefix = options.prefixOf
+    ? options.prefixOf(prefixLength)
+    : prefixFromChunks(chunks.slice(0, prefixLength), policy.segmentation);
   const batch = batchSizeOf(options);
   const seed = prefixSeed(options.seed ?? 0, prefixLength);
   const request = {

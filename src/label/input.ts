@@ -1,5 +1,5 @@
 import { InputError } from '../core/errors.js';
-import { splitParagraphs } from '../core/segment.js';
+import { type Segmentation, splitParagraphs, splitWritten } from '../core/segment.js';
 import type { Domain, Problem } from '../core/types.js';
 import { streamJsonl } from '../jobs/lines.js';
 import type { SolutionToLabel } from './label.js';
@@ -9,8 +9,11 @@ import type { SolutionToLabel } from './label.js';
  * - rows `{id, problem, answer, steps: string[]}` (ProcessBench-like, plus the gold answer);
  *   `question` may stand for `problem`;
  * - the output of `stepwise sample`: `{id, question|problem, answer, samples: [{text, correct?,
- *   chunks?}]}` — each sample becomes its own solution with id `<problemId>#<k>`. A sample's
- *   chunks are its `chunks` (strings or `{text}`), else its text split on blank lines.
+ *   chunks?}], segmentation?}` — each sample becomes its own solution with id `<problemId>#<k>`.
+ *   A sample's chunks are its `chunks` (strings or `{text}`), else its text split on blank lines.
+ *   Under `segmentation: "tags"` the chunks are the policy's own `<chunk>`s, read from its text,
+ *   and the text is kept so prefixes are exactly what the policy wrote (a sample whose tags were
+ *   malformed is labeled by the paragraphs of its tag-free text).
  * The gold answer may also sit under `gold`, and the problem may be a `Problem` object.
  */
 
@@ -37,10 +40,28 @@ function chunkTexts(v: unknown, where: () => InputError): string[] {
 
 export interface LabelInputOptions {
   /**
+   * The `--segmentation` asked for, if any: a file whose records say they were sampled under
+   * another one is refused (its chunks and prefixes would not match the job's).
+   */
+  segmentation?: Segmentation;
+  /**
    * Problems by id, for records that carry only an id (the `stepwise sample` output holds id,
    * gold and samples, not the question): the question, domain and gold answer come from here.
    */
   problems?: ReadonlyMap<string, Problem>;
+}
+
+/**
+ * The segmentation the input's first record declares (`stepwise sample` writes one on every
+ * record), undefined when it declares none. Later records that disagree are refused while
+ * streaming (see {@link LabelInputOptions.segmentation}).
+ */
+export function labelInputSegmentation(file: string): Segmentation | undefined {
+  for (const { value } of streamJsonl(file)) {
+    const v = isObj(value) ? value.segmentation : undefined;
+    return v === 'tags' || v === 'paragraph' ? v : undefined;
+  }
+  return undefined;
 }
 
 /** Read the solutions to label from `file`; throws an InputError naming the line and field. */
@@ -55,10 +76,27 @@ export function readLabelInput(file: string, options: LabelInputOptions = {}): S
  */
 export function* streamLabelInput(file: string, options: LabelInputOptions = {}): Generator<SolutionToLabel> {
   const seen = new Set<string>();
+  let declared: Segmentation | undefined = options.segmentation;
+  let declaredBy = options.segmentation !== undefined ? '--segmentation' : '';
   for (const { line, value } of streamJsonl(file)) {
     const out: SolutionToLabel[] = [];
     const err = (field: string, problem: string) => new InputError({ file, line, field }, problem);
     if (!isObj(value)) throw new InputError({ file, line }, 'expected a JSON object');
+    let mode: Segmentation | undefined;
+    if (value.segmentation !== undefined) {
+      if (value.segmentation !== 'paragraph' && value.segmentation !== 'tags')
+        throw err('segmentation', 'expected "paragraph" or "tags"');
+      mode = value.segmentation;
+      if (declared !== undefined && mode !== declared)
+        throw err(
+          'segmentation',
+          `sampled with --segmentation ${mode}, but ${declaredBy} says ${declared}: label a file with the segmentation it was sampled with`,
+        );
+      if (declared === undefined) {
+        declared = mode;
+        declaredBy = `line ${line}`;
+      }
+    }
     const id = str(value.id);
     if (id === undefined || id === '') throw err('id', 'missing id (a string)');
     const known = options.problems?.get(id);
@@ -93,6 +131,20 @@ export function* streamLabelInput(file: string, options: LabelInputOptions = {})
         const field = `samples.${k}`;
         if (!isObj(sample)) throw err(field, 'expected an object with "text"');
         let chunks: string[];
+        if (mode === 'tags') {
+          const text = str(sample.text);
+          if (text === undefined) throw err(`${field}.text`, 'missing sample text');
+          const split = splitWritten(text, 'tags');
+          add({
+            id: `${id}#${k}`,
+            problem,
+            chunks: split.chunks.map((c) => c.text),
+            segmentation: split.method,
+            ...(split.method === 'tags' ? { written: { text, ends: split.ends } } : {}),
+            ...(typeof sample.correct === 'boolean' ? { correct: sample.correct } : {}),
+          });
+          return;
+        }
         if (Array.isArray(sample.chunks) && sample.chunks.length > 0)
           chunks = chunkTexts(sample.chunks, () =>
             err(`${field}.chunks`, 'expected strings or {text} objects'),
@@ -106,6 +158,7 @@ export function* streamLabelInput(file: string, options: LabelInputOptions = {})
           id: `${id}#${k}`,
           problem,
           chunks,
+          ...(mode ? { segmentation: mode } : {}),
           ...(typeof sample.correct === 'boolean' ? { correct: sample.correct } : {}),
         });
       });

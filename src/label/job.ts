@@ -2,6 +2,7 @@ import { closeSync, existsSync, openSync, writeSync } from 'node:fs';
 import pLimit from 'p-limit';
 import { emptyCost } from '../core/cost.js';
 import { UsageError } from '../core/errors.js';
+import type { Segmentation } from '../core/segment.js';
 import type { Cost } from '../core/types.js';
 import { readLinesSync } from '../jobs/lines.js';
 import { inShard, runStreamJob, type Shard } from '../jobs/run-job.js';
@@ -69,6 +70,9 @@ export interface SignalSummary {
 export interface LabelSummary {
   solutions: number;
   chunks: number;
+  /** The job's segmentation, and chunks per solution under it. */
+  segmentation: Segmentation;
+  chunksPerSolution: number;
   /** Solutions taken from an earlier, interrupted run's output. */
   resumed: number;
   /** Rollouts the labels rest on (cached or not) and their completion tokens. */
@@ -141,6 +145,7 @@ function resumableCheck(
   file: string,
   keepRollouts: boolean,
   shard: Shard | undefined,
+  segmentation: Segmentation,
 ): (value: unknown, line: number) => void {
   return (value, line) => {
     const v = value as Partial<LabeledSolutionRecord> | null;
@@ -154,6 +159,11 @@ function resumableCheck(
       throw new UsageError(
         `${file}, line ${line}: labeled ${keepRollouts ? 'without' : 'with'} --keep-rollouts, so this run cannot resume it ` +
           `(${keepRollouts ? 'drop' : 'add'} --keep-rollouts, or use --fresh to start over)`,
+      );
+    const was = v.segmentation ?? 'paragraph';
+    if (was !== segmentation)
+      throw new UsageError(
+        `${file}, line ${line}: labeled with --segmentation ${was}, not ${segmentation}: a rerun must not mix them (pass --fresh to start over, or choose another --out)`,
       );
     // A shard's output holds only its own keys: one from another shard means the wrong --out.
     if (shard && !inShard(v.id, shard))
@@ -211,6 +221,7 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
   const spent = emptyCost();
   let requests = 0;
   const labelsFile = format === 'processbench' ? labelsSidecarPath(options.out) : options.out;
+  const segmentation = options.segmentation ?? options.policy.segmentation ?? 'paragraph';
   const softThreshold = options.params?.softThreshold ?? DEFAULT_SIGNAL_PARAMS.softThreshold;
   const signals = signalAccumulator(options.signals, softThreshold);
   const totals = { solutions: 0, chunks: 0, rollouts: 0, rolloutTokens: 0 };
@@ -228,7 +239,7 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
     signal: options.signal,
     checkExisting: options.fresh
       ? undefined
-      : resumableCheck(labelsFile, options.keepRollouts ?? false, options.shard),
+      : resumableCheck(labelsFile, options.keepRollouts ?? false, options.shard, segmentation),
     // The file reader checks ids itself, naming the line.
     checkUniqueKeys: Array.isArray(options.solutions),
     onProgress: options.onProgress,
@@ -245,6 +256,7 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
       try {
         labeled = await labelSolution(options.policy, options.checker, solution, {
           ...options,
+          segmentation,
           limit,
           memo,
         });
@@ -271,6 +283,8 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
   return {
     ...totals,
     resumed: result.resumed,
+    segmentation,
+    chunksPerSolution: totals.solutions === 0 ? 0 : totals.chunks / totals.solutions,
     spent,
     requests,
     signals: signals.result(),

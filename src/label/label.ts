@@ -1,4 +1,5 @@
 import { UsageError } from '../core/errors.js';
+import { type Segmentation, writtenPrefix } from '../core/segment.js';
 import type { Cost, Problem } from '../core/types.js';
 import { type Policy, prefixFromChunks } from '../models/policy.js';
 import {
@@ -25,6 +26,11 @@ export interface LabelOptions extends RolloutOptions {
   params?: Partial<SignalParams>;
   /** Default `linear`. `binary` supports only Abs-Q, Math-Shepherd hard and SORM. */
   search?: SearchMode;
+  /**
+   * The job's segmentation (default: the policy's). Recorded in every output record; a solution
+   * without its written text has its prefixes rebuilt in this form.
+   */
+  segmentation?: Segmentation;
 }
 
 /** A rollout kept in the output (`--keep-rollouts`): the continuation only, never the prefix. */
@@ -64,6 +70,8 @@ export interface LabeledSolutionRecord {
   /** Whether the solution's own final answer is correct (from the input, or checked). */
   finalAnswerCorrect: boolean;
   search: SearchMode;
+  /** The job's segmentation: how the policy was asked to write, and how prefixes were built (absent in older files: paragraph). */
+  segmentation?: Segmentation;
   /** Rollouts the labels rest on, and their completion tokens (cached or not). */
   cost: { rollouts: number; tokens: number };
   /** Present and true when the policy that rolled out is the simulated world. */
@@ -77,6 +85,23 @@ export interface SolutionToLabel {
   chunks: readonly string[];
   /** Known correctness of the final answer (e.g. from `stepwise sample`); checked when absent. */
   correct?: boolean;
+  /**
+   * How these chunks were made: `tags` = the policy's own `<chunk>` tags, `paragraph` = blank
+   * lines (also a tags sample whose tags were malformed). Default: the job's segmentation.
+   */
+  segmentation?: Segmentation;
+  /**
+   * The solution as the policy wrote it, when known: `ends[i]` is where the prefix of chunks
+   * 0..i ends in `text` (right after its `</chunk>`). Prefixes are then the policy's own text.
+   */
+  written?: { text: string; ends: readonly number[] };
+}
+
+/** The prefix of a solution made of its first k chunks, as the policy wrote it where known. */
+export function solutionPrefix(solution: SolutionToLabel, k: number, jobSegmentation: Segmentation): string {
+  if (k === 0) return '';
+  if (solution.written) return solution.written.text.slice(0, solution.written.ends[k - 1]);
+  return writtenPrefix(solution.chunks.slice(0, k), solution.segmentation ?? jobSegmentation);
 }
 
 export interface LabelResult {
@@ -124,7 +149,7 @@ function rolloutsField(p: PrefixEstimate | undefined, keep: boolean): number | K
 
 async function finalCorrect(checker: AnswerChecker, s: SolutionToLabel): Promise<boolean> {
   if (s.correct !== undefined) return s.correct;
-  const r = await checker(s.problem, prefixFromChunks(s.chunks));
+  const r = await checker(s.problem, s.written?.text ?? prefixFromChunks(s.chunks));
   return typeof r === 'boolean' ? r : r.correct;
 }
 
@@ -142,12 +167,19 @@ export async function labelSolution(
   const search = options.search ?? 'linear';
   const keep = options.keepRollouts ?? false;
   const final = await finalCorrect(checker, solution);
+  const segmentation = options.segmentation ?? policy.segmentation ?? 'paragraph';
+  if (solution.written && solution.written.ends.length !== solution.chunks.length)
+    throw new UsageError(
+      `${solution.id}: ${solution.written.ends.length} prefix ends for ${solution.chunks.length} chunks`,
+    );
+  options = { ...options, prefixOf: (k) => solutionPrefix(solution, k, segmentation) };
   const base = {
     id: solution.id,
     problem: solution.problem.question,
     answer: solution.problem.answer,
     finalAnswerCorrect: final,
     search,
+    segmentation,
   };
   if (search === 'linear') {
     const values = await estimateStepValues(

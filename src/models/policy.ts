@@ -1,6 +1,6 @@
 import { UsageError } from '../core/errors.js';
-import { type ChatTemplate, continueAssistantTurn } from '../prompts/chat-template.js';
 import type { Segmentation } from '../core/segment.js';
+import { type ChatTemplate, continueAssistantTurn } from '../prompts/chat-template.js';
 import { prefixFromChunks, renderPolicyMessages, renderPolicyPrompt } from '../prompts/policy.js';
 import type { CallOptions, ChatMessage, GenerateResult, LanguageModel } from './types.js';
 

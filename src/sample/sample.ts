@@ -1,5 +1,8 @@
-import { type SegmentBy, segment } from '../core/segment.js';
+import { existsSync } from 'node:fs';
+import { UsageError } from '../core/errors.js';
+import { type Segmentation, type SegmentBy, segment, splitWritten } from '../core/segment.js';
 import type { Chunk, Problem } from '../core/types.js';
+import { streamJsonl } from '../jobs/lines.js';
 import { runJsonlJob, runStreamJob } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
 import type { Policy } from '../models/policy.js';
@@ -12,9 +15,18 @@ import { reportedKs } from './passk.js';
 
 /** One sampled solution of a problem. */
 export interface SampledSolution {
+  /** What the policy wrote (under tags, with its `<chunk>` tags; see `written` for malformed tags). */
   text: string;
-  /** The solution split into steps (paragraphs by default); spans index `text`. */
+  /** The solution split into steps (paragraphs by default, the policy's own chunks under tags); spans index `text`. */
   chunks: Chunk[];
+  /**
+   * Under `--segmentation tags`: `tags` when the policy's tags were well formed, `paragraph` when
+   * they were not — then `tagProblem` says why, `written` holds the reply as written and `text`
+   * is that reply with the tags removed, split on blank lines.
+   */
+  segmentation?: Segmentation;
+  tagProblem?: string;
+  written?: string;
   /** Extracted final answer, null when none. */
   answer: string | null;
   correct: boolean;
@@ -39,6 +51,8 @@ export interface SampleRecord {
   job?: JobSettings;
   /** Present and true when the policy is the simulated world (however it was reached). */
   simulated?: true;
+  /** How the policy was asked to segment its solutions (`--segmentation`; absent in older files: paragraph). */
+  segmentation?: Segmentation;
 }
 
 export interface SampleJobOptions {
@@ -57,8 +71,10 @@ export interface SampleJobOptions {
   seed?: number;
   /** Problems in flight. */
   concurrency?: number;
-  /** Step splitter (default `paragraph`). */
+  /** Step splitter (default `paragraph`) when the policy is not asked for tags. */
   segmentBy?: Exclude<SegmentBy, 'chunk-tags'>;
+  /** Default: the policy's. Under `tags` the samples are split on the policy's own `<chunk>` tags. */
+  segmentation?: Segmentation;
   /** Start over instead of resuming. */
   fresh?: boolean;
   /** Recorded on every row; a resumed output must have the same (see jobs/settings). */
@@ -88,6 +104,9 @@ export interface SampleSummary {
   tokens: { completion: number; prompt: number; meanPerSample: number };
   /** Problems served entirely from the cache. */
   cachedProblems: number;
+  /** Mean chunks per sample, and (under tags) samples whose tags were malformed and fell back to paragraphs. */
+  chunksPerSolution: number;
+  brokenTags?: number;
 }
 
 /** Sample K solutions of one problem with one request and check them. */
@@ -106,17 +125,33 @@ export async function sampleProblem(
   });
   for (const w of result.warnings) options.onWarning?.(w);
   const by = options.segmentBy ?? 'paragraph';
+  const segmentation = options.segmentation ?? options.policy.segmentation ?? 'paragraph';
   const samples: SampledSolution[] = [];
   for (const s of result.samples) {
     const check = await checkSolution(problem, s.text);
-    samples.push({
-      text: s.text,
-      chunks: segment(s.text, by),
+    const checked = {
       answer: check.answer,
       correct: check.correct,
       tokens: s.completionTokens,
       finishReason: s.finishReason,
-    });
+    };
+    if (segmentation === 'tags') {
+      const split = splitWritten(s.text, 'tags');
+      samples.push(
+        split.method === 'tags'
+          ? { text: s.text, chunks: split.chunks, segmentation: 'tags', ...checked }
+          : {
+              text: s.text.replace(/<\/?chunk>/g, ''),
+              chunks: split.chunks,
+              segmentation: 'paragraph',
+              tagProblem: split.problem,
+              written: s.text,
+              ...checked,
+            },
+      );
+      continue;
+    }
+    samples.push({ text: s.text, chunks: segment(s.text, by), ...checked });
   }
   return {
     id: problem.id,
@@ -126,7 +161,20 @@ export async function sampleProblem(
     promptTokens: result.usage.promptTokens,
     cached: result.cached === true,
     ...(options.simulated || wroteSimulated(result) ? { simulated: true as const } : {}),
+    segmentation,
   };
+}
+
+/** A resumed output must have been sampled under the same segmentation: a rerun never mixes them. */
+function assertSameSegmentation(out: string, segmentation: Segmentation): void {
+  if (!existsSync(out)) return;
+  for (const { line, value } of streamJsonl(out, { skipInvalid: true })) {
+    const was = (value as { segmentation?: unknown } | null)?.segmentation ?? 'paragraph';
+    if (was !== segmentation)
+      throw new UsageError(
+        `${out}, line ${line}: sampled with --segmentation ${String(was)}, not ${segmentation}: pass --fresh to start it over, or choose another --out`,
+      );
+  }
 }
 
 /**
@@ -135,6 +183,9 @@ export async function sampleProblem(
  * file is rewritten in input order. Returns the records of all problems, in input order.
  */
 export async function runSampleJob(options: SampleJobOptions): Promise<SampleRecord[]> {
+  const segmentation = options.segmentation ?? options.policy.segmentation ?? 'paragraph';
+  // With settings (the CLI), the settings check covers the segmentation; without, check it here.
+  if (!options.fresh && !options.settings) assertSameSegmentation(options.out, segmentation);
   return runJsonlJob<Problem, SampleRecord>({
     items: options.problems,
     keyOf: (p) => p.id,
@@ -184,7 +235,18 @@ export function summarizeSamples(records: readonly SampleRecord[]): SampleSummar
 export function sampleAccumulator(): { add(r: SampleRecord): void; result(): SampleSummary } {
   let k = 0;
   const counts: Array<{ n: number; c: number }> = [];
-  const t = { samples: 0, correct: 0, noAnswer: 0, truncated: 0, completion: 0, prompt: 0, cached: 0 };
+  const t = {
+    samples: 0,
+    correct: 0,
+    noAnswer: 0,
+    truncated: 0,
+    completion: 0,
+    prompt: 0,
+    cached: 0,
+    chunks: 0,
+    tagged: false,
+    brokenTags: 0,
+  };
   let simulated = false;
   return {
     add(r) {
@@ -197,9 +259,12 @@ export function sampleAccumulator(): { add(r: SampleRecord): void; result(): Sam
         if (s.answer === null) t.noAnswer++;
         if (s.finishReason === 'length') t.truncated++;
         t.completion += s.tokens;
+        t.chunks += s.chunks.length;
+        if (s.segmentation === 'paragraph') t.brokenTags++;
       }
       t.prompt += r.promptTokens;
       if (r.cached) t.cached++;
+      if (r.segmentation === 'tags') t.tagged = true;
     },
     result() {
       const summary = summaryFrom(k, counts, t);
@@ -219,6 +284,9 @@ function summaryFrom(
     completion: number;
     prompt: number;
     cached: number;
+    chunks: number;
+    tagged: boolean;
+    brokenTags: number;
   },
 ): SampleSummary {
   const passAtK: Record<string, number> = {};
@@ -243,5 +311,7 @@ function summaryFrom(
       meanPerSample: t.samples === 0 ? 0 : t.completion / t.samples,
     },
     cachedProblems: t.cached,
+    chunksPerSolution: t.samples === 0 ? 0 : t.chunks / t.samples,
+    ...(t.tagged ? { brokenTags: t.brokenTags } : {}),
   };
 }

@@ -1,11 +1,12 @@
 import { type Command, Option } from 'commander';
 import { StepwiseError, UsageError } from '../../core/errors.js';
+import type { Segmentation } from '../../core/segment.js';
 import type { Problem } from '../../core/types.js';
 import { countLines, streamJsonl } from '../../jobs/lines.js';
 import { assertInputRendering } from '../../jobs/rendering.js';
 import { parseShard, type Shard } from '../../jobs/run-job.js';
 import { jobSettings } from '../../jobs/settings.js';
-import { streamLabelInput } from '../../label/input.js';
+import { labelInputSegmentation, streamLabelInput } from '../../label/input.js';
 import { type LabelOutputFormat, type LabelSummary, runLabelJob } from '../../label/job.js';
 import { type SearchMode, type SolutionToLabel, validateLabelOptions } from '../../label/label.js';
 import { LABEL_SIGNALS, type LabelSignal, parseSignals, type ZeroOverZero } from '../../label/signals.js';
@@ -19,7 +20,7 @@ import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import { checkSolution } from '../../verify/check.js';
 import { datasetSettings, loadDatasetProblems } from '../datasets.js';
-import { floatOption, intOption } from '../options.js';
+import { floatOption, intOption, segmentationOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 import { UNSAFE_FILESYSTEM_HELP } from '../sandbox.js';
 import { assertSimWorldInputs } from '../sim-guard.js';
@@ -60,6 +61,7 @@ interface LabelFlags {
   split?: string;
   count?: number;
   simSeed?: number;
+  segmentation?: Segmentation;
 }
 
 function signalsOption(value: string): string {
@@ -252,6 +254,11 @@ export function register(program: Command): void {
       '--keep-rollouts',
       'keep every rollout in the output: chunks[].rollouts = [{text, correct}] (the continuations from the prefix ending after the chunk; emptyPrefixRollouts for the bare problem)',
     )
+    .addOption(
+      segmentationOption(
+        "how the policy segments (default: what the input was sampled with, else paragraph); under tags, prefixes are the policy's own text up to a </chunk>",
+      ),
+    )
     .option('--fresh', 'start over instead of resuming from --out')
     .option(
       '--shard <K/N>',
@@ -312,6 +319,10 @@ export function register(program: Command): void {
         flags.shard === undefined && !Array.isArray(firstValue?.samples)
           ? countLines(flags.input)
           : undefined;
+      // Under tags the policy is asked for tags and prefixes are its own text: the mode comes from
+      // --segmentation or from what the input was sampled with (a record that disagrees is refused).
+      const segmentation: Segmentation =
+        flags.segmentation ?? labelInputSegmentation(flags.input) ?? 'paragraph';
       // A simulated policy can only guess outside its world: check the first solution now, every
       // other one as the stream reaches it.
       const simGuard = (s: SolutionToLabel): SolutionToLabel => {
@@ -321,11 +332,11 @@ export function register(program: Command): void {
         });
         return s;
       };
-      const peek = streamLabelInput(flags.input, { problems });
+      const peek = streamLabelInput(flags.input, { problems, segmentation });
       const firstSolution = peek.next();
       peek.return(undefined);
       if (!firstSolution.done) simGuard(firstSolution.value);
-      const solutions = mapIterable(streamLabelInput(flags.input, { problems }), simGuard);
+      const solutions = mapIterable(streamLabelInput(flags.input, { problems, segmentation }), simGuard);
       if (flags.cache === 'verdicts' && flags.keepRollouts)
         throw new UsageError(
           '--keep-rollouts needs rollout texts: use --cache full (verdicts keeps answers only)',
@@ -360,7 +371,7 @@ export function register(program: Command): void {
         storePath,
         onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
       });
-      const policy = createPolicy(model, { form: flags.promptForm, chatTemplate });
+      const policy = createPolicy(model, { form: flags.promptForm, chatTemplate, segmentation });
       const db = openStore(storePath);
       // Decided by what the model is, not by the spec's spelling: a sim backend here, and any
       // sim-server reply marks the record it went into (labelSolution).
@@ -387,6 +398,7 @@ export function register(program: Command): void {
         ...(flags.cache === 'verdicts' ? { cache: 'verdicts' } : {}),
         ...(flags.shard ? { shard: `${flags.shard.index}/${flags.shard.count}` } : {}),
         chatTemplate: chatTemplate?.id,
+        segmentation,
       };
       // Neither the input's name, the shard nor the cache mode changes what a row holds: shard
       // outputs share the settings of the whole job, so they merge and resume as one.
@@ -403,6 +415,7 @@ export function register(program: Command): void {
           total,
           shard: flags.shard,
           policy,
+          segmentation,
           checker: checkSolution,
           out: flags.out,
           signals,

@@ -1,7 +1,8 @@
 import { setMaxListeners } from 'node:events';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import { StepwiseError } from '../../core/errors.js';
+import { StepwiseError, UsageError } from '../../core/errors.js';
+import type { Segmentation } from '../../core/segment.js';
 import { jobSettings } from '../../jobs/settings.js';
 import { type CachedModel, cacheStatsOf } from '../../models/cache.js';
 import { OpenAIModel } from '../../models/openai.js';
@@ -20,7 +21,7 @@ import {
   loadDatasetProblems,
   policyForProblems,
 } from '../datasets.js';
-import { floatOption, intOption } from '../options.js';
+import { floatOption, intOption, segmentationOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 import { addSimGuessOption, assertSimWorldInputs } from '../sim-guard.js';
 
@@ -41,6 +42,7 @@ interface SampleFlags extends DatasetFlags {
   form: PromptForm;
   chatTemplate?: string;
   segmentBy: 'paragraph' | 'steps' | 'lines';
+  segmentation: Segmentation;
   out: string;
   quiet?: boolean;
   simGuess?: boolean;
@@ -105,10 +107,11 @@ export function register(program: Command): void {
         .default('raw'),
     )
     .addOption(
-      new Option('--segment-by <mode>', 'how samples are split into steps')
+      new Option('--segment-by <mode>', 'how samples are split into steps (without --segmentation tags)')
         .choices(['paragraph', 'steps', 'lines'])
         .default('paragraph'),
     )
+    .addOption(segmentationOption('how the policy is asked to segment its solutions', 'paragraph'))
     .requiredOption(
       '--out <file>',
       'output JSONL: one line per problem {id, gold, samples: [{text, chunks, answer, correct, tokens, finishReason}]}',
@@ -137,12 +140,14 @@ export function register(program: Command): void {
       // Decided by what the model is, not by the spec's spelling: a sim backend here, and any
       // sim-server reply marks its own record (sampleProblem).
       const simulated = isSimulatedModel(model);
+      if (flags.segmentation === 'tags' && flags.segmentBy !== 'paragraph')
+        throw new UsageError(
+          '--segment-by goes with --segmentation paragraph: under tags the policy segments',
+        );
       const { problems, policy } = policyForProblems(
         loaded,
-        createPolicy(model, { form: flags.form, chatTemplate }),
-        {
-          form: flags.form,
-        },
+        createPolicy(model, { form: flags.form, chatTemplate, segmentation: flags.segmentation }),
+        { form: flags.form },
       );
       const out = resolve(flags.out);
       const db = openStore();
@@ -157,6 +162,7 @@ export function register(program: Command): void {
         form: flags.form,
         chatTemplate: chatTemplate?.id,
         segmentBy: flags.segmentBy,
+        segmentation: flags.segmentation,
       });
       const config = { ...flags, out, problems: problems.length, job: settings };
       const runId = startRun(db, 'sample', config, out);
@@ -183,6 +189,7 @@ export function register(program: Command): void {
           concurrency: flags.concurrency * endpointCount(model),
           segmentBy: flags.segmentBy,
           simulated,
+          segmentation: flags.segmentation,
           fresh: flags.fresh,
           settings,
           noCache: !flags.cache,
@@ -209,6 +216,7 @@ export function register(program: Command): void {
           // The sim server takes its spec as the model name: label those runs too.
           ...(simulated || spec.backend === 'sim' || summary.simulated === true ? { simulated: true } : {}),
           dataset: flags.dataset,
+          segmentation: flags.segmentation,
           out,
           ...summary,
           ...(server
