@@ -2,7 +2,7 @@ import type { Problem } from '../core/types.js';
 import { aggregateScores, argmaxBy } from './aggregate.js';
 import type { SearchConfig } from './config.js';
 import { chunksAlong, pathTo } from './path.js';
-import { joinChunks, SearchRuntime } from './runtime.js';
+import { SearchRuntime } from './runtime.js';
 import type { SearchDeps, SearchResult, TraceNode } from './types.js';
 
 interface Beam {
@@ -94,7 +94,7 @@ export async function beamSearch(
   for (const b of finished) b.node.status = 'finished';
   const path = pathTo(rt.trace, best.node);
   for (const n of path) n.status = 'accepted';
-  return rt.finish(joinChunks(best.chunks, config.stepSeparator), chunksAlong(rt.trace, path), {
+  return rt.finish(rt.join(best.chunks), chunksAlong(rt.trace, path), {
     finished: finished.length,
     keep,
     score: best.score,

@@ -2,6 +2,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { dirname } from 'node:path';
 import pLimit from 'p-limit';
 import { UsageError } from '../core/errors.js';
+import type { Segmentation } from '../core/segment.js';
 import type { Problem } from '../core/types.js';
 import { assertSameSettings, type JobSettings, withSettings } from '../jobs/settings.js';
 import { renderLineChart } from './chart.js';
@@ -38,6 +39,8 @@ export interface BenchReport {
   problems: number;
   policy?: string;
   judge?: string;
+  /** How the policy segmented its solutions (`--segmentation`; absent: paragraph). */
+  segmentation?: Segmentation;
   config: Partial<SearchConfig>;
   points: BenchPoint[];
   seconds: number;
@@ -157,6 +160,7 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
           await new Promise<void>((r) => setImmediate(r));
           return toSearchRecord(p, await runStrategy(run.strategy, p, config, options.deps), {
             trace: false,
+            segmentation: config.segmentation,
           });
         }),
       ),
@@ -191,6 +195,7 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
     problems: options.problems.length,
     policy: options.policy,
     judge: options.judge,
+    segmentation: options.config?.segmentation ?? 'paragraph',
     config: options.config ?? {},
     points,
     seconds: (Date.now() - t0) / 1000,

@@ -1,7 +1,7 @@
 import type { Problem } from '../core/types.js';
 import { aggregateScores, argmaxBy } from './aggregate.js';
 import type { SearchConfig } from './config.js';
-import { defaultChecker, SearchRuntime, type StepRuling, splitSolution } from './runtime.js';
+import { defaultChecker, SearchRuntime, type StepRuling } from './runtime.js';
 import type { SearchChunk, SearchDeps, SearchResult, TraceNode } from './types.js';
 
 /** A whole sampled solution with its step rulings and aggregate score. */
@@ -25,7 +25,7 @@ export async function sampleAndScore(
   const texts = await rt.sampleSolutions(config.n);
   const checker = deps.checker ?? defaultChecker;
   // Judge the candidates concurrently; seeds are drawn in candidate order, so runs reproduce.
-  const split = texts.map((text) => splitSolution(text, config.stepSeparator));
+  const split = texts.map((text) => rt.split(text));
   const rulings = await Promise.all(
     split.map((chunks) => (options.judge === false ? Promise.resolve([]) : rt.judgeAll(chunks))),
   );

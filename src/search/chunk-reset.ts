@@ -2,7 +2,7 @@ import type { Problem } from '../core/types.js';
 import { argmaxBy } from './aggregate.js';
 import type { SearchConfig } from './config.js';
 import { chunksAlong } from './path.js';
-import { joinChunks, SearchRuntime, type StepRuling } from './runtime.js';
+import { SearchRuntime, type StepRuling } from './runtime.js';
 import type { SearchDeps, SearchResult, TraceNode } from './types.js';
 
 /**
@@ -78,12 +78,12 @@ export async function chunkReset(
     path.push(kept);
     if (kept.final) ended = true;
   }
-  return rt.finish(
-    joinChunks(
-      path.map((n) => n.text),
-      config.stepSeparator,
-    ),
-    chunksAlong(rt.trace, path),
-    { resets, fallbacks, attempts: rt.trace.length, ended, repeatedAttempts: repeats, abstentions },
-  );
+  return rt.finish(rt.join(path.map((n) => n.text)), chunksAlong(rt.trace, path), {
+    resets,
+    fallbacks,
+    attempts: rt.trace.length,
+    ended,
+    repeatedAttempts: repeats,
+    abstentions,
+  });
 }

@@ -1,4 +1,5 @@
 import { UsageError } from '../core/errors.js';
+import type { Segmentation } from '../core/segment.js';
 import type { Aggregation } from './types.js';
 
 /**
@@ -18,8 +19,14 @@ export interface SearchConfig {
   maxStepTokens: number;
   /** Most chunks in one solution before a step-wise search stops. */
   maxSteps: number;
-  /** Step separator: the stop string of step calls. */
+  /** Step separator: the stop string of step calls (under `paragraph` segmentation). */
   stepSeparator: string;
+  /**
+   * How the policy segments its solution: `paragraph` (steps end at `stepSeparator`) or `tags`
+   * (the policy is asked for `<chunk>…</chunk>`, step calls stop at `</chunk>`, prefixes are the
+   * policy's own text, and judges see the previous chunks as tagged chunks).
+   */
+  segmentation: Segmentation;
 
   /** N: solutions of best-of-N / majority / weighted vote, and beams of beam search. */
   n: number;
@@ -75,6 +82,7 @@ export const DEFAULT_SEARCH_CONFIG: Readonly<SearchConfig> = Object.freeze({
   maxStepTokens: 512,
   maxSteps: 40,
   stepSeparator: '\n\n',
+  segmentation: 'paragraph',
   n: 8,
   aggregation: 'min',
   beamWidth: 4,
@@ -138,6 +146,8 @@ export function resolveSearchConfig(partial: Partial<SearchConfig> = {}): Search
     throw new UsageError(`search config: fallback must be best-scored or last (got ${c.fallback})`);
   if (!['both', 'global', 'local'].includes(c.refinements))
     throw new UsageError(`search config: refinements must be both, global or local (got ${c.refinements})`);
+  if (c.segmentation !== 'paragraph' && c.segmentation !== 'tags')
+    throw new UsageError(`search config: segmentation must be paragraph or tags (got ${c.segmentation})`);
   if (c.stepSeparator === '') throw new UsageError('search config: stepSeparator must not be empty');
   return c;
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { addCosts, emptyCost } from '../core/cost.js';
 import { UsageError } from '../core/errors.js';
+import type { Segmentation } from '../core/segment.js';
 import type { Cost, Problem } from '../core/types.js';
 import { readJsonl } from '../jobs/jsonl.js';
 import { runJsonlJob } from '../jobs/run-job.js';
@@ -31,6 +32,8 @@ export interface SearchRecord {
   simulated?: true;
   /** Present and true when the judge steering the search read the gold answer (`--allow-gold-judge`). */
   judgeUsedGold?: true;
+  /** How the policy segmented its solution (`--segmentation`; absent in older files: paragraph). */
+  segmentation?: Segmentation;
 }
 
 /** Mean cost of one problem, by role, and the totals. */
@@ -65,11 +68,12 @@ export interface SearchSummary {
 export function toSearchRecord(
   problem: Problem,
   r: SearchResult,
-  options: { trace?: boolean; simulated?: boolean } = {},
+  options: { trace?: boolean; simulated?: boolean; segmentation?: Segmentation } = {},
 ): SearchRecord {
   return {
     id: problem.id,
     strategy: r.strategy,
+    segmentation: options.segmentation ?? 'paragraph',
     gold: problem.answer,
     answer: r.answer,
     ...(r.correct !== undefined ? { correct: r.correct } : {}),
@@ -118,9 +122,16 @@ export function summarizeSearch(
  * A resumed output must hold results of the same strategy: mixing strategies in one file would
  * make its accuracy meaningless. Throws a UsageError that says what to do.
  */
-function assertResumable(out: string, strategy: string, fresh?: boolean): void {
+function assertResumable(out: string, strategy: string, segmentation: Segmentation, fresh?: boolean): void {
   if (fresh || !existsSync(out)) return;
   const { lines } = readJsonl(out, { skipInvalid: true });
+  for (const { line, value } of lines) {
+    const was = (value as { segmentation?: unknown } | null)?.segmentation ?? 'paragraph';
+    if (was !== segmentation)
+      throw new UsageError(
+        `${out}, line ${line}: searched with --segmentation ${String(was)}, not ${segmentation}: pass --fresh to start it over, or choose another --out`,
+      );
+  }
   const other = lines
     .map((l) => (l.value as { strategy?: unknown } | null)?.strategy)
     .find((s) => typeof s === 'string' && s !== strategy);
@@ -163,7 +174,8 @@ export async function searchDataset(
   options: SearchJobOptions,
 ): Promise<{ records: SearchRecord[]; summary: SearchSummary; runId?: string }> {
   const { store } = options;
-  assertResumable(options.out, options.strategy, options.fresh);
+  const segmentation = options.config?.segmentation ?? 'paragraph';
+  assertResumable(options.out, options.strategy, segmentation, options.fresh);
   const runId = store
     ? startRun(
         store,
@@ -198,7 +210,11 @@ export async function searchDataset(
           r = { ...r, answer: check.answer, correct: check.correct };
         }
         if (r.correct) correct++;
-        return toSearchRecord(problem, r, { trace: options.trace, simulated: options.simulated });
+        return toSearchRecord(problem, r, {
+          trace: options.trace,
+          simulated: options.simulated,
+          segmentation,
+        });
       },
       onProgress: (p) => {
         options.onProgress?.({ ...p, correct });

@@ -2,7 +2,7 @@ import type { Problem } from '../core/types.js';
 import { argmaxBy } from './aggregate.js';
 import type { SearchConfig } from './config.js';
 import { chunksAlong } from './path.js';
-import { joinChunks, SearchRuntime } from './runtime.js';
+import { SearchRuntime } from './runtime.js';
 import type { SearchDeps, SearchResult, TraceNode } from './types.js';
 
 /**
@@ -84,12 +84,10 @@ export async function greedyPrmSearch(
     path.push(accepted);
     if (accepted.final) ended = true;
   }
-  return rt.finish(
-    joinChunks(
-      path.map((n) => n.text),
-      config.stepSeparator,
-    ),
-    chunksAlong(rt.trace, path),
-    { backtracks: backtracksUsed, fallbacks, attempts: rt.trace.length, ended },
-  );
+  return rt.finish(rt.join(path.map((n) => n.text)), chunksAlong(rt.trace, path), {
+    backtracks: backtracksUsed,
+    fallbacks,
+    attempts: rt.trace.length,
+    ended,
+  });
 }

@@ -1,6 +1,6 @@
 import type { Problem } from '../core/types.js';
 import type { SearchConfig } from './config.js';
-import { defaultChecker, SearchRuntime, splitSolution } from './runtime.js';
+import { defaultChecker, SearchRuntime } from './runtime.js';
 import type { SearchDeps, SearchResult } from './types.js';
 import { tallyVotes, winningGroup } from './vote.js';
 
@@ -36,7 +36,7 @@ export async function majorityVote(
     }),
   );
   const finalText = texts[chosen] ?? '';
-  const chunks = splitSolution(finalText, config.stepSeparator).map((text, index) => ({
+  const chunks = rt.split(finalText).map((text, index) => ({
     index,
     text,
     attempts: 1,

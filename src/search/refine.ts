@@ -3,7 +3,7 @@ import { prefixFromChunks } from '../models/policy.js';
 import { renderGlobalRefineMessages, renderLocalRefineMessages } from '../prompts/refine.js';
 import { argmaxBy } from './aggregate.js';
 import type { SearchConfig } from './config.js';
-import { defaultChecker, SearchRuntime, splitSolution } from './runtime.js';
+import { defaultChecker, SearchRuntime } from './runtime.js';
 import type { SearchChunk, SearchDeps, SearchResult, TraceNode } from './types.js';
 
 interface Refinement {
@@ -31,7 +31,7 @@ export async function gloreRefine(
 ): Promise<SearchResult> {
   const rt = new SearchRuntime('refine', problem, config, deps);
   const checker = deps.checker ?? defaultChecker;
-  const split = (t: string): string[] => splitSolution(t, config.stepSeparator);
+  const split = (t: string): string[] => rt.split(t);
   const make = async (label: Refinement['label'], text: string): Promise<Refinement> => {
     const chunks = split(text);
     const score = await rt.outcomeScore(chunks);

@@ -1,7 +1,7 @@
 import { CostLedger } from '../core/cost.js';
-import { StepwiseError } from '../core/errors.js';
+import { StepwiseError, UsageError } from '../core/errors.js';
 import { createRng, type Rng } from '../core/rng.js';
-import { splitParagraphs } from '../core/segment.js';
+import { CHUNK_CLOSE, CHUNK_OPEN, splitParagraphs, splitWritten, stepStop } from '../core/segment.js';
 import type { Judgment, Problem, Verdict } from '../core/types.js';
 import type { StepJudge } from '../judge/types.js';
 import { prefixFromChunks } from '../models/policy.js';
@@ -69,6 +69,11 @@ export class SearchRuntime {
   /** Judgments whose verdict could not be parsed, summed over calls. */
   formatFailures = 0;
   private readonly rng: Rng;
+  /**
+   * Under tags: each step's content → the step as the policy wrote it (separator, `<chunk>`,
+   * content, `</chunk>`), so a prefix is the policy's own text rather than a rebuilt one.
+   */
+  private readonly written = new Map<string, string>();
 
   constructor(
     readonly strategy: string,
@@ -77,6 +82,11 @@ export class SearchRuntime {
     readonly deps: SearchDeps,
   ) {
     this.rng = createRng(`${config.seed}:${strategy}:${problem.id}`);
+    const asked = deps.policy.segmentation;
+    if (asked !== undefined && asked !== config.segmentation)
+      throw new UsageError(
+        `the policy is prompted for ${asked} segmentation but the search splits by ${config.segmentation}: build both with the same --segmentation`,
+      );
   }
 
   /** A fresh seed for one call: distinct per call so a regenerated step is a new sample, not a cache hit. */
@@ -117,23 +127,69 @@ export class SearchRuntime {
     return result.samples.map((s) => s.text);
   }
 
-  /** n next steps after the given chunks, in one call, each stopped at the step separator. */
+  /**
+   * The prefix the policy continues after these chunks: under `paragraph` the chunks joined by
+   * blank lines; under `tags` the steps as the policy wrote them, ending right after `</chunk>`.
+   */
+  prefix(chunks: readonly string[]): string {
+    if (this.config.segmentation !== 'tags') return prefixFromChunks(chunks);
+    return chunks
+      .map((c, i) => this.written.get(c) ?? `${i === 0 ? '' : '\n'}${CHUNK_OPEN}${c}${CHUNK_CLOSE}`)
+      .join('');
+  }
+
+  /** A whole solution's text from its chunks (tags: the policy's written form). */
+  join(chunks: readonly string[]): string {
+    return this.config.segmentation === 'tags'
+      ? this.prefix(chunks)
+      : joinChunks(chunks, this.config.stepSeparator);
+  }
+
+  /** A whole solution's chunk texts: its `<chunk>`s under tags (paragraphs when they are malformed), else split on the separator. */
+  split(text: string): string[] {
+    if (this.config.segmentation === 'tags') return splitWritten(text, 'tags').chunks.map((c) => c.text);
+    return splitSolution(text, this.config.stepSeparator);
+  }
+
+  /** n next steps after the given chunks, in one call, each stopped at the step separator (`</chunk>` under tags). */
   async sampleSteps(chunks: readonly string[], n: number): Promise<StepSample[]> {
     const c = this.config;
-    const result = await this.deps.policy.continue(this.problem.question, prefixFromChunks(chunks), {
+    const stop = stepStop(c.segmentation, c.stepSeparator);
+    const result = await this.deps.policy.continue(this.problem.question, this.prefix(chunks), {
       n,
       maxTokens: c.maxStepTokens,
       temperature: c.temperature,
       topP: c.topP,
-      stop: [c.stepSeparator],
+      stop: [stop],
       seed: this.nextSeed(),
       signal: this.deps.signal,
     });
     this.recordPolicy(result);
-    return result.samples.map((s) => ({
-      text: s.text.trim(),
-      final: sampleEndsSolution(s, c.stepSeparator),
-    }));
+    return result.samples.map((s) => {
+      const final = sampleEndsSolution(s, stop);
+      if (c.segmentation !== 'tags') return { text: s.text.trim(), final };
+      return { text: this.readTaggedStep(s.text), final };
+    });
+  }
+
+  /**
+   * The content of a step written under tags (`\n<chunk>…`, cut at the stop `</chunk>`, which
+   * some servers include), remembering how it was written for later prefixes.
+   */
+  private readTaggedStep(raw: string): string {
+    const lead = /^\s*/.exec(raw)?.[0] ?? '';
+    let body = raw.slice(lead.length);
+    if (body.endsWith(CHUNK_CLOSE)) body = body.slice(0, -CHUNK_CLOSE.length);
+    const tagged = body.startsWith(CHUNK_OPEN);
+    if (tagged) body = body.slice(CHUNK_OPEN.length);
+    const content = body.replace(/<\/?chunk>/g, '').trim();
+    if (content === '') return '';
+    // A step the policy wrote without its tag is kept in tagged form, so every prefix stays chunks.
+    const piece = tagged
+      ? `${lead}${CHUNK_OPEN}${body}${CHUNK_CLOSE}`
+      : `${lead}${CHUNK_OPEN}${content}${CHUNK_CLOSE}`;
+    if (!this.written.has(content)) this.written.set(content, piece);
+    return content;
   }
 
   /** A chat request to the policy's model (refinement prompts); returns the first sample's text. */
@@ -158,6 +214,7 @@ export class SearchRuntime {
   async judgeStep(chunks: readonly string[], index: number): Promise<StepRuling> {
     const r = await this.judge.judge(this.problem, chunks, {
       only: [index],
+      segmentation: this.config.segmentation,
       votes: this.config.judgeVotes,
       seed: this.nextSeed(),
       signal: this.deps.signal,
@@ -181,6 +238,7 @@ export class SearchRuntime {
   async judgeAll(chunks: readonly string[]): Promise<StepRuling[]> {
     if (chunks.length === 0) return [];
     const r = await this.judge.judge(this.problem, chunks, {
+      segmentation: this.config.segmentation,
       votes: this.config.judgeVotes,
       seed: this.nextSeed(),
       signal: this.deps.signal,
@@ -196,6 +254,7 @@ export class SearchRuntime {
     if (chunks.length === 0) return { firstError: -1, rulings: [] };
     const r = await this.judge.judge(this.problem, chunks, {
       firstErrorOnly: true,
+      segmentation: this.config.segmentation,
       votes: this.config.judgeVotes,
       seed: this.nextSeed(),
       signal: this.deps.signal,
@@ -221,6 +280,7 @@ export class SearchRuntime {
     const last = chunks.length - 1;
     const r = await outcome.judge(this.problem, chunks, {
       only: [last],
+      segmentation: this.config.segmentation,
       seed: this.nextSeed(),
       signal: this.deps.signal,
     });

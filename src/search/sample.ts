@@ -1,6 +1,6 @@
 import type { Problem } from '../core/types.js';
 import type { SearchConfig } from './config.js';
-import { SearchRuntime, splitSolution } from './runtime.js';
+import { SearchRuntime } from './runtime.js';
 import type { SearchDeps, SearchResult } from './types.js';
 
 /** The baseline: one sampled solution, no judge. */
@@ -12,7 +12,7 @@ export async function singleSample(
   const rt = new SearchRuntime('sample', problem, config, deps);
   const [text = ''] = await rt.sampleSolutions(1);
   const node = rt.node({ parent: null, depth: 0, text, status: 'accepted', final: true, label: 'sample' });
-  const chunks = splitSolution(text, config.stepSeparator).map((t, index) => ({
+  const chunks = rt.split(text).map((t, index) => ({
     index,
     text: t,
     attempts: 1,

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UsageError } from '../../core/errors.js';
+import type { Segmentation } from '../../core/segment.js';
 import { jobSettings } from '../../jobs/settings.js';
 import { createJudge } from '../../judge/create.js';
 import { judgeReadsGold } from '../../judge/spec.js';
@@ -21,7 +22,7 @@ import {
   loadDatasetProblems,
   policyForProblems,
 } from '../datasets.js';
-import { floatOption, intOption } from '../options.js';
+import { floatOption, intOption, segmentationOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { addSimGuessOption, assertSimWorldInputs, isSimSpec } from '../sim-guard.js';
 
@@ -60,6 +61,7 @@ export interface SearchFlags {
   refinements?: 'both' | 'global' | 'local';
   draftTemperature?: number;
   allowGoldJudge?: boolean;
+  segmentation?: Segmentation;
 }
 
 /** Model flags: policy, judge, outcome model and how to reach them. */
@@ -195,6 +197,12 @@ export function addStrategyOptions(cmd: Command): Command {
         'global',
         'local',
       ]),
+    )
+    .addOption(
+      segmentationOption(
+        'how the policy segments its solution; tags: step calls stop at </chunk>',
+        'paragraph',
+      ),
     );
 }
 
@@ -220,6 +228,7 @@ export function strategyConfig(f: SearchFlags): Partial<SearchConfig> {
     refineBelow: f.refineBelow,
     refinements: f.refinements,
     draftTemperature: f.draftTemperature,
+    segmentation: f.segmentation,
   };
 }
 
@@ -297,6 +306,7 @@ export async function buildSearchDeps(
     deps: {
       policy: createPolicy(model, {
         form: f.form,
+        segmentation: f.segmentation ?? 'paragraph',
         chatTemplate: f.chatTemplate ? loadChatTemplate(f.chatTemplate) : undefined,
       }),
       judge,
@@ -392,7 +402,14 @@ export function register(program: Command): void {
           trace: f.trace,
           simulated,
           store: openStore(),
-          runConfig: { dataset: f.dataset, policy: f.policy, judge: f.judge, outcome: f.outcome, simulated },
+          runConfig: {
+            dataset: f.dataset,
+            policy: f.policy,
+            judge: f.judge,
+            outcome: f.outcome,
+            simulated,
+            segmentation: f.segmentation ?? 'paragraph',
+          },
           onProgress: (p) =>
             bar.update(p.done, p.total, `correct ${p.correct}${p.resumed ? ` (${p.resumed} resumed)` : ''}`),
         });
@@ -406,6 +423,7 @@ export function register(program: Command): void {
           dataset: f.dataset,
           policy: f.policy,
           judge: f.judge,
+          segmentation: f.segmentation ?? 'paragraph',
           out,
           ...rest,
           cache: built.cacheStats() ?? { cachedCalls: 0, calls: 0, note: 'not cached' },
