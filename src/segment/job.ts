@@ -1,11 +1,11 @@
-import { existsSync } from 'node:fs';
-import { InputError, UsageError } from '../core/errors.js';
+import { InputError } from '../core/errors.js';
 import { splitParagraphs, type WhitespaceRule } from '../core/segment.js';
 import type { Chunk } from '../core/types.js';
 import { readJsonl } from '../jobs/jsonl.js';
 import { runJsonlJob } from '../jobs/run-job.js';
+import { type JobSettings, jobSettings } from '../jobs/settings.js';
 import type { LanguageModel } from '../models/types.js';
-import { type LlmSegmenterOptions, segmentWithLlm } from './llm.js';
+import { DEFAULT_SEGMENTER_ATTEMPTS, type LlmSegmenterOptions, segmentWithLlm } from './llm.js';
 
 /** One input row of `stepwise segment --by llm`: a solution text (and, optionally, its problem). */
 export interface SegmentInputRow {
@@ -26,8 +26,8 @@ export interface SegmentedRow {
   /** The input text (and problem), so the file stands alone (e.g. for `export --task selfseg`). */
   text: string;
   problem?: string;
-  /** The segmenter model and whitespace rule: a resumed output must have been made with the same. */
-  segmenter: { model: string; whitespace: WhitespaceRule };
+  /** The settings of the job that wrote the row (see jobs/settings): a resumed output must have the same. */
+  job?: JobSettings;
 }
 
 /** Read `{id, text, problem?}` rows; throws an InputError naming line and field. */
@@ -55,7 +55,7 @@ export function readSegmentInput(file: string): SegmentInputRow[] {
 export interface SegmentJobOptions extends LlmSegmenterOptions {
   rows: readonly SegmentInputRow[];
   model: LanguageModel;
-  /** The model spec, recorded in every row. */
+  /** The model spec, recorded with the job's settings on every row. */
   modelSpec: string;
   out: string;
   concurrency?: number;
@@ -76,29 +76,21 @@ export interface SegmentSummary {
   out: string;
 }
 
-/** A resumed output must hold rows of this segmenter, so a rerun never mixes settings. */
-function assertResumable(out: string, segmenter: SegmentedRow['segmenter']): void {
-  if (!existsSync(out)) return;
-  for (const { line, value } of readJsonl(out, { skipInvalid: true }).lines) {
-    const s = (value as Partial<SegmentedRow> | null)?.segmenter;
-    if (!s || !Array.isArray((value as SegmentedRow).chunks))
-      throw new UsageError(
-        `${out}, line ${line}: not a \`stepwise segment --by llm\` row, so the output cannot be resumed (use another --out, or --fresh)`,
-      );
-    if (s.model !== segmenter.model || s.whitespace !== segmenter.whitespace)
-      throw new UsageError(
-        `${out}, line ${line}: made with --model ${s.model} and --whitespace ${s.whitespace}, not ${segmenter.model} and ${segmenter.whitespace}: pass --fresh to start it over, or choose another --out`,
-      );
-  }
-}
-
 /**
  * Segment every row with the LLM into a resumable JSONL file (a finished row is appended as
  * soon as it is done; a rerun skips rows already there), then summarise the whole file.
  */
 export async function runSegmentJob(options: SegmentJobOptions): Promise<SegmentSummary> {
-  const segmenter = { model: options.modelSpec, whitespace: options.whitespace ?? 'between-chunks' };
-  if (!options.fresh) assertResumable(options.out, segmenter);
+  const settings = jobSettings('segment', {
+    by: 'llm',
+    model: options.modelSpec,
+    whitespace: options.whitespace ?? 'between-chunks',
+    attempts: options.attempts ?? DEFAULT_SEGMENTER_ATTEMPTS,
+    temperature: options.temperature ?? 0,
+    retryTemperature: options.retryTemperature ?? 0.7,
+    maxTokens: options.maxTokens,
+    seed: options.seed ?? 0,
+  });
   let resumed = 0;
   const records = await runJsonlJob<SegmentInputRow, SegmentedRow>({
     items: options.rows,
@@ -107,6 +99,7 @@ export async function runSegmentJob(options: SegmentJobOptions): Promise<Segment
     out: options.out,
     concurrency: options.concurrency ?? 8,
     fresh: options.fresh,
+    settings,
     signal: options.signal,
     onProgress: (p) => {
       resumed = p.resumed;
@@ -122,7 +115,6 @@ export async function runSegmentJob(options: SegmentJobOptions): Promise<Segment
         rejected: s.rejected,
         text: row.text,
         ...(row.problem !== undefined ? { problem: row.problem } : {}),
-        segmenter,
       };
     },
   });

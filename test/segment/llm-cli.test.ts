@@ -104,6 +104,27 @@ describe('stepwise segment --by llm (issue 15, acceptance 1)', () => {
       expect(again.code).toBe(0);
       expect(server.replies.length).toBe(before);
       expect(JSON.parse(again.stdout).resumed).toBe(12);
+      // Resuming with another acceptance rule would mix settings: refused, naming the setting.
+      const other = await startCli(
+        [
+          'segment',
+          '--by',
+          'llm',
+          '--model',
+          'openai:m',
+          '--base-url',
+          server.url,
+          '--input',
+          input,
+          '--out',
+          out,
+          '--whitespace',
+          'exact',
+        ],
+        join(dir, 'home'),
+      ).done;
+      expect(other.code).toBe(2);
+      expect(other.stderr).toContain('--whitespace');
     } finally {
       await server.close();
     }
