@@ -1,5 +1,5 @@
 import { InputError } from '../core/errors.js';
-import { splitParagraphs, type WhitespaceRule } from '../core/segment.js';
+import { splitParagraphs } from '../core/segment.js';
 import type { Chunk } from '../core/types.js';
 import { readJsonl } from '../jobs/jsonl.js';
 import { runJsonlJob } from '../jobs/run-job.js';
