@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { UsageError } from '../core/errors.js';
+import { InputError, UsageError } from '../core/errors.js';
 import { createRng } from '../core/rng.js';
 import { readJsonl } from '../jobs/jsonl.js';
 import { balanceByPrefixLength } from '../label/balance.js';
@@ -15,8 +15,9 @@ import {
   buildSelfSegmentationPairs,
   type LocalRefineSource,
   type SftPair,
+  tagSpans,
 } from './sft.js';
-import { type VerlRow, writeVerlParquet } from './verl.js';
+import { type VerlRow, writeVerlParquet, writeVerlSftParquet } from './verl.js';
 
 export type ExportTask = 'judge-rl' | 'prm' | 'sorm' | 'selfseg' | 'refine-global' | 'refine-local';
 export type ExportFormat = 'verl' | 'openrlhf' | 'trl' | 'mathshepherd';
@@ -36,7 +37,7 @@ export const TASK_FORMATS: Record<ExportTask, readonly ExportFormat[]> = {
   'judge-rl': ['verl', 'openrlhf', 'trl'],
   prm: ['trl', 'mathshepherd', 'openrlhf'],
   sorm: ['trl', 'mathshepherd', 'openrlhf'],
-  selfseg: ['trl', 'openrlhf'],
+  selfseg: ['trl', 'verl', 'openrlhf'],
   'refine-global': ['trl', 'openrlhf'],
   'refine-local': ['trl', 'openrlhf'],
 };
@@ -132,11 +133,28 @@ function pickSignal(rows: readonly LabeledSolution[], task: ExportTask, signal?:
   return chosen;
 }
 
-const SelfSegRowSchema = z.looseObject({
+/**
+ * selfseg input: `stepwise segment --by llm` rows `{id, problem, text, chunks: [{text, span}],
+ * method}` (only rows the LLM segmented are used: a paragraph fallback teaches nothing about
+ * chunking), or `{id, problem, text, tagged}` rows.
+ */
+const TaggedRowSchema = z.looseObject({
   id: z.string(),
   problem: z.string(),
   text: z.string(),
   tagged: z.string(),
+});
+const SegmentedRowSchema = z.looseObject({
+  id: z.string(),
+  problem: z.string({ error: 'missing "problem": give the `stepwise segment` input rows a problem field' }),
+  text: z.string(),
+  method: z.enum(['llm', 'paragraph']),
+  chunks: z.array(
+    z.looseObject({
+      text: z.string(),
+      span: z.looseObject({ start: z.number().int(), end: z.number().int() }),
+    }),
+  ),
 });
 const SampleRowSchema = z.looseObject({
   id: z.string(),
@@ -365,10 +383,57 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
 
   let pairs: SftPair[];
   if (o.task === 'selfseg') {
-    const rows = validateRows(o.from, readJsonl(o.from).lines, SelfSegRowSchema);
-    const built = buildSelfSegmentationPairs(rows);
+    const lines = readJsonl(o.from).lines;
+    const isTagged = (l: { value: unknown }) =>
+      typeof (l.value as { tagged?: unknown } | null)?.tagged === 'string';
+    const given = validateRows(o.from, lines.filter(isTagged), TaggedRowSchema);
+    const segmentedLines = lines.filter((l) => !isTagged(l));
+    const segmented = validateRows(o.from, segmentedLines, SegmentedRowSchema);
+    let fallbacks = 0;
+    const tagged: Array<{ id: string; problem: string; text: string; tagged: string }> = given.map((r) => ({
+      id: r.id,
+      problem: r.problem,
+      text: r.text,
+      tagged: r.tagged,
+    }));
+    segmented.forEach((r, k) => {
+      if (r.method !== 'llm') {
+        fallbacks++;
+        return;
+      }
+      r.chunks.forEach((c, i) => {
+        if (r.text.slice(c.span.start, c.span.end) !== c.text)
+          throw new InputError(
+            { file: o.from, line: segmentedLines[k].line, field: `chunks.${i}.span` },
+            'the chunk text is not text.slice(span.start, span.end)',
+          );
+      });
+      tagged.push({
+        id: r.id,
+        problem: r.problem,
+        text: r.text,
+        tagged: tagSpans(
+          r.text,
+          r.chunks.map((c) => c.span),
+        ),
+      });
+    });
+    const rows = lines;
+    const built = buildSelfSegmentationPairs(tagged);
     pairs = built.pairs;
-    summary.stats = { inputs: rows.length, rejected: built.rejected.length };
+    summary.stats = { inputs: rows.length, paragraphFallbacks: fallbacks, rejected: built.rejected.length };
+    if (o.format === 'verl') {
+      writeVerlSftParquet(
+        o.out,
+        pairs.map((p) => ({
+          id: p.id,
+          prompt: p.prompt[p.prompt.length - 1].content,
+          response: p.completion,
+        })),
+      );
+      summary.rows = pairs.length;
+      return summary;
+    }
   } else if (o.task === 'refine-global') {
     const rows = validateRows(o.from, readJsonl(o.from).lines, SampleRowSchema).map((r, k) => {
       const question = r.question ?? r.problem;

@@ -2,7 +2,7 @@ import { UsageError } from '../core/errors.js';
 import { createRng, shuffled } from '../core/rng.js';
 import { validateSelfSegmentation } from '../core/segment.js';
 import type { ChatMessage } from '../models/types.js';
-import { POLICY_INSTRUCTION } from '../prompts/policy.js';
+import { policyUserMessage, TAGS_POLICY_INSTRUCTION } from '../prompts/policy.js';
 import { renderGlobalRefineMessages, renderLocalRefineMessages } from '../prompts/refine.js';
 
 /** One supervised pair: chat messages in, the target completion out. */
@@ -12,10 +12,27 @@ export interface SftPair {
   completion: string;
 }
 
-/** Instruction for self-segmentation SFT: the policy learns to wrap each chunk in `<chunk>` tags. */
-export const SELF_SEGMENT_INSTRUCTION =
-  `${POLICY_INSTRUCTION} Wrap each chunk of your reasoning in <chunk> and </chunk>: one clear purpose per chunk ` +
-  '(set up an equation, one self-contained calculation, a conclusion); start a new chunk when the focus of the reasoning changes.';
+/**
+ * Instruction for self-segmentation SFT: the one `--segmentation tags` sends, so a policy tuned on
+ * these pairs is then asked exactly what it was trained on.
+ */
+export const SELF_SEGMENT_INSTRUCTION = TAGS_POLICY_INSTRUCTION;
+
+/**
+ * The original text with `<chunk>` and `</chunk>` put around each span (spans in order, not
+ * overlapping): removing the tags gives back the text exactly, whitespace between chunks included.
+ */
+export function tagSpans(text: string, spans: ReadonlyArray<{ start: number; end: number }>): string {
+  let out = '';
+  let last = 0;
+  for (const s of spans) {
+    if (s.start < last || s.end < s.start || s.end > text.length)
+      throw new UsageError(`span [${s.start}, ${s.end}) is out of order or outside the text`);
+    out += `${text.slice(last, s.start)}<chunk>${text.slice(s.start, s.end)}</chunk>`;
+    last = s.end;
+  }
+  return out + text.slice(last);
+}
 
 /**
  * Self-segmentation pairs (METHODS §6): (problem → solution with `<chunk>` tags), kept only when
@@ -34,7 +51,7 @@ export function buildSelfSegmentationPairs(
     }
     pairs.push({
       id: r.id,
-      prompt: [{ role: 'user', content: `${SELF_SEGMENT_INSTRUCTION}\n\nProblem: ${r.problem}` }],
+      prompt: [{ role: 'user', content: policyUserMessage(r.problem, 'tags') }],
       completion: r.tagged,
     });
   }

@@ -86,3 +86,28 @@ export function verlParquetBuffer(rows: readonly VerlRow[]): ArrayBuffer {
 export function writeVerlParquet(path: string, rows: readonly VerlRow[]): void {
   writeFileSync(path, new Uint8Array(verlParquetBuffer(rows)));
 }
+
+/**
+ * One verl SFT row: verl's single-turn `SFTDataset` (verl/utils/dataset/sft_dataset.py) reads the
+ * `prompt` column as the user message (it applies the chat template itself) and the `response`
+ * column as the target; those are its default `data.prompt_key` / `data.response_key`.
+ */
+export interface VerlSftRow {
+  id: string;
+  prompt: string;
+  response: string;
+}
+
+/** Write verl SFT rows as Parquet (string columns `id`, `prompt`, `response`). */
+export function writeVerlSftParquet(path: string, rows: readonly VerlSftRow[]): void {
+  const writer = new ByteWriter();
+  parquetWrite({
+    writer,
+    columnData: [
+      { name: 'id', data: rows.map((r) => r.id), type: 'STRING' },
+      { name: 'prompt', data: rows.map((r) => r.prompt), type: 'STRING' },
+      { name: 'response', data: rows.map((r) => r.response), type: 'STRING' },
+    ],
+  });
+  writeFileSync(path, new Uint8Array(writer.getBuffer()));
+}

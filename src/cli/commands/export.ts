@@ -18,7 +18,7 @@ export function register(program: Command): void {
     .description('Write training data for verl, OpenRLHF or TRL from label or sample files');
   addInputOption(
     cmd,
-    'input: `stepwise label` output (judge-rl, prm, sorm, refine-local), `stepwise sample` output (refine-global), or {id, problem, text, tagged} rows (selfseg)',
+    'input: `stepwise label` output (judge-rl, prm, sorm, refine-local), `stepwise sample` output (refine-global), or `stepwise segment --by llm` output / {id, problem, text, tagged} rows (selfseg)',
     ['from'],
   )
     .requiredOption(
