@@ -1,6 +1,7 @@
 import pLimit from 'p-limit';
 import { addCosts, emptyCost } from '../core/cost.js';
 import { InputError, UsageError } from '../core/errors.js';
+import type { Segmentation } from '../core/segment.js';
 import type { Cost, Problem } from '../core/types.js';
 import { readJsonl } from '../jobs/jsonl.js';
 import type { JobProgress } from '../jobs/run-job.js';
@@ -18,6 +19,8 @@ export interface ChunkEvalSolution {
   labels: Array<boolean | null>;
   /** The first error under the signal, when the file gives it. */
   firstError: number | null;
+  /** How the labelled solution was segmented (`segmentation` of the label record; absent: paragraph). */
+  segmentation?: Segmentation;
 }
 
 type Obj = Record<string, unknown>;
@@ -58,7 +61,11 @@ export function readLabeledSolutions(file: string, signal: LabelSignal): ChunkEv
       labels.push(l === null ? null : isPositiveLabel(l, DEFAULT_SIGNAL_PARAMS.softThreshold));
     });
     const fe = isObj(value.firstError) ? value.firstError[signal] : undefined;
+    const seg = value.segmentation;
+    if (seg !== undefined && seg !== 'paragraph' && seg !== 'tags')
+      throw err('segmentation', 'expected "paragraph" or "tags"');
     out.push({
+      ...(seg !== undefined ? { segmentation: seg } : {}),
       id,
       problem: { id, question, answer, domain: 'math', source: 'labels' },
       chunks,
@@ -93,6 +100,11 @@ export async function evaluateChunks(options: {
   signal: LabelSignal;
   votes?: number;
   concurrency?: number;
+  /**
+   * How the judge is shown earlier chunks (tags: as the policy's `<chunk>`s). Default: each
+   * solution's own segmentation from the label file, else paragraph.
+   */
+  segmentation?: Segmentation;
   onProgress?: (p: JobProgress) => void;
   signalAbort?: AbortSignal;
 }): Promise<ChunkEvalReport> {
@@ -111,6 +123,7 @@ export async function evaluateChunks(options: {
         const r = await judge.judge(s.problem, s.chunks, {
           votes: options.votes,
           signal: options.signalAbort,
+          segmentation: options.segmentation ?? s.segmentation ?? 'paragraph',
         });
         const byIndex = new Map(r.judgments.map((j) => [j.chunkIndex, j]));
         s.labels.forEach((label, i) => {

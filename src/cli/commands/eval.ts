@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../../core/errors.js';
+import type { Segmentation } from '../../core/segment.js';
 import { evaluateChunks, readLabeledSolutions } from '../../evaluate/chunks.js';
 import {
   loadProcessBenchSamples,
@@ -20,7 +21,7 @@ import { LABEL_SIGNALS, type LabelSignal } from '../../label/signals.js';
 import { checkCriticTemplate } from '../../prompts/critic.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun, updateRunCounts } from '../../store/runs.js';
-import { addInputOption, intOption } from '../options.js';
+import { addInputOption, intOption, segmentationOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { assertSimWorldInputs } from '../sim-guard.js';
 
@@ -73,6 +74,7 @@ interface ChunksFlags extends JudgeFlags {
   input: string;
   signal: string;
   out?: string;
+  segmentation?: Segmentation;
 }
 
 const JUDGE_SPEC_HELP = `\nJudge specs (<kind>:<model spec>[?options]; see docs/judges.md):\n${Object.entries(
@@ -252,6 +254,17 @@ async function runChunks(flags: ChunksFlags): Promise<void> {
     { guess: flags.simGuess, source: flags.input },
   );
   if (solutions.length === 0) throw new UsageError(`${flags.input}: no labelled solutions`);
+  // The judge sees a solution's chunks as the policy wrote them: asking for another
+  // segmentation than the labels were made under would judge chunks the policy never wrote.
+  const labeledWith = solutions[0].segmentation ?? 'paragraph';
+  const mixed = solutions.findIndex((s) => (s.segmentation ?? 'paragraph') !== labeledWith);
+  if (mixed >= 0)
+    throw new UsageError(`${flags.input}: solutions labeled under both paragraph and tags segmentation`);
+  if (flags.segmentation !== undefined && flags.segmentation !== labeledWith)
+    throw new UsageError(
+      `${flags.input} was labeled with --segmentation ${labeledWith}, not ${flags.segmentation}: judge it as it was labeled`,
+    );
+  const segmentation = flags.segmentation ?? labeledWith;
   const judge = await buildJudge(flags);
   const bar = createProgressBar(`eval chunks${judge.simulated ? ' (simulated)' : ''}`, {
     quiet: flags.quiet,
@@ -260,7 +273,7 @@ async function runChunks(flags: ChunksFlags): Promise<void> {
   const runId = startRun(
     db,
     'eval chunks',
-    { judge: judge.name, labels: resolve(flags.input), signal },
+    { judge: judge.name, labels: resolve(flags.input), signal, segmentation },
     flags.out,
   );
   try {
@@ -270,6 +283,7 @@ async function runChunks(flags: ChunksFlags): Promise<void> {
       signal,
       votes: flags.votes,
       concurrency: flags.concurrency,
+      segmentation,
       onProgress: (p) => bar.update(p.done, p.total),
     });
     bar.stop();
@@ -388,6 +402,11 @@ export function register(program: Command): void {
   addInputOption(chunks, '`stepwise label` output (JSONL: chunks[{text, labels{signal}}])', ['labels'])
     .requiredOption('--signal <s>', `label signal to compare with: ${LABEL_SIGNALS.join(', ')}`)
     .option('--out <report.json>', 'also write the report here')
+    .addOption(
+      segmentationOption(
+        "how the judge is shown earlier chunks (default: the label file's; tags: as the policy's <chunk>s)",
+      ),
+    )
     .addHelpText('after', JUDGE_SPEC_HELP)
     .action((flags: ChunksFlags) => runChunks(flags));
 }
