@@ -679,16 +679,18 @@ function demoView(d, root, reportPath) {
     })
     .join('');
   const search = (d.search || [])
-    .map((s) => `<tr><td>${esc(s.label ?? s.strategy)}</td><td class="num">${pct(s.accuracy)}</td><td class="num">${int(s.tokensPerProblem)}</td><td class="num">${fmt(s.policyCallsPerProblem)}</td><td class="num">${fmt(s.judgeCallsPerProblem)}</td></tr>`)
+    .map((s) => `<tr><td>${esc(s.label ?? s.strategy)}</td><td class="num">${pct(s.accuracy)}</td><td class="num">${Array.isArray(s.ci95) ? `${pct(s.ci95[0])}–${pct(s.ci95[1])}` : ''}</td><td class="num">${int(s.tokensPerProblem)}</td><td class="num">${fmt(s.policyCallsPerProblem)}</td><td class="num">${fmt(s.judgeCallsPerProblem)}</td></tr>`)
     .join('');
-  return `<div class="card"><div class="row">${kpi('policy', esc(d.policy))}${kpi('judge', esc(d.judge))}${kpi('took', `${fmt(d.seconds)} s`)}</div></div>
+  // The simulated world has its banner above; the tiny world says what its networks are and are not.
+  const world = d.world === 'tiny' ? `<div class="banner tiny-banner" role="note"><b>Tiny world.</b> ${esc(d.notice)}</div>` : '';
+  return `${world}<div class="card"><div class="row">${kpi('world', esc(d.world ?? (d.simulated === false ? 'real' : 'sim')))}${kpi('policy', esc(d.policy))}${kpi('judge', esc(d.judge))}${kpi('took', `${fmt(d.seconds)} s`)}</div></div>
     <table id="demo-table" class="compact"><tbody>
       ${d.sample ? `<tr><th>sample</th><td>${int(d.sample.problems)} problems × ${int(d.sample.samplesPerProblem)} samples: accuracy ${pct(d.sample.accuracy)}${Object.entries(d.sample.passAtK || {}).map(([k, v]) => `, ${esc(k)} ${pct(v)}`).join('')}</td></tr>` : ''}
       ${d.label ? `<tr><th>label</th><td>${int(d.label.solutions)} solutions, ${int(d.label.chunks)} chunks, M = ${int(d.label.rollouts)} rollouts per prefix; positive share ${Object.entries(d.label.positiveShare || {}).map(([k, v]) => `${esc(k)} ${pct(v)}`).join(', ')}</td></tr>` : ''}
       ${d.evalChunks ? `<tr><th>judge, chunk level</th><td>vs ${esc(d.evalChunks.signal)} labels: accuracy ${pct(d.evalChunks.accuracy)}, balanced ${pct(d.evalChunks.balancedAccuracy)}</td></tr>` : ''}
       ${d.processbench ? `<tr><th>judge, ProcessBench format</th><td>${int(d.processbench.rows)} rows: error acc ${fmt(d.processbench.errorAcc)}, correct acc ${fmt(d.processbench.correctAcc)}, F1 ${fmt(d.processbench.f1)}</td></tr>` : ''}
     </tbody></table>
-    ${search ? `<h2>Search</h2><table id="demo-search"><thead><tr><th>Strategy</th><th class="num">Accuracy</th><th class="num">Tokens / problem</th><th class="num">Policy calls / problem</th><th class="num">Judge calls / problem</th></tr></thead><tbody>${search}</tbody></table>` : ''}
+    ${search ? `<h2>Search</h2><table id="demo-search"><thead><tr><th>Strategy</th><th class="num">Accuracy</th><th class="num">95% interval</th><th class="num">Tokens / problem</th><th class="num">Policy calls / problem</th><th class="num">Judge calls / problem</th></tr></thead><tbody>${search}</tbody></table>` : ''}
     ${files ? `<h2>Outputs</h2><ul id="demo-files">${files}</ul>` : ''}
     <details><summary>report.json</summary><pre>${esc(JSON.stringify(d, null, 2))}</pre></details>`;
 }

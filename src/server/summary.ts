@@ -30,7 +30,9 @@ export function isSimulatedConfig(config: unknown): boolean {
 export function isSimulatedRecord(value: unknown): boolean {
   if (Array.isArray(value)) return value.length > 0 && isSimulatedRecord(value[0]);
   if (!isObj(value)) return false;
-  if (value.simulated === true || value.kind === 'stepwise-demo') return true;
+  // A demo report names its world: the tiny real networks (simulated: false) are not the simulator.
+  if (value.kind === 'stepwise-demo') return value.simulated !== false;
+  if (value.simulated === true) return true;
   if (isSimSpec(value.judge) || isSimSpec(value.policy)) return true;
   if (typeof value.generator === 'string' && /simulated/.test(value.generator)) return true;
   return isSimId(value.id);

@@ -237,6 +237,8 @@ describe('summaries and simulated marks', () => {
     expect(isSimulatedRecord({ id: 'sim/0/3', chunks: [] })).toBe(true);
     expect(isSimulatedRecord({ id: 'gsm8k/3', chunks: [] })).toBe(false);
     expect(isSimulatedRecord([{ id: 'x', generator: 'stepwise-sim-policy (simulated)' }])).toBe(true);
+    expect(isSimulatedRecord({ kind: 'stepwise-demo', world: 'tiny', simulated: false })).toBe(false);
+    expect(isSimulatedRecord({ kind: 'stepwise-demo', world: 'sim', simulated: true })).toBe(true);
   });
 
   it('summarizes a search file: accuracy, cost per problem, rejections and backtracks', () => {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -210,6 +210,30 @@ describe('web view in Chromium over real sim-world outputs', () => {
       Object.values(demo.files).filter((f) => /\.jsonl?$/.test(f)).length,
     );
     await shot('03-demo-report');
+  });
+
+  it('demo report of the tiny world: its own banner, no simulated mark, intervals beside accuracies', async () => {
+    // The report as `stepwise demo` (tiny world) writes it: real tiny networks, not the simulator.
+    const tiny = {
+      ...demo,
+      world: 'tiny',
+      simulated: false,
+      notice: 'TINY world: real tiny networks trained on synthetic arithmetic by this project',
+      policy: 'gguf:models/tiny/policy.gguf',
+      judge: 'generative:gguf:models/tiny/judge.gguf',
+      files: {},
+    };
+    mkdirSync(join(outputs, 'tiny'), { recursive: true });
+    writeFileSync(join(outputs, 'tiny', 'report.json'), JSON.stringify(tiny));
+    await open(fileHash('tiny/report.json'));
+    expect(await count('.sim-banner')).toBe(0);
+    expect(await count('.badge.sim')).toBe(0);
+    expect(await text('.tiny-banner')).toContain('TINY world: real tiny networks');
+    const ci = demo.search[0]?.ci95 ?? [0, 0];
+    expect(await text('#demo-search tbody tr')).toContain(
+      `${(100 * ci[0]).toFixed(1)}%–${(100 * ci[1]).toFixed(1)}%`,
+    );
+    await shot('03b-demo-report-tiny');
   });
 
   it('labels: solution view with chunks coloured by Q̂ or by a signal, first errors, pages', async () => {
