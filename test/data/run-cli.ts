@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -22,6 +22,8 @@ export function runCli(
 ): CliRun {
   if (!existsSync(join(root, 'dist/cli/main.js')))
     throw new Error('dist/ is missing: run `npm run build` before the CLI tests (npm test does)');
+  // Each run gets its own store folder, removed when the run is done (tests leave nothing in /tmp).
+  const home = mkdtempSync(join(tmpdir(), 'stepwise-home-'));
   const result = spawnSync(process.execPath, [join(root, 'bin/stepwise.js'), ...args], {
     cwd: root,
     input: options.input ?? '',
@@ -29,11 +31,12 @@ export function runCli(
     maxBuffer: 64 * 1024 * 1024,
     env: {
       ...process.env,
-      STEPWISE_HOME: mkdtempSync(join(tmpdir(), 'stepwise-home-')),
+      STEPWISE_HOME: home,
       STEPWISE_QUIET: '1',
       ...options.env,
     },
   });
+  rmSync(home, { recursive: true, force: true });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 

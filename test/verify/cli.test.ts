@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,15 +11,17 @@ function run(file: string, args: string[]): { code: number | null; stdout: strin
   if (!existsSync(join(root, 'dist/index.js'))) {
     throw new Error('dist/ is missing: run `npm run build` before the CLI tests (npm test does)');
   }
+  const home = mkdtempSync(join(tmpdir(), 'stepwise-home-'));
   const r = spawnSync(process.execPath, [file, ...args], {
     cwd: root,
     encoding: 'utf8',
     env: {
       ...process.env,
-      STEPWISE_HOME: mkdtempSync(join(tmpdir(), 'stepwise-home-')),
+      STEPWISE_HOME: home,
       STEPWISE_QUIET: '1',
     },
   });
+  rmSync(home, { recursive: true, force: true });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
