@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from '../support/loopback.js';
 
 /** A request that went through the proxy: its path and JSON body. */
 export interface ProxiedRequest {
@@ -49,15 +49,6 @@ export async function startLoggingProxy(
       upstream.end(raw);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const { origin, close } = await listenOnLoopback(server);
+  return { url: origin, requests, close };
 }

@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { freePort } from './free-port.js';
+import { listenOnLoopback } from './loopback.js';
 import { sharedData } from './shared-data.js';
 
 /**
@@ -138,16 +138,6 @@ export async function startRecordingProxy(
       up.end(raw);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    port,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const { port, origin, close } = await listenOnLoopback(server);
+  return { url: `${origin}/v1`, port, requests, close };
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from './loopback.js';
 
 /**
  * Conformance fixtures: request → reply pairs of a peer server (vLLM, SGLang, llama.cpp, Ollama),
@@ -109,16 +109,6 @@ export async function startReplayServer(fixture: PeerFixture): Promise<ReplaySer
       res.end(text);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    port,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const { port, origin, close } = await listenOnLoopback(server);
+  return { url: `${origin}/v1`, port, requests, close };
 }
