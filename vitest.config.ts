@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    setupFiles: ['./test/support/providers.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // The CI reads a plain "N passed, N failed" closing line; the summary reporter prints it.

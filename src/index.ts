@@ -3,10 +3,14 @@
  * re-exports its public API from its own index. Kept in alphabetical order (biome sorts it).
  */
 
+// The library works out of the box: importing it registers the shipped providers (openai, gguf, sim).
+import './providers/index.js';
+
 export * from './code/index.js';
 export * from './core/cost.js';
 export * from './core/errors.js';
 export * from './core/http.js';
+export type * from './core/model.js';
 export * from './core/rng.js';
 export * from './core/segment.js';
 export * from './core/types.js';
@@ -18,7 +22,6 @@ export * from './judge/index.js';
 export * from './label/index.js';
 export * from './models/index.js';
 export * from './models/policy.js';
-export type * from './models/types.js';
 export * from './prompts/index.js';
 export * from './sample/index.js';
 export * from './search/index.js';

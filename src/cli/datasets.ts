@@ -31,7 +31,7 @@ export async function loadDatasetProblems(f: DatasetFlags & { policy?: string })
     const count = f.count ?? f.limit ?? 100;
     // The success rates the sim data set reports are those of the policy's world options.
     const world =
-      f.policy && parseModelSpec(f.policy).backend === 'sim' ? parseSimSpec(f.policy).options : {};
+      f.policy && parseModelSpec(f.policy).provider === 'sim' ? parseSimSpec(f.policy).options : {};
     const problems = simDatasetProblems(count, { ...world, seed: f.simSeed ?? 0 });
     return f.limit ? problems.slice(0, f.limit) : problems;
   }

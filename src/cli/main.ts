@@ -1,3 +1,5 @@
+// The composition root: every command's `createModel` finds openai, gguf and sim registered.
+import '../providers/index.js';
 import { Command, CommanderError, Help, type Option } from 'commander';
 import { StepwiseError } from '../core/errors.js';
 import { interruptActiveRuns } from '../store/runs.js';

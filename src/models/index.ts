@@ -1,4 +1,4 @@
-/** Model backends: the contract, policies, OpenAI-compatible servers, local GGUF, the call cache and model specs. */
+/** Model backends: policies, OpenAI-compatible servers, local GGUF, the call cache and the provider registry (the contract itself is `core/model.ts`). */
 
 export {
   type CachedModel,
@@ -25,6 +25,17 @@ export {
   serverRoot,
 } from './openai.js';
 export * from './policy.js';
+export { ggufProvider, openaiProvider } from './providers.js';
+export {
+  type CreateModelOptions,
+  createModel,
+  getProvider,
+  type ModelProvider,
+  type ModelSpec,
+  parseModelSpec,
+  providerNames,
+  registerProvider,
+} from './registry.js';
 export {
   backoffDelay,
   classifyError,
@@ -35,5 +46,4 @@ export {
   type RetryPolicy,
 } from './retry.js';
 export { deriveSeed, itemSeed } from './seeds.js';
-export { type CreateModelOptions, createModel, type ModelSpec, parseModelSpec } from './spec.js';
 export type * from './types.js';

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../models/types.js';
+import type { ChatMessage } from '../core/model.js';
 
 /**
  * Code policy prompts: the policy writes a Python solution one logical block at a time (the

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../models/types.js';
+import type { ChatMessage } from '../core/model.js';
 
 /**
  * The ProcessBench critic protocol (METHODS §3–4): the whole solution with paragraphs tagged

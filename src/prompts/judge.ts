@@ -1,5 +1,5 @@
+import type { ChatMessage } from '../core/model.js';
 import { parseWrittenTags, type Segmentation, writtenPrefix } from '../core/segment.js';
-import type { ChatMessage } from '../models/types.js';
 
 /**
  * The StepWiser generative judge prompt (METHODS §3): the problem, the historical reasoning

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../models/types.js';
+import type { ChatMessage } from '../core/model.js';
 
 /**
  * Outcome model (ORM) prompt: one verdict for a whole solution (METHODS §3, GLoRe §5). The model

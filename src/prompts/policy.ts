@@ -1,5 +1,5 @@
+import type { ChatMessage } from '../core/model.js';
 import { type Segmentation, writtenPrefix } from '../core/segment.js';
-import type { ChatMessage } from '../models/types.js';
 
 /**
  * Policy prompt templates, in a raw-completion and a chat form. Both carry the same content so

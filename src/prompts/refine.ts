@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../models/types.js';
+import type { ChatMessage } from '../core/model.js';
 
 /** GLoRe refinement prompts (METHODS §5): global (rewrite the draft) and local (`[BAD]` marks the first bad step). */
 

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../models/types.js';
+import type { ChatMessage } from '../core/model.js';
 
 /**
  * The LLM segmenter's prompt (METHODS §1): split an existing solution into chunks by the

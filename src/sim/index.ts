@@ -9,6 +9,7 @@ export * from './judges.js';
 export * from './model.js';
 export * from './options.js';
 export * from './policy.js';
+export * from './provider.js';
 export * from './server.js';
 export * from './tokens.js';
 export * from './world.js';

@@ -1,5 +1,4 @@
 import { StepwiseError, UsageError } from '../core/errors.js';
-import { createRng, hashString, type Rng } from '../core/rng.js';
 import type {
   Capabilities,
   ChatMessage,
@@ -9,7 +8,8 @@ import type {
   LanguageModel,
   Sample,
   Usage,
-} from '../models/types.js';
+} from '../core/model.js';
+import { createRng, hashString, type Rng } from '../core/rng.js';
 import { parseCriticPrompt } from '../prompts/critic.js';
 import { parseJudgePrompt } from '../prompts/judge.js';
 import { parseOrmPrompt } from '../prompts/orm.js';

@@ -13,8 +13,8 @@ import {
   sameToken,
   sendJson,
 } from '../core/http.js';
+import type { ChatMessage, GenerateRequest, Sample } from '../core/model.js';
 import { createRng } from '../core/rng.js';
-import type { ChatMessage, GenerateRequest, Sample } from '../models/types.js';
 import { createSeedStream, type SimRole, simGenerate, simPool } from './model.js';
 import { parseSimSpec, resolveSimOptions, type SimOptions } from './options.js';
 

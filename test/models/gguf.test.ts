@@ -106,9 +106,9 @@ describe('GGUF backend (stories260K)', () => {
   it('fails with a clear message for a missing file', async () => {
     await expect(createGgufModel({ model: '/nonexistent/x.gguf' })).rejects.toThrow(StepwiseError);
     await expect(createGgufModel({ model: '/nonexistent/x.gguf' })).rejects.toThrow(/model file not found/);
-    expect(parseModelSpec('gguf:hf:user/repo:Q4_K_M')).toEqual({
-      backend: 'gguf',
-      model: 'hf:user/repo:Q4_K_M',
+    expect(parseModelSpec('gguf:hf:user/repo:Q4_K_M')).toMatchObject({
+      provider: 'gguf',
+      id: 'hf:user/repo:Q4_K_M',
     });
   });
 

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,24 +6,86 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/core/errors.js';
 import type { CachedModel } from '../../src/models/cache.js';
 import { OpenAIModel } from '../../src/models/openai.js';
-import { createModel, parseModelSpec } from '../../src/models/spec.js';
+import {
+  createModel,
+  type ModelProvider,
+  type ModelSpec,
+  parseModelSpec,
+  providerNames,
+  registerProvider,
+} from '../../src/models/registry.js';
 import { startFlakyServer } from '../support/flaky-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'stepwise-spec-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('model specs', () => {
-  it('parses openai, gguf and sim specs and rejects the rest', () => {
+  it('parses a spec into the provider named before the first ":", "?" or "[", and rejects unknown providers', async () => {
     expect(parseModelSpec('openai:Qwen/Qwen2.5-7B:latest')).toEqual({
-      backend: 'openai',
-      model: 'Qwen/Qwen2.5-7B:latest',
+      provider: 'openai',
+      id: 'Qwen/Qwen2.5-7B:latest',
+      spec: 'openai:Qwen/Qwen2.5-7B:latest',
     });
-    expect(parseModelSpec('gguf:./m.gguf')).toEqual({ backend: 'gguf', model: './m.gguf' });
-    expect(parseModelSpec('sim')).toEqual({ backend: 'sim', spec: 'sim' });
-    expect(parseModelSpec('sim?step_error=0.2')).toEqual({ backend: 'sim', spec: 'sim?step_error=0.2' });
-    expect(parseModelSpec('sim:policy')).toEqual({ backend: 'sim', spec: 'sim:policy' });
-    expect(() => parseModelSpec('openai:')).toThrow(UsageError);
-    expect(() => parseModelSpec('claude:x')).toThrow(/unknown model spec/);
+    expect(parseModelSpec('gguf:./m.gguf')).toMatchObject({ provider: 'gguf', id: './m.gguf' });
+    expect(parseModelSpec('sim')).toEqual({ provider: 'sim', id: '', spec: 'sim' });
+    expect(parseModelSpec('sim?step_error=0.2')).toEqual({
+      provider: 'sim',
+      id: '',
+      spec: 'sim?step_error=0.2',
+    });
+    expect(parseModelSpec('sim:policy')).toEqual({ provider: 'sim', id: 'policy', spec: 'sim:policy' });
+    await expect(createModel('openai:')).rejects.toThrow(UsageError);
+    await expect(createModel('gguf:')).rejects.toThrow(/names no GGUF file/);
+    expect(() => parseModelSpec('claude:x')).toThrow(UsageError);
+    expect(() => parseModelSpec('claude:x')).toThrow(
+      /unknown model spec "claude:x": expected openai:<model>, or gguf:/,
+    );
+  });
+
+  it('looks a spec up in the registry: a registered provider is used, its models cached only when it says so', async () => {
+    const made: ModelSpec[] = [];
+    const echo = (cached: boolean): ModelProvider => ({
+      name: 'echo-test',
+      usage: 'echo-test:<text>',
+      cached,
+      create(spec) {
+        made.push(spec);
+        return {
+          specificationVersion: 'v1',
+          provider: 'echo-test',
+          modelId: spec.id,
+          capabilities: {
+            n: true,
+            logprobs: false,
+            echo: false,
+            continueAssistant: false,
+            score: false,
+            pooling: false,
+          },
+          async generate() {
+            return {
+              samples: [{ text: spec.id, finishReason: 'stop', completionTokens: 1 }],
+              usage: { calls: 1, promptTokens: 0, completionTokens: 1 },
+              warnings: [],
+            };
+          },
+        };
+      },
+    });
+    registerProvider(echo(false));
+    expect(providerNames()).toContain('echo-test');
+    const raw = await createModel('echo-test:hello');
+    expect(made).toEqual([{ provider: 'echo-test', id: 'hello', spec: 'echo-test:hello' }]);
+    expect((await raw.generate({ prompt: 'x' })).samples[0]!.text).toBe('hello');
+    expect((raw as Partial<CachedModel>).inner).toBeUndefined();
+    registerProvider(echo(true));
+    const cached = (await createModel('echo-test:hi', {
+      storePath: join(dir, 'echo.sqlite'),
+    })) as CachedModel;
+    expect(cached.inner.modelId).toBe('hi');
+    await expect(createModel('echo-test:hi', { batch: {} as never })).rejects.toThrow(/batch files/);
+    registerProvider({ ...echo(false), create: () => ({ specificationVersion: 'v2' }) as never });
+    await expect(createModel('echo-test:x')).rejects.toThrow(/specification v2; stepwise speaks v1/);
   });
 
   it('builds a cached OpenAI model from --base-url or OPENAI_BASE_URL, and sim in process', async () => {
@@ -52,5 +115,12 @@ describe('model specs', () => {
     }
     const sim = await createModel('sim?step_error=0.2');
     expect(sim.provider).toBe('sim');
+  });
+
+  it('works out of the box from the library entry: importing stepwise registers openai, gguf and sim', () => {
+    const entry = new URL('../../dist/index.js', import.meta.url).href;
+    const script = `const s = await import(${JSON.stringify(entry)}); const m = await s.createModel('sim'); console.log(m.provider, s.providerNames().join(','));`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(out.trim()).toBe('sim gguf,openai,sim');
   });
 });

@@ -214,7 +214,7 @@ export function register(program: Command): void {
           run: runId,
           policy: flags.policy,
           // The sim server takes its spec as the model name: label those runs too.
-          ...(simulated || spec.backend === 'sim' || summary.simulated === true ? { simulated: true } : {}),
+          ...(simulated || spec.provider === 'sim' || summary.simulated === true ? { simulated: true } : {}),
           dataset: flags.dataset,
           segmentation: flags.segmentation,
           out,

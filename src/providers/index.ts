@@ -1,0 +1,12 @@
+/**
+ * The composition root: registers the model backends stepwise ships with — `openai`, `gguf` and
+ * `sim` — with the provider registry. The CLI and the library entry import it; methods never do
+ * (they are handed a model, or call `createModel`, which only knows the registry).
+ */
+import { ggufProvider, openaiProvider } from '../models/providers.js';
+import { registerProvider } from '../models/registry.js';
+import { simProvider } from '../sim/provider.js';
+
+for (const provider of [openaiProvider, ggufProvider, simProvider]) registerProvider(provider);
+
+export { createModel, registerProvider } from '../models/registry.js';

@@ -1,0 +1,117 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The layers the README promises, checked on every import of every file in src/. A directory
+ * may import itself and any directory of a lower layer; an import to the same layer ("across")
+ * only where ACROSS lists it, with the reason. Files directly in src/ (`index.ts`, the library
+ * entry, is the top; `version.ts` the bottom) have their own entries.
+ */
+const LAYERS: string[][] = [
+  ['core', 'version.ts'],
+  ['prompts', 'data', 'store', 'jobs'],
+  ['verify'],
+  ['models'],
+  // The methods, and the simulated world beside them: no method knows the sim exists.
+  ['sim', 'sample', 'segment', 'label', 'judge', 'search', 'evaluate', 'train', 'code'],
+  // Composition roots and servers: they wire backends (the sim among them) to methods.
+  ['providers', 'server'],
+  ['cli'],
+  ['index.ts'],
+];
+
+const ACROSS: Record<string, { to: string[]; why: string }> = {
+  judge: { to: ['label'], why: 'the rollout judge estimates Q-values with the labeler' },
+  evaluate: { to: ['judge', 'label'], why: 'ProcessBench and chunk evaluation run judges and labels' },
+  train: { to: ['judge', 'label'], why: 'exports and the reward server read labels and run judges' },
+  search: { to: ['judge'], why: 'the search runtime scores steps with a judge' },
+  code: { to: ['judge', 'search'], why: 'code search runs the search strategies with a code domain and PRM' },
+};
+
+const SRC = resolve(import.meta.dirname, '../../src');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+}
+
+/** Relative module specifiers a file imports (static, re-export, side-effect and dynamic), with lines. */
+export function importsOf(text: string): Array<{ spec: string; line: number }> {
+  const out: Array<{ spec: string; line: number }> = [];
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' ')).replace(/\/\/[^\n]*/g, '');
+  const pattern = /(?:\bfrom\s*|\bimport\s*\(?\s*)(['"])(\.{1,2}\/[^'"]+)\1/g;
+  for (const m of code.matchAll(pattern))
+    out.push({ spec: m[2]!, line: code.slice(0, m.index).split('\n').length });
+  return out;
+}
+
+/** The unit of a src file: its top directory, or its own name for files directly in src/. */
+function unitOf(file: string): string {
+  return relative(SRC, file)
+    .split(/[\\/]/)[0]!
+    .replace(/\.js$/, '.ts');
+}
+
+function layerOf(unit: string): number {
+  const i = LAYERS.findIndex((l) => l.includes(unit));
+  if (i < 0) throw new Error(`src/${unit} is in no layer: add it to LAYERS in test/core/layers.test.ts`);
+  return i;
+}
+
+/** Every import of src/ that goes upward or across without leave, as `file:line → target`. */
+export function layerViolations(files: Array<{ path: string; text: string }>): string[] {
+  const bad: string[] = [];
+  for (const { path, text } of files) {
+    const from = unitOf(path);
+    for (const { spec, line } of importsOf(text)) {
+      const target = resolve(dirname(path), spec);
+      const to = unitOf(target);
+      if (to === from || to.startsWith('..')) continue;
+      const [lf, lt] = [layerOf(from), layerOf(to)];
+      const allowed = lt < lf || (lt === lf && (ACROSS[from]?.to.includes(to) ?? false));
+      if (!allowed)
+        bad.push(`src/${relative(SRC, path)}:${line} imports ${spec} (${from} → ${to}: ${lt > lf ? 'upward' : 'across'})`);
+    }
+  }
+  return bad;
+}
+
+const files = sourceFiles(SRC).map((path) => ({ path, text: readFileSync(path, 'utf8') }));
+
+describe('layers', () => {
+  it('every directory of src/ sits in a layer', () => {
+    for (const f of files) expect(() => layerOf(unitOf(f.path))).not.toThrow();
+  });
+
+  it('no import goes upward or across (models and prompts never import sim, prompts never import models, methods never import sim or cli)', () => {
+    expect(layerViolations(files)).toEqual([]);
+  });
+
+  it('the allowed cross-method imports form no cycle', () => {
+    for (const [from, { to }] of Object.entries(ACROSS))
+      for (const t of to) expect(ACROSS[t]?.to ?? [], `${from} ↔ ${t}`).not.toContain(from);
+  });
+
+  it('catches an upward, an across and a dynamic import, and ignores comments', () => {
+    const at = (p: string, text: string) => ({ path: join(SRC, p), text });
+    expect(
+      layerViolations([
+        at('models/x.ts', "import { createSimModel } from '../sim/model.js';"),
+        at('prompts/x.ts', "import type { LanguageModel } from '../models/types.js';"),
+        at('search/x.ts', "\n\nconst m = await import('../sim/index.js');"),
+        at('label/x.ts', "export { main } from '../cli/main.js';"),
+        at('code/x.ts', "import '../sim/provider.js';"),
+        at('judge/x.ts', "// import { x } from '../sim/model.js';\n/* from '../cli/main.js' */"),
+        at('judge/y.ts', "import { estimate } from '../label/estimate.js';"),
+      ]),
+    ).toEqual([
+      'src/models/x.ts:1 imports ../sim/model.js (models → sim: upward)',
+      'src/prompts/x.ts:1 imports ../models/types.js (prompts → models: upward)',
+      'src/search/x.ts:3 imports ../sim/index.js (search → sim: across)',
+      'src/label/x.ts:1 imports ../cli/main.js (label → cli: upward)',
+      'src/code/x.ts:1 imports ../sim/provider.js (code → sim: across)',
+    ]);
+  });
+});
