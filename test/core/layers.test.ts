@@ -38,7 +38,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 /** Relative module specifiers a file imports (static, re-export, side-effect and dynamic), with lines. */
-export function importsOf(text: string): Array<{ spec: string; line: number }> {
+function importsOf(text: string): Array<{ spec: string; line: number }> {
   const out: Array<{ spec: string; line: number }> = [];
   const code = text.replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' ')).replace(/\/\/[^\n]*/g, '');
   const pattern = /(?:\bfrom\s*|\bimport\s*\(?\s*)(['"])(\.{1,2}\/[^'"]+)\1/g;
@@ -49,9 +49,7 @@ export function importsOf(text: string): Array<{ spec: string; line: number }> {
 
 /** The unit of a src file: its top directory, or its own name for files directly in src/. */
 function unitOf(file: string): string {
-  return relative(SRC, file)
-    .split(/[\\/]/)[0]!
-    .replace(/\.js$/, '.ts');
+  return relative(SRC, file).split(/[\\/]/)[0]!.replace(/\.js$/, '.ts');
 }
 
 function layerOf(unit: string): number {
@@ -61,7 +59,7 @@ function layerOf(unit: string): number {
 }
 
 /** Every import of src/ that goes upward or across without leave, as `file:line → target`. */
-export function layerViolations(files: Array<{ path: string; text: string }>): string[] {
+function layerViolations(files: Array<{ path: string; text: string }>): string[] {
   const bad: string[] = [];
   for (const { path, text } of files) {
     const from = unitOf(path);
@@ -72,7 +70,9 @@ export function layerViolations(files: Array<{ path: string; text: string }>): s
       const [lf, lt] = [layerOf(from), layerOf(to)];
       const allowed = lt < lf || (lt === lf && (ACROSS[from]?.to.includes(to) ?? false));
       if (!allowed)
-        bad.push(`src/${relative(SRC, path)}:${line} imports ${spec} (${from} → ${to}: ${lt > lf ? 'upward' : 'across'})`);
+        bad.push(
+          `src/${relative(SRC, path)}:${line} imports ${spec} (${from} → ${to}: ${lt > lf ? 'upward' : 'across'})`,
+        );
     }
   }
   return bad;
