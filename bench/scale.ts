@@ -131,6 +131,7 @@ async function point(
         join(dir, `out-${solutions}.jsonl`),
         '--store',
         store,
+        '--json',
       ],
       { STEPWISE_HOME: home },
     );

@@ -16,13 +16,13 @@ mkdir -p "$OUT"
 export STEPWISE_HOME="$OUT/home"
 PYTHONPATH=python /usr/bin/python3 -m tiny.task --split "$SPLIT" --count "$COUNT" --out "$OUT/problems.jsonl"
 $SW sample --dataset jsonl --path "$OUT/problems.jsonl" --policy "gguf:$MODEL" --n 1 --temperature 1 \
-  --seed 0 --max-tokens 96 --out "$OUT/samples.jsonl" --quiet > "$OUT/sample-summary.json"
+  --seed 0 --max-tokens 96 --out "$OUT/samples.jsonl" --quiet --json > "$OUT/sample-summary.json"
 PYTHONPATH=python /usr/bin/python3 -m tiny.truth processbench --samples "$OUT/samples.jsonl" --out "$OUT/pb.jsonl"
 # Rollouts in process too: llama-server (this build) answers HTTP 500 "does not match the expected
 # Content-only format" for some off-distribution rollouts of bad prefixes, failing the label job.
 $SW label --input "$OUT/pb.jsonl" --policy "gguf:$MODEL" \
   --rollouts "$ROLLOUTS" --signals abs-q,rel-ratio,rel-effective,ms-hard,ms-soft,sorm --max-tokens 96 --seed 0 \
-  --out "$OUT/labels.jsonl" --quiet > "$OUT/label-summary.json"
+  --out "$OUT/labels.jsonl" --quiet --json > "$OUT/label-summary.json"
 PYTHONPATH=python /usr/bin/python3 -m tiny.truth agreement --labels "$OUT/labels.jsonl" > "$OUT/agreement.json"
 $SW export --from "$OUT/labels.jsonl" --task judge-rl --format trl --signal rel-effective --seed 0 \
   --out "$OUT/judge-rl.jsonl"

@@ -15,7 +15,7 @@ run() { # NAME STRATEGY N
   node bin/stepwise.js search --dataset jsonl --path "$OUT/problems.jsonl" --strategy "$2" --n "$3" \
     --policy gguf:models/tiny/policy.gguf --judge generative:gguf:models/tiny/judge.gguf \
     --temperature "$TEMPERATURE" --seed 0 --max-tokens 96 --max-step-tokens 32 --no-cache --quiet \
-    --out "$OUT/search-$1.jsonl" > "$OUT/summary-$1.json"
+    --out "$OUT/search-$1.jsonl" --json > "$OUT/summary-$1.json"
 }
 run sample sample 1
 run chunk-reset chunk-reset 1

@@ -59,7 +59,7 @@ describe('Ctrl-C: runs recorded as interrupted; bench search keeps each finished
       .map((l) => JSON.parse(l) as { command: string; status: string });
     expect(interrupted.map((r) => r.command)).toEqual(['bench search']);
 
-    const again = await startCli(args, home).done;
+    const again = await startCli([...args, '--json'], home).done;
     expect(again.code).toBe(0);
     const report = JSON.parse(again.stdout) as { points: Array<Record<string, unknown>> };
     expect(report.points).toHaveLength(17);

@@ -38,10 +38,12 @@ describe('reruns never mix settings; the cache answers only for the endpoint tha
       String(n),
       '--out',
       out,
+      '--json',
       ...extra,
     ];
     const first = await startCli(args(2), home).done;
-    expect(first.stderr).toBe('');
+    expect(first.stderr).not.toMatch(/stepwise:/);
+    expect(first.stderr).toMatch(/^sample: 5 problems × 2 samples/m);
     expect(first.code).toBe(0);
     const made = rows(out);
     expect(made).toHaveLength(5);
@@ -96,6 +98,7 @@ describe('reruns never mix settings; the cache answers only for the endpoint tha
       '0',
       '--out',
       out,
+      '--json',
     ];
     try {
       const a = await startCli(args(server.url, join(dir, 'A.jsonl')), home).done;

@@ -22,7 +22,10 @@ describe('stepwise label-code', () => {
     const dir = mkdtempSync(join(tmpdir(), 'stepwise-label-code-'));
     const out = join(dir, 'labels.jsonl');
     const args = ['label-code', '--dataset', 'mbpp', '--path', sharedData('mbpp/mbpp.jsonl'), '--limit', '4'];
-    const first = stepwise([...args, '--mutants-per-problem', '2', '--seed', '7', '--out', out], dir);
+    const first = stepwise(
+      [...args, '--mutants-per-problem', '2', '--seed', '7', '--out', out, '--json'],
+      dir,
+    );
     expect(first.stderr).not.toMatch(/unexpected error/);
     expect(first.status).toBe(0);
     const summary = JSON.parse(first.stdout.trim().split('\n').pop() ?? '{}');
@@ -39,7 +42,10 @@ describe('stepwise label-code', () => {
     }
     expect(rows.filter((r) => r.origin === 'reference')).toHaveLength(4);
 
-    const again = stepwise([...args, '--mutants-per-problem', '2', '--seed', '7', '--out', out], dir);
+    const again = stepwise(
+      [...args, '--mutants-per-problem', '2', '--seed', '7', '--out', out, '--json'],
+      dir,
+    );
     expect(again.status).toBe(0);
     expect(JSON.parse(again.stdout.trim().split('\n').pop() ?? '{}')).toMatchObject({
       resumed: 4,

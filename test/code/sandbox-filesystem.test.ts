@@ -396,7 +396,7 @@ describe('sandbox filesystem', () => {
       /cannot make the filesystem read-only.*refusing to run it.*--unsafe-filesystem/s,
     );
     expect(refused.status).toBe(1);
-    const allowed = run(['--unsafe-filesystem']);
+    const allowed = run(['--unsafe-filesystem', '--json']);
     expect(allowed.stderr).not.toMatch(/refusing/);
     expect(allowed.status).toBe(0);
     expect(JSON.parse(allowed.stdout).sandbox.filesystem).toBe('unprotected');

@@ -289,16 +289,20 @@ describe('CLI', () => {
     expect(refused.stderr).toMatch(/simulated world's problems \(the sim dataset/);
     expect(existsSync(out)).toBe(false);
     // …unless asked to guess, and then every number says it is simulated.
-    const stdout = execFileSync(process.execPath, [...args, '--sim-guess'], {
+    const guessed = spawnSync(process.execPath, [...args, '--sim-guess'], {
       env,
       encoding: 'utf8',
       cwd: root,
     });
-    expect(stdout).toMatch(/SIMULATED/);
-    expect(stdout).toMatch(/Math-Shepherd-PRM-7B\s+31\.5/);
+    expect(guessed.status, guessed.stderr).toBe(0);
+    // The report goes to stderr; stdout is for --json.
+    expect(guessed.stdout).toBe('');
+    const table = guessed.stderr;
+    expect(table).toMatch(/SIMULATED/);
+    expect(table).toMatch(/Math-Shepherd-PRM-7B\s+31\.5/);
     // A simulated run is never ranked among the published (real-model) results.
-    expect(stdout).not.toMatch(/→ this run/);
-    expect(stdout).toMatch(/SIMULATED run: average F1 .* not ranked/);
+    expect(table).not.toMatch(/→ this run/);
+    expect(table).toMatch(/SIMULATED run: average F1 .* not ranked/);
     const report = JSON.parse(readFileSync(out, 'utf8'));
     expect(report.samples).toBe(3400);
     expect(report.simulated).toBe(true);

@@ -60,7 +60,7 @@ const read = (f: string) =>
     .map((l) => JSON.parse(l) as Labeled);
 
 async function label(home: string, extra: string[]) {
-  const args = ['label', '--input', input, '--policy', 'openai:sim', '--rollouts', '4', ...extra];
+  const args = ['label', '--input', input, '--policy', 'openai:sim', '--rollouts', '4', '--json', ...extra];
   return startCli(args, join(dir, home)).done;
 }
 

@@ -66,6 +66,7 @@ function args(url: string, out: string, extra: string[] = []): string[] {
     '2',
     '--out',
     out,
+    '--json',
     ...extra,
   ];
 }

@@ -51,7 +51,7 @@ describe('label --shard K/N + merge', () => {
     expect(sizes.every((n) => n > 5 && n < 40)).toBe(true);
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(60);
     const merged = join(dir, 'merged.jsonl');
-    const m = await cli(['merge', ...shards, '--out', merged]);
+    const m = await cli(['merge', ...shards, '--out', merged, '--json']);
     expect(JSON.parse(m.stdout)).toMatchObject({ records: 60, duplicates: 0, conflicts: 0 });
     const full = read(join(dir, 'full.jsonl'));
     const got = read(merged);

@@ -117,7 +117,19 @@ describe('GGUF backend (stories260K)', () => {
     try {
       const out = join(dir, 'out.jsonl');
       const args = [BIN, 'sample', '--dataset', 'gsm8k', '--path', sharedData('gsm8k/test.jsonl')];
-      args.push('--policy', `gguf:${MODEL}`, '--n', '2', '--max-tokens', '32', '--limit', '2', '--out', out);
+      args.push(
+        '--policy',
+        `gguf:${MODEL}`,
+        '--n',
+        '2',
+        '--max-tokens',
+        '32',
+        '--limit',
+        '2',
+        '--out',
+        out,
+        '--json',
+      );
       const child = spawn(process.execPath, args, {
         env: { ...process.env, STEPWISE_HOME: join(dir, 'home'), STEPWISE_QUIET: '1' },
       });

@@ -35,6 +35,7 @@ function sampleArgs(url: string, out: string, limit: number, extra: string[] = [
     '4',
     '--out',
     out,
+    '--json',
     ...extra,
   ];
 }
@@ -77,6 +78,10 @@ describe('stepwise sample against a flaky OpenAI-compatible server', () => {
       for (const o of ['500', '429', 'drop', 'delay', 'ok']) expect(outcomes).toContain(o);
       const summary = JSON.parse(first.stdout);
       expect(summary.problems).toBe(30);
+      // The readable summary goes to stderr, in the one format every job uses.
+      expect(first.stderr).toMatch(/^sample: 30 problems × 4 samples/m);
+      expect(first.stderr).toMatch(/^ {2}accuracy +\d+\.\d% \(\d+ of 120\) of samples correct; pass@1 /m);
+      expect(first.stderr).toMatch(/^ {2}wrote +\/\S+\/a\.jsonl \(run \S+\)$/m);
       expect(summary.samples).toBe(120);
       // Half the samples carry the gold answer: the checker must see that.
       expect(summary.accuracy).toBeGreaterThan(0.3);

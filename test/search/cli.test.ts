@@ -105,13 +105,20 @@ describe('CLI (spawned from bin/stepwise.js; needs `npm run build`)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'stepwise-search-'));
     const args = ['search', '--dataset', 'sim', '--count', '12', '--strategy', 'best-of-n', '--n', '2'];
     const models = ['--policy', 'sim', '--judge', 'sim:generative'];
-    const first = run([...args, ...models, '--out', 'out.jsonl'], dir);
+    const first = run([...args, ...models, '--out', 'out.jsonl', '--json'], dir);
     expect(first.status, first.stderr).toBe(0);
     const s1 = JSON.parse(first.stdout);
+    expect(first.stderr).toMatch(/^search: best-of-n over 12 problems of sim \[SIMULATED world/m);
+    expect(first.stderr).toMatch(/^ {2}accuracy +\d+\.\d% \(\d+ of 12\)$/m);
+    // Without --json nothing goes to stdout.
+    const plain = run([...args, ...models, '--out', 'out.jsonl'], dir);
+    expect(plain.status, plain.stderr).toBe(0);
+    expect(plain.stdout).toBe('');
+    expect(plain.stderr).toMatch(/^search: /m);
     expect(s1.simulated).toBe(true);
     expect(s1.problems).toBe(12);
     expect(s1.costPerProblem.judgeCalls).toBeGreaterThan(0);
-    const again = JSON.parse(run([...args, ...models, '--out', 'out.jsonl'], dir).stdout);
+    const again = JSON.parse(run([...args, ...models, '--out', 'out.jsonl', '--json'], dir).stdout);
     expect(again.correct).toBe(s1.correct);
     expect(again.cost).toEqual(s1.cost);
     const bench = run(
@@ -132,6 +139,9 @@ describe('CLI (spawned from bin/stepwise.js; needs `npm run build`)', () => {
       dir,
     );
     expect(bench.status, bench.stderr).toBe(0);
+    expect(bench.stdout).toBe('');
+    expect(bench.stderr).toMatch(/^bench search: 3 points over 10 problems/m);
+    expect(bench.stderr).toMatch(/^ {2}best-of-n n=2 +accuracy /m);
     const report = JSON.parse(readFileSync(join(dir, 'b.json'), 'utf8'));
     expect(report.points).toHaveLength(3);
     expect(report.simulated).toBe(true);

@@ -110,6 +110,7 @@ describe('gold-reading judges', () => {
         '--allow-gold-judge',
         '--out',
         out,
+        '--json',
       ],
       home,
     ).done;

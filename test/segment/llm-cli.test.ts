@@ -42,10 +42,12 @@ describe('stepwise segment --by llm (issue 15, acceptance 1)', () => {
           input,
           '--out',
           out,
+          '--json',
         ],
         join(dir, 'home'),
       ).done;
-      expect(run.stderr).toBe('');
+      expect(run.stderr).not.toMatch(/stepwise:/);
+      expect(run.stderr).toMatch(/^segment --by llm: 12 solutions \(0 resumed\)/m);
       expect(run.code).toBe(0);
       const rows = readFileSync(out, 'utf8')
         .trim()
@@ -98,6 +100,7 @@ describe('stepwise segment --by llm (issue 15, acceptance 1)', () => {
           input,
           '--out',
           out,
+          '--json',
         ],
         join(dir, 'home'),
       ).done;

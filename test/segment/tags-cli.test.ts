@@ -44,8 +44,9 @@ function policyOf(r: ProxiedRequest): ReturnType<typeof parsePolicyPrompt> {
   return input ? parsePolicyPrompt(input) : null;
 }
 
+/** Run a job with `--json`: its summary as JSON on stdout. */
 async function run(args: string[]): Promise<string> {
-  const r = await startCli(args, join(dir, 'home')).done;
+  const r = await startCli([...args, '--json'], join(dir, 'home')).done;
   if (r.code !== 0) throw new Error(`stepwise ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
   return r.stdout;
 }

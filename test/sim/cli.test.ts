@@ -32,7 +32,7 @@ describe('stepwise sim dataset', () => {
   it('writes problems that the jsonl loader reads, with gold answers and exact success rates', async () => {
     const file = join(dir, 'problems.jsonl');
     const summary = JSON.parse(
-      await run('dataset', '--count', '25', '--out', file, '--seed', '4', '--max-steps', '6'),
+      await run('dataset', '--count', '25', '--out', file, '--seed', '4', '--max-steps', '6', '--json'),
     );
     expect(summary).toMatchObject({ simulated: true, kind: 'problems', count: 25 });
     const { records } = await loadJsonlProblems({ path: file });
@@ -49,7 +49,17 @@ describe('stepwise sim dataset', () => {
   it('writes ProcessBench-format solutions whose labels are the true first errors', async () => {
     const file = join(dir, 'sim-pb.json');
     const summary = JSON.parse(
-      await run('dataset', '--processbench', '--count', '200', '--error-share', '0.5', '--out', file),
+      await run(
+        'dataset',
+        '--processbench',
+        '--count',
+        '200',
+        '--error-share',
+        '0.5',
+        '--out',
+        file,
+        '--json',
+      ),
     );
     expect(summary).toMatchObject({ simulated: true, kind: 'processbench', count: 200, withError: 100 });
     const { records } = await loadProcessBench({ path: file });

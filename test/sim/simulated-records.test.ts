@@ -73,6 +73,7 @@ describe('records from the sim server say simulated, whatever the spec says', ()
         '--no-cache',
         '--out',
         samples,
+        '--json',
       ],
       home,
     ).done;
@@ -102,6 +103,7 @@ describe('records from the sim server say simulated, whatever the spec says', ()
         '--no-cache',
         '--out',
         labels,
+        '--json',
       ],
       home,
     ).done;
@@ -111,5 +113,8 @@ describe('records from the sim server say simulated, whatever the spec says', ()
     expect(labeled).toHaveLength(6);
     for (const r of labeled) expect(r.simulated).toBe(true);
     expect(JSON.parse(l.stdout).simulated).toBe(true);
+    // The readable summaries name the world too.
+    expect(s.stderr).toMatch(/^sample: .*\[SIMULATED world/m);
+    expect(l.stderr).toMatch(/^label: .*\[SIMULATED world/m);
   });
 });

@@ -35,7 +35,7 @@ describe('training-data CLI', () => {
       ],
       { env, encoding: 'utf8' },
     );
-    expect(r.stderr).toBe('');
+    expect(r.stderr).toMatch(/^export: 30 judge-rl rows as trl \(signal abs-q\)$/m);
     expect(r.status).toBe(0);
     const summary = JSON.parse(r.stdout);
     expect(summary.rows).toBe(30);

@@ -8,6 +8,7 @@ import { addDatasetOptions, type DatasetFlags, loadDatasetProblems } from '../da
 import { intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { addSimGuessOption, assertSimWorldInputs } from '../sim-guard.js';
+import { JSON_HELP, reportJob, SIMULATED_WORLD, share } from '../summary.js';
 import {
   addModelOptions,
   addStrategyOptions,
@@ -27,6 +28,7 @@ interface BenchSearchFlags extends SearchFlags, DatasetFlags {
   quiet?: boolean;
   fresh?: boolean;
   simGuess?: boolean;
+  json?: boolean;
 }
 
 const defaultSpecs = DEFAULT_BENCH_SPECS.map((s) =>
@@ -61,6 +63,7 @@ export function register(program: Command): void {
     .option('--concurrency <c>', 'problems searched at once', intOption('--concurrency', 1), 4)
     .option('--fresh', 'start the sweep over instead of resuming the finished points in <out>.points.jsonl')
     .option('--quiet', 'no progress bar')
+    .option('--json', JSON_HELP)
     .action(async (f: BenchSearchFlags) => {
       const specs = f.strategies ? f.strategies.map(parseBenchSpec) : DEFAULT_BENCH_SPECS;
       const problems = await loadDatasetProblems(f);
@@ -111,8 +114,23 @@ export function register(program: Command): void {
         writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
         writeFileSync(svg, benchChart(report));
         finishRun(db, runId, 'done', { problems: report.problems, points: report.points.length });
-        process.stdout.write(
-          `${JSON.stringify({ run: runId, out, svg, pointsFile, settingsHash: settings.hash, ...report }, null, 2)}\n`,
+        reportJob(
+          {
+            command: 'bench search',
+            headline: `${report.points.length} points over ${report.problems} problems in ${report.seconds.toFixed(1)} s`,
+            world: report.simulated ? SIMULATED_WORLD : undefined,
+            lines: report.points.map(
+              (p) =>
+                [
+                  `${p.strategy}${p.budget !== undefined ? ` ${p.knob}=${p.budget}` : ''}`,
+                  `accuracy ${share(p.correct, p.checked)}, ${p.costPerProblem.totalTokens.toFixed(0)} tokens per problem`,
+                ] as const,
+            ),
+            wrote: [out, svg, pointsFile],
+            run: runId,
+          },
+          { run: runId, out, svg, pointsFile, settingsHash: settings.hash, ...report },
+          f,
         );
       } catch (err) {
         finishRun(db, runId, 'failed');

@@ -24,6 +24,7 @@ import { finishRun, startRun, updateRunCounts } from '../../store/runs.js';
 import { addInputOption, intOption, segmentationOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { assertSimWorldInputs } from '../sim-guard.js';
+import { reportJob } from '../summary.js';
 
 interface JudgeFlags {
   judge?: string;
@@ -143,8 +144,8 @@ async function scoreFile(flags: ProcessBenchFlags): Promise<void> {
     process.stderr.write(
       `note: ${name}: ${n} samples of the data set have no prediction; scored over the lines given\n`,
     );
+  process.stderr.write(`${formatScoreTable(score)}\n`);
   if (flags.json) process.stdout.write(`${JSON.stringify(scoreJson(score))}\n`);
-  else process.stdout.write(`${formatScoreTable(score)}\n`);
 }
 
 async function runJudge(flags: ProcessBenchFlags): Promise<void> {
@@ -233,14 +234,9 @@ async function runJudge(flags: ProcessBenchFlags): Promise<void> {
     average_f1_x100: report.average_f1 === null ? -1 : Math.round(report.average_f1 * 100),
     judge_calls: report.cost.judge.calls,
   });
-  const table = formatProcessBenchReport(report);
-  if (flags.json) {
-    process.stderr.write(`${table}\n`);
-    process.stdout.write(`${JSON.stringify(report)}\n`);
-  } else {
-    process.stdout.write(`${table}\n`);
-  }
-  process.stderr.write(`wrote ${flags.out} and ${predictions} (run ${runId})\n`);
+  process.stderr.write(`${formatProcessBenchReport(report)}\n`);
+  process.stderr.write(`  wrote ${flags.out}, ${predictions} (run ${runId})\n`);
+  if (flags.json) process.stdout.write(`${JSON.stringify(report)}\n`);
 }
 
 async function runChunks(flags: ChunksFlags): Promise<void> {
@@ -289,22 +285,38 @@ async function runChunks(flags: ChunksFlags): Promise<void> {
     bar.stop();
     finishRun(db, runId, 'done', { solutions: report.solutions, chunks: report.n });
     if (flags.out) writeJson(flags.out, report);
-    if (flags.json) process.stdout.write(`${JSON.stringify(report)}\n`);
-    else {
-      const r = (v: number | null) => (v === null ? '—' : (100 * v).toFixed(1));
-      const lines = [
-        `judge ${report.judge} vs ${signal} labels${report.simulated ? ' [SIMULATED — not a real model]' : ''}`,
-        ...(report.notice ? [report.notice] : []),
-        `solutions ${report.solutions}, chunks compared ${report.n} (${report.positives} positive, ${report.negatives} negative), abstained ${report.abstained}`,
-        `accuracy           ${r(report.accuracy)}`,
-        `balanced accuracy  ${r(report.balanced_accuracy)}`,
-        `recall (positive)  ${r(report.recall_positive)}`,
-        `recall (negative)  ${r(report.recall_negative)}`,
-        `first-error match  ${r(report.first_error_accuracy)}`,
-        `format failures ${report.formatFailures}; judge cost ${report.cost.judge.calls} calls, ${report.cost.judge.promptTokens + report.cost.judge.completionTokens} tokens`,
-      ];
-      process.stdout.write(`${lines.join('\n')}\n`);
-    }
+    const r = (v: number | null) => (v === null ? '—' : `${(100 * v).toFixed(1)}%`);
+    reportJob(
+      {
+        command: 'eval chunks',
+        headline: `judge ${report.judge} vs ${signal} labels: ${report.n} chunks of ${report.solutions} solutions compared`,
+        world: report.simulated ? 'SIMULATED judge — not a real model' : undefined,
+        lines: [
+          ...(report.notice ? [['notice', report.notice] as const] : []),
+          [
+            'chunks',
+            `${report.positives} positive, ${report.negatives} negative; the judge abstained on ${report.abstained}`,
+          ],
+          ['accuracy', r(report.accuracy)],
+          ['balanced acc.', r(report.balanced_accuracy)],
+          ['recall (+)', r(report.recall_positive)],
+          ['recall (−)', r(report.recall_negative)],
+          [
+            'first error',
+            `${r(report.first_error_accuracy)} of solutions: predicted first error = labelled one`,
+          ],
+          ['format fails', String(report.formatFailures)],
+          [
+            'judge cost',
+            `${report.cost.judge.calls} calls, ${report.cost.judge.promptTokens + report.cost.judge.completionTokens} tokens`,
+          ],
+        ],
+        wrote: flags.out ? [flags.out] : [],
+        run: runId,
+      },
+      report,
+      flags,
+    );
   } catch (e) {
     bar.stop();
     finishRun(db, runId, 'failed');
@@ -339,7 +351,7 @@ function judgeOptions(cmd: Command): Command {
       '--sim-guess',
       "let a simulated judge judge inputs that are not the simulated world's problems (seeded guesses)",
     )
-    .option('--json', 'print the report as JSON on stdout (the table goes to stderr)');
+    .option('--json', 'also print the report as one JSON object on stdout (the readable one goes to stderr)');
 }
 
 /** `stepwise eval`: ProcessBench and chunk-level judge evaluation. */

@@ -11,6 +11,7 @@ import {
 } from '../../train/export.js';
 import { checkMathAnswer } from '../../verify/check.js';
 import { addInputOption, choiceOption, intOption } from '../options.js';
+import { JSON_HELP, reportJob } from '../summary.js';
 
 export function register(program: Command): void {
   const cmd = program
@@ -69,7 +70,7 @@ export function register(program: Command): void {
       intOption('--max-tokens', 1),
       1024,
     )
-    .option('--json', 'print the summary as JSON')
+    .option('--json', JSON_HELP)
     .action(async (o) => {
       let findContinuation: Parameters<typeof exportTrainingData>[0]['findContinuation'];
       let close: (() => Promise<void>) | undefined;
@@ -107,22 +108,26 @@ export function register(program: Command): void {
           findContinuation,
           chatTemplate,
         });
-        if (o.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
-        else {
-          const stats = summary.stats
-            ? ` (${Object.entries(summary.stats)
-                .map(([k, v]) => `${k} ${v}`)
-                .join(', ')})`
-            : '';
-          process.stdout.write(
-            `wrote ${summary.rows} ${summary.task} rows as ${summary.format} to ${summary.out}${summary.signal ? ` [signal ${summary.signal}]` : ''}${stats}\n`,
-          );
-          // SORM balancing, per prefix length: what was found and what balancing kept.
-          for (const [length, b] of Object.entries(summary.byPrefixLength ?? {}))
-            process.stdout.write(
-              `  prefix length ${length}: ${b.positive} positive, ${b.negative} negative → kept ${b.kept}, dropped ${b.dropped}\n`,
-            );
-        }
+        reportJob(
+          {
+            command: 'export',
+            headline: `${summary.rows} ${summary.task} rows as ${summary.format}${summary.signal ? ` (signal ${summary.signal})` : ''}`,
+            lines: [
+              ...Object.entries(summary.stats ?? {}).map(([k, v]) => [k, String(v)] as const),
+              // SORM balancing, per prefix length: what was found and what balancing kept.
+              ...Object.entries(summary.byPrefixLength ?? {}).map(
+                ([length, b]) =>
+                  [
+                    `prefix length ${length}`,
+                    `${b.positive} positive, ${b.negative} negative → kept ${b.kept}, dropped ${b.dropped}`,
+                  ] as const,
+              ),
+            ],
+            wrote: [summary.out],
+          },
+          summary,
+          o,
+        );
       } finally {
         await close?.();
       }

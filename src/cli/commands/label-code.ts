@@ -9,6 +9,7 @@ import { finishRun, startRun } from '../../store/runs.js';
 import { choiceOption, intOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 import { UNSAFE_FILESYSTEM_HELP } from '../sandbox.js';
+import { JSON_HELP, reportJob } from '../summary.js';
 
 const DATASETS = ['mbpp', 'humaneval'] as const;
 const SEGMENTS: readonly CodeSegmentBy[] = ['blocks', 'lines'];
@@ -61,6 +62,7 @@ export function register(program: Command): void {
     .option('--store <path>', 'SQLite store for the run record (default $STEPWISE_HOME/store.sqlite)')
     .option('--quiet', 'no progress bar')
     .option('--unsafe-filesystem', UNSAFE_FILESYSTEM_HELP)
+    .option('--json', JSON_HELP)
     .action(async (flags) => {
       if (flags.split !== undefined && flags.dataset !== 'mbpp')
         throw new UsageError('--split applies to --dataset mbpp only');
@@ -110,11 +112,21 @@ export function register(program: Command): void {
           steps: summary.steps,
           mutantsTried: summary.mutantsTried,
         });
-        process.stderr.write(
-          `label-code: ${summary.labeled}/${summary.problems} problems (${(100 * summary.labeledShare).toFixed(1)}%) have a failing mutant; ${summary.rows} rows (${summary.mutantRows} mutant, ${summary.referenceRows} reference), ${summary.positiveSteps} positive / ${summary.negativeSteps} negative steps -> ${flags.out}\n` +
-            `  export: stepwise export --task prm --format trl --signal ${MUTATION_SIGNAL} --input ${flags.out} --out <file>\n`,
+        reportJob(
+          {
+            command: 'label-code',
+            headline: `${summary.labeled} of ${summary.problems} problems (${(100 * summary.labeledShare).toFixed(1)}%) have a failing mutant`,
+            lines: [
+              ['rows', `${summary.rows} (${summary.mutantRows} mutant, ${summary.referenceRows} reference)`],
+              ['steps', `${summary.positiveSteps} positive, ${summary.negativeSteps} negative`],
+            ],
+            wrote: [flags.out],
+            run: runId,
+            next: `  export: stepwise export --task prm --format trl --signal ${MUTATION_SIGNAL} --input ${flags.out} --out <file>`,
+          },
+          { run: runId, signal: MUTATION_SIGNAL, ...summary },
+          flags,
         );
-        process.stdout.write(`${JSON.stringify({ run: runId, signal: MUTATION_SIGNAL, ...summary })}\n`);
       } catch (e) {
         bar.stop();
         finishRun(db, runId, 'failed');

@@ -24,6 +24,7 @@ import { floatOption, intOption, segmentationOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 import { UNSAFE_FILESYSTEM_HELP } from '../sandbox.js';
 import { assertSimWorldInputs } from '../sim-guard.js';
+import { cachePhrase, type JobSummary, JSON_HELP, reportJob, SIMULATED_WORLD } from '../summary.js';
 
 interface LabelFlags {
   input: string;
@@ -62,6 +63,7 @@ interface LabelFlags {
   count?: number;
   simSeed?: number;
   segmentation?: Segmentation;
+  json?: boolean;
 }
 
 function signalsOption(value: string): string {
@@ -77,20 +79,37 @@ function* mapIterable<T, U>(items: Iterable<T>, f: (item: T) => U): Generator<U>
   for (const item of items) yield f(item);
 }
 
-/** Human summary on stderr: rollouts, tokens, and each signal's share of positive chunks. */
-function printSummary(s: LabelSummary, simulated: boolean, cache: CacheStats | undefined): void {
-  const lines = [
-    `labeled ${s.solutions} solutions, ${s.chunks} chunks (${s.resumed} resumed)${simulated ? ' — simulated policy' : ''}`,
-    `rollouts ${s.rollouts} (${s.rolloutTokens} completion tokens); this run: ${s.spent.policy.calls} calls, ` +
-      `${s.spent.policy.promptTokens + s.spent.policy.completionTokens} tokens; ` +
-      (cache ? `${cache.cachedCalls} of ${cache.calls} calls from the cache` : 'no call cache'),
-    ...Object.entries(s.signals).map(
-      ([k, v]) =>
-        `  ${k.padEnd(14)} positives ${(100 * v.share).toFixed(1)}% of ${v.labeled} chunks; ${v.withError} solutions with a first error`,
-    ),
-    `wrote ${s.out}${s.labelsFile ? ` (full labels: ${s.labelsFile})` : ''}`,
-  ];
-  process.stderr.write(`${lines.join('\n')}\n`);
+/** The readable summary: rollouts, tokens, and each signal's share of positive chunks. */
+function labelSummary(
+  s: LabelSummary,
+  simulated: boolean,
+  cache: CacheStats | undefined,
+  settingsHash: string,
+  runId: string | number,
+): JobSummary {
+  return {
+    command: 'label',
+    headline: `${s.solutions} solutions, ${s.chunks} chunks (${s.resumed} resumed)`,
+    world: simulated ? SIMULATED_WORLD : undefined,
+    lines: [
+      ['rollouts', `${s.rollouts} (${s.rolloutTokens} completion tokens)`],
+      [
+        'this run',
+        `${s.spent.policy.calls} calls, ${s.spent.policy.promptTokens + s.spent.policy.completionTokens} tokens`,
+      ],
+      ['cache', cachePhrase(cache)],
+      ...Object.entries(s.signals).map(
+        ([k, v]) =>
+          [
+            k,
+            `positives ${(100 * v.share).toFixed(1)}% of ${v.labeled} chunks; ${v.withError} solutions with a first error`,
+          ] as const,
+      ),
+      ['settings', settingsHash],
+    ],
+    wrote: [s.out, ...(s.labelsFile ? [`${s.labelsFile} (full labels)`] : [])],
+    run: runId,
+  };
 }
 
 /** The batch file of the next round: `x.jsonl` → `x.round2.jsonl`, `x.round2.jsonl` → `x.round3.jsonl`. */
@@ -284,8 +303,9 @@ export function register(program: Command): void {
       '\nOutput: one line per solution with id, problem, answer, q0 (empty prefix), chunks[{text, q, rollouts (count, or\n' +
         '[{text, correct}] with --keep-rollouts),\n' +
         'labels{signal: value}}], firstError{signal: index or -1}, finalAnswerCorrect, cost{rollouts, tokens}.\n' +
-        'A summary (JSON) goes to stdout, progress and a readable summary to stderr. See docs/label.md.',
+        'Progress and a readable summary go to stderr; --json prints the summary as JSON on stdout. See docs/label.md.',
     )
+    .option('--json', JSON_HELP)
     .action(async (flags: LabelFlags) => {
       const signals = parseSignals(flags.signals);
       let pbSignal: LabelSignal | undefined;
@@ -464,7 +484,6 @@ export function register(program: Command): void {
         });
         const cache = cacheStatsOf(model);
         const isSim = simulated || summary.simulated === true;
-        printSummary(summary, isSim, cache);
         const batchInfo = batch
           ? {
               batch: {
@@ -475,15 +494,17 @@ export function register(program: Command): void {
           : {};
         if (flags.batchOut !== undefined)
           printBatchNext(flags, model.modelId, summary.pending, batch!.written);
-        process.stdout.write(
-          `${JSON.stringify({
+        reportJob(
+          labelSummary(summary, isSim, cache, settings.hash, runId),
+          {
             run: runId,
             ...(isSim ? { simulated: true } : {}),
             ...summary,
             cache: cache ?? { cachedCalls: 0, calls: 0, note: 'not cached' },
             settingsHash: settings.hash,
             ...batchInfo,
-          })}\n`,
+          },
+          flags,
         );
       } catch (e) {
         bar.stop();

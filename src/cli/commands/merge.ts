@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { mergeJsonl } from '../../jobs/merge.js';
+import { JSON_HELP, reportJob } from '../summary.js';
 
 /** `stepwise merge`: join the outputs of a job's shards (or of reruns) into one file. */
 export function register(program: Command): void {
@@ -13,10 +14,11 @@ export function register(program: Command): void {
     .addHelpText(
       'after',
       '\nWith --input, a record keyed <id>#<k> (one sample of a `stepwise sample` row) follows the row <id>.\n' +
-        'Prints a JSON summary: records, duplicates, conflicts (same key, different content), missing\n' +
-        '(input ids with no record), notInInput. See docs/scale.md.',
+        'Summary: records, duplicates, conflicts (same key, different content), missing (input ids with\n' +
+        'no record), notInInput; as JSON on stdout with --json. See docs/scale.md.',
     )
-    .action((files: string[], flags: { out: string; input?: string; key: string }) => {
+    .option('--json', JSON_HELP)
+    .action((files: string[], flags: { out: string; input?: string; key: string; json?: boolean }) => {
       const summary = mergeJsonl({ files, out: flags.out, input: flags.input, keyField: flags.key });
       if (summary.conflicts > 0)
         process.stderr.write(
@@ -24,9 +26,24 @@ export function register(program: Command): void {
         );
       if (summary.missing > 0)
         process.stderr.write(`warning: ${summary.missing} input ids have no record in any file\n`);
-      process.stderr.write(
-        `merged ${summary.records} records from ${summary.files} files into ${summary.out}\n`,
+      reportJob(
+        {
+          command: 'merge',
+          headline: `${summary.records} records from ${summary.files} files`,
+          lines: [
+            ['duplicates', String(summary.duplicates)],
+            ['conflicts', String(summary.conflicts)],
+            ...(flags.input !== undefined
+              ? [
+                  ['missing', `${summary.missing} input ids with no record`] as const,
+                  ['not in input', String(summary.notInInput)] as const,
+                ]
+              : []),
+          ],
+          wrote: [summary.out],
+        },
+        summary,
+        flags,
       );
-      process.stdout.write(`${JSON.stringify(summary)}\n`);
     });
 }

@@ -24,6 +24,7 @@ import {
 import { floatOption, intOption, segmentationOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 import { addSimGuessOption, assertSimWorldInputs } from '../sim-guard.js';
+import { cachePhrase, JSON_HELP, reportJob, SIMULATED_WORLD, share } from '../summary.js';
 
 interface SampleFlags extends DatasetFlags {
   policy: string;
@@ -46,6 +47,7 @@ interface SampleFlags extends DatasetFlags {
   out: string;
   quiet?: boolean;
   simGuess?: boolean;
+  json?: boolean;
 }
 
 function unwrap(model: LanguageModel): LanguageModel {
@@ -117,6 +119,7 @@ export function register(program: Command): void {
       'output JSONL: one line per problem {id, gold, samples: [{text, chunks, answer, correct, tokens, finishReason}]}',
     )
     .option('--quiet', 'no progress bar')
+    .option('--json', JSON_HELP)
     .action(async (flags: SampleFlags) => {
       const spec = parseModelSpec(flags.policy);
       const loaded = await loadDatasetProblems(flags);
@@ -234,7 +237,45 @@ export function register(program: Command): void {
           cache: cache ?? { cachedCalls: 0, calls: 0, note: 'not cached' },
           settingsHash: settings.hash,
         };
-        process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+        const passAt = Object.entries(summary.passAtK)
+          .map(([k, v]) => `${k} ${(100 * v).toFixed(1)}%`)
+          .join(', ');
+        reportJob(
+          {
+            command: 'sample',
+            headline: `${summary.problems} problems × ${summary.samplesPerProblem} samples (${summary.cachedProblems} problems wholly from the cache)`,
+            world: report.simulated ? SIMULATED_WORLD : undefined,
+            lines: [
+              [
+                'accuracy',
+                `${share(Math.round(summary.accuracy * summary.samples), summary.samples)} of samples correct; ${passAt}`,
+              ],
+              ['no answer', `${summary.noAnswer} samples; ${summary.truncated} cut at --max-tokens`],
+              [
+                'tokens',
+                `${summary.tokens.completion} completion (${summary.tokens.meanPerSample.toFixed(0)} per sample), ${summary.tokens.prompt} prompt`,
+              ],
+              [
+                'chunks',
+                `${summary.chunksPerSolution.toFixed(1)} per solution (--segmentation ${flags.segmentation}${flags.segmentation === 'paragraph' ? `, split by ${flags.segmentBy}` : ''})${summary.brokenTags ? `; ${summary.brokenTags} samples with broken tags` : ''}`,
+              ],
+              ...(server
+                ? [
+                    [
+                      'requests',
+                      `${server.calls} calls, ${server.retries} retries, ${server.failures} failures`,
+                    ] as const,
+                  ]
+                : []),
+              ['cache', cachePhrase(cache)],
+              ['settings', settings.hash],
+            ],
+            wrote: [out],
+            run: runId,
+          },
+          report,
+          flags,
+        );
       } catch (err) {
         bar.stop();
         finishRun(db, runId, interrupt.signal.aborted ? 'interrupted' : 'failed', { ...progress });

@@ -25,6 +25,7 @@ import {
 import { floatOption, intOption, segmentationOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { addSimGuessOption, assertSimWorldInputs, isSimSpec } from '../sim-guard.js';
+import { cachePhrase, JSON_HELP, reportJob, SIMULATED_WORLD, share } from '../summary.js';
 
 export { isSimSpec };
 
@@ -333,6 +334,7 @@ interface SearchCommandFlags extends SearchFlags, DatasetFlags {
   goldCheck?: boolean;
   quiet?: boolean;
   simGuess?: boolean;
+  json?: boolean;
 }
 
 /** `stepwise search`: one strategy over a data set, accuracy and cost per problem, resumable. */
@@ -363,6 +365,7 @@ export function register(program: Command): void {
       'do not check final answers against the gold answers (accuracy is then not reported)',
     )
     .option('--quiet', 'no progress bar')
+    .option('--json', JSON_HELP)
     .action(async (f: SearchCommandFlags) => {
       getStrategy(f.strategy);
       const loaded = (await loadDatasetProblems(f)).map((p) =>
@@ -429,7 +432,31 @@ export function register(program: Command): void {
           cache: built.cacheStats() ?? { cachedCalls: 0, calls: 0, note: 'not cached' },
           settingsHash: settings.hash,
         };
-        process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+        reportJob(
+          {
+            command: 'search',
+            headline: `${f.strategy} over ${rest.problems} problems of ${f.dataset}`,
+            world: isSim ? SIMULATED_WORLD : undefined,
+            lines: [
+              [
+                'accuracy',
+                f.goldCheck === false ? 'not checked (--no-gold-check)' : share(rest.correct, rest.checked),
+              ],
+              ['no answer', `${rest.noAnswer} problems`],
+              [
+                'per problem',
+                `${rest.costPerProblem.totalTokens.toFixed(0)} tokens (policy ${rest.costPerProblem.policyTokens.toFixed(0)}, judge ${rest.costPerProblem.judgeTokens.toFixed(0)}); ${rest.costPerProblem.policyCalls.toFixed(1)} policy calls, ${rest.costPerProblem.judgeCalls.toFixed(1)} judge calls`,
+              ],
+              ...(rest.judgeUsedGold ? [['judge', 'read the gold answer: not a fair test'] as const] : []),
+              ['cache', cachePhrase(built.cacheStats())],
+              ['settings', settings.hash],
+            ],
+            wrote: [out],
+            run: runId,
+          },
+          report,
+          f,
+        );
       } finally {
         bar.stop();
         await close();

@@ -17,6 +17,7 @@ import { readSegmentInput, runSegmentJob } from '../../segment/job.js';
 import { DEFAULT_SEGMENTER_ATTEMPTS } from '../../segment/llm.js';
 import { floatOption, intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
+import { reportJob } from '../summary.js';
 
 /** Read a whole file, or stdin for `-`. */
 async function readInput(file: string): Promise<string> {
@@ -84,7 +85,10 @@ export function register(program: Command): void {
     .option('--no-cache', 'with --by llm: bypass the model-call cache')
     .option('--fresh', 'with --by llm: start the output over instead of resuming it')
     .option('--quiet', 'with --by llm: no progress bar')
-    .option('--json', 'print {"chunks": [{index, text, span: {start, end}}]} (spans index the input text)')
+    .option(
+      '--json',
+      'print {"chunks": [{index, text, span: {start, end}}]} (spans index the input text); with --by llm, the summary as JSON',
+    )
     .option(
       '--original <file>',
       'validated self-segmentation: FILE is the <chunk>-tagged text, accepted only if removing the tags gives back this original exactly',
@@ -104,7 +108,8 @@ export function register(program: Command): void {
         'accepted only when its chunks give back the text exactly; only the whitespace BETWEEN two chunks may\n' +
         'differ (it belongs to no chunk; --whitespace exact forbids even that). A rejected reply is asked for\n' +
         'again, up to --attempts, then the text is split on blank lines ("method": "paragraph"). Spans index\n' +
-        'the input text. A JSON summary (chunks per solution before/after, rejected replies) goes to stdout.',
+        'the input text. A summary (chunks per solution before/after, rejected replies) goes to stderr, and with\n' +
+        '--json to stdout as JSON.',
     )
     .action(
       async (
@@ -170,6 +175,7 @@ interface LlmFlags {
   cache: boolean;
   fresh?: boolean;
   quiet?: boolean;
+  json?: boolean;
 }
 
 /** `segment --by llm`: a resumable job over a JSONL file of solutions. */
@@ -211,7 +217,26 @@ async function segmentFileWithLlm(opts: LlmFlags): Promise<void> {
       onProgress: (p) => bar.update(p.done, p.total, p.resumed ? `${p.resumed} resumed` : ''),
     });
     bar.stop();
-    process.stdout.write(`${JSON.stringify({ model: opts.model, ...summary }, null, 2)}\n`);
+    reportJob(
+      {
+        command: 'segment --by llm',
+        headline: `${summary.solutions} solutions (${summary.resumed} resumed) by ${opts.model}`,
+        lines: [
+          [
+            'method',
+            `${summary.methods.llm} from an accepted reply, ${summary.methods.paragraph} by the paragraph fallback`,
+          ],
+          ['replies', `${summary.requests} asked for, ${summary.rejectedReplies} rejected`],
+          [
+            'chunks',
+            `${summary.chunksPerSolution.segmented.toFixed(1)} per solution (paragraphs: ${summary.chunksPerSolution.paragraphs.toFixed(1)})`,
+          ],
+        ],
+        wrote: [summary.out],
+      },
+      { model: opts.model, ...summary },
+      opts,
+    );
   } catch (err) {
     bar.stop();
     if (interrupt.signal.aborted)

@@ -13,6 +13,7 @@ import { type SelectionInput, type SelectionRow, selectByJudge } from '../../tra
 import { addInputOption, intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { assertSimWorldInputs } from '../sim-guard.js';
+import { JSON_HELP, reportJob } from '../summary.js';
 
 const SampleRow = z.looseObject({
   id: z.string(),
@@ -44,6 +45,7 @@ export function register(program: Command): void {
       "let a simulated judge judge inputs that are not the simulated world's problems (seeded guesses)",
     )
     .option('--quiet', 'no progress bar')
+    .option('--json', JSON_HELP)
     .action(async (o) => {
       const rows = validateRows(o.input, readJsonl(o.input).lines, SampleRow);
       let questions = new Map<string, string>();
@@ -89,11 +91,25 @@ export function register(program: Command): void {
         ).length;
         finishRun(store, runId, 'done', { problems: out.length, picked });
         const simulated = isSimulatedJudge(judge);
-        process.stderr.write(
-          `${simulated ? 'SIMULATED judge (not a real model): ' : ''}selected a response for ${picked} of ${out.length} problems; the judge's pick differs from the outcome-only pick on ${differ}\n`,
-        );
-        process.stdout.write(
-          `${JSON.stringify({ run: runId, out: o.out, judge: o.judge, ...(simulated ? { simulated: true } : {}), problems: out.length, picked, differsFromOutcomeOnly: differ })}\n`,
+        reportJob(
+          {
+            command: 'select',
+            headline: `a response picked for ${picked} of ${out.length} problems by ${o.judge}`,
+            world: simulated ? `SIMULATED judge — not a real model` : undefined,
+            lines: [['vs outcome-only', `the judge's pick differs on ${differ} problems`]],
+            wrote: [o.out],
+            run: runId,
+          },
+          {
+            run: runId,
+            out: o.out,
+            judge: o.judge,
+            ...(simulated ? { simulated: true } : {}),
+            problems: out.length,
+            picked,
+            differsFromOutcomeOnly: differ,
+          },
+          o,
         );
       } catch (e) {
         bar.stop();

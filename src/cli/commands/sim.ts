@@ -16,6 +16,7 @@ import {
   wrongChunks,
 } from '../../sim/index.js';
 import { floatOption, intOption } from '../options.js';
+import { addJsonOption, reportJob, SIMULATED_WORLD, share } from '../summary.js';
 import { TOKEN_HELP, tokenFromFlags } from '../token.js';
 
 /**
@@ -150,8 +151,7 @@ export function register(program: Command): void {
   });
 
   addWorldFlags(
-    sim
-      .command('dataset')
+    addJsonOption(sim.command('dataset'))
       .description(
         'Write sim problems (JSONL for `stepwise sample --dataset jsonl`) or ProcessBench-format solutions with true first-error labels',
       )
@@ -184,16 +184,53 @@ export function register(program: Command): void {
         : rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
       writeAtomically(o.out, text);
       const errors = rows.filter((r) => r.label >= 0).length;
-      process.stdout.write(
-        `${JSON.stringify({ simulated: true, kind: 'processbench', out: o.out, count: rows.length, withError: errors, errorShare: errors / rows.length, seed: options.seed })}\n`,
+      reportJob(
+        {
+          command: 'sim dataset',
+          headline: `${rows.length} ProcessBench-format solutions`,
+          world: SIMULATED_WORLD,
+          lines: [
+            ['with error', share(errors, rows.length)],
+            ['seed', String(options.seed)],
+          ],
+          wrote: [o.out],
+        },
+        {
+          simulated: true,
+          kind: 'processbench',
+          out: o.out,
+          count: rows.length,
+          withError: errors,
+          errorShare: errors / rows.length,
+          seed: options.seed,
+        },
+        o,
       );
       return;
     }
     const rows = simProblemRows(o.count, options);
     writeAtomically(o.out, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
     const mean = rows.reduce((s, r) => s + r.success_rate, 0) / rows.length;
-    process.stdout.write(
-      `${JSON.stringify({ simulated: true, kind: 'problems', out: o.out, count: rows.length, meanSuccessRate: mean, seed: options.seed })}\n`,
+    reportJob(
+      {
+        command: 'sim dataset',
+        headline: `${rows.length} problems`,
+        world: SIMULATED_WORLD,
+        lines: [
+          ['success rate', `${(100 * mean).toFixed(1)}% (mean exact success rate of the policy)`],
+          ['seed', String(options.seed)],
+        ],
+        wrote: [o.out],
+      },
+      {
+        simulated: true,
+        kind: 'problems',
+        out: o.out,
+        count: rows.length,
+        meanSuccessRate: mean,
+        seed: options.seed,
+      },
+      o,
     );
   });
 
