@@ -102,25 +102,42 @@ const kpi = (label, value, cls = '') =>
   `<span class="kpi ${cls}"><span class="muted">${esc(label)}</span><b>${value}</b></span>`;
 
 // ---------- runs ----------
-async function runsPage() {
-  const [{ runs }, { files }] = await Promise.all([api('/api/runs'), api('/api/files')]);
+const statusClass = (status) => (status === 'done' ? 'pos' : status === 'failed' || status === 'interrupted' ? 'neg' : 'running');
+
+/**
+ * The runs of the store. By default only those whose outputs are (or will be) in the served
+ * folders: a store shared by many projects would otherwise list mostly runs this view cannot open.
+ */
+async function runsPage(params) {
+  const all = params.get('all') === '1';
+  const [list, { files }] = await Promise.all([api(`/api/runs?scope=${all ? 'all' : 'served'}`), api('/api/files')]);
+  const runs = list.runs;
   const rows = runs
     .map((r) => {
       const dur = r.endedAt ? `${((new Date(r.endedAt) - new Date(r.startedAt)) / 1000).toFixed(1)} s` : '';
-      const status = `<span class="badge ${r.status === 'done' ? 'pos' : r.status === 'failed' || r.status === 'interrupted' ? 'neg' : 'running'}">${esc(r.status)}</span>`;
+      const gone = r.endReason ? ` <span class="muted small" title="${esc(r.endReason)}">${esc(r.endReason)}</span>` : '';
+      const status = `<span class="badge ${statusClass(r.status)}">${esc(r.status)}</span>${gone}`;
       const progress = r.status === 'running' ? progressBar(r.counts) : '';
       const out = r.outputFile
         ? `<a href="${fileHref(r.outputFile.root, r.outputFile.path)}">${esc(r.outputFile.path)}</a>`
         : r.output
-          ? `<span class="muted" title="${esc(r.output)}">not in the served folders</span>`
+          ? `<span class="muted" title="${esc(r.output)}">${r.served ? 'not written yet' : 'not in the served folders'}</span>`
           : '';
       return `<tr data-run="${esc(r.id)}" data-command="${esc(r.command)}"><td><a href="#/run/${encodeURIComponent(r.id)}">${esc(r.id)}</a></td><td>${esc(r.command)} ${simBadge(r.simulated)}</td><td>${status} ${progress}</td><td>${esc(new Date(r.startedAt).toLocaleString())}</td><td class="num">${dur}</td><td class="small">${costOf(r.counts)}</td><td>${out}</td></tr>`;
     })
     .join('');
   const anySim = runs.some((r) => r.simulated);
+  const others = num(list.total) - num(list.served);
+  const scope = all
+    ? `<p class="muted" id="runs-scope">All ${plural(num(list.total), 'run')} of this store. <a id="runs-toggle" href="#/runs">Only the ${plural(num(list.served), 'run')} whose outputs are in the served folders</a></p>`
+    : `<p class="muted" id="runs-scope">${plural(num(list.served), 'run')} whose outputs are in the served folders${others > 0 ? `; ${plural(others, 'other run')} in this store. <a id="runs-toggle" href="#/runs?all=1">Show all ${plural(num(list.total), 'run')}</a>` : '.'}</p>`;
+  const empty = all || others === 0
+    ? '<p class="muted empty">No runs recorded yet in this store. Run <code>npx stepwise demo</code>, then reload.</p>'
+    : '<p class="muted empty">No run of this store wrote into the served folders.</p>';
   setHtml(app, `<h1>Runs</h1>
     ${anySim ? simulatedBanner(true, 'Runs marked “simulated” ran on the stepwise simulated world: their numbers are not results of any real model.') : ''}
-    ${runs.length ? `<table id="runs"><thead><tr><th>Run</th><th>Command</th><th>Status</th><th>Started</th><th class="num">Took</th><th>Cost</th><th>Output</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted empty">No runs recorded yet in this store. Run <code>npx stepwise demo</code>, then reload.</p>'}
+    ${scope}
+    ${runs.length ? `<table id="runs"><thead><tr><th>Run</th><th>Command</th><th>Status</th><th>Started</th><th class="num">Took</th><th>Cost</th><th>Output</th></tr></thead><tbody>${rows}</tbody></table>` : empty}
     <h2>Outputs</h2>${filesTable(files)}`);
 }
 
@@ -142,7 +159,7 @@ async function filesPage() {
 
 async function runPage(id) {
   const { run, output } = await api(`/api/runs/${encodeURIComponent(id)}`);
-  const dur = run.endedAt ? `${((new Date(run.endedAt) - new Date(run.startedAt)) / 1000).toFixed(1)} s` : 'still running';
+  const dur = run.endedAt ? `${((new Date(run.endedAt) - new Date(run.startedAt)) / 1000).toFixed(1)} s` : run.status === 'running' ? 'still running' : 'unknown';
   const counts = Object.entries(run.counts || {})
     .map(([k, v]) => kpi(k, esc(isNum(v) ? (Number.isInteger(v) ? int(v) : fmt(v, 3)) : v)))
     .join('');
@@ -158,7 +175,7 @@ async function runPage(id) {
     ${simulatedBanner(run.simulated)}
     <div class="card"><div class="row">
       ${kpi('command', esc(run.command))}
-      ${kpi('status', `<span class="badge ${run.status === 'done' ? 'pos' : run.status === 'failed' || run.status === 'interrupted' ? 'neg' : 'running'}">${esc(run.status)}</span>`)}
+      ${kpi('status', `<span class="badge ${statusClass(run.status)}">${esc(run.status)}</span>${run.endReason ? ` <small class="muted" id="end-reason">${esc(run.endReason)}</small>` : ''}`)}
       ${kpi('started', esc(new Date(run.startedAt).toLocaleString()))}
       ${kpi('took', esc(dur))}
     </div>${run.status === 'running' ? `<p>Progress ${progressBar(run.counts) || '<span class="muted">no count yet</span>'}</p>` : ''}</div>
@@ -190,7 +207,7 @@ async function filePage(params) {
     ${simulatedBanner(file.simulated, notice)}
     ${written ? `<p class="muted">Written by ${written}</p>` : ''}
     ${file.badLines?.length ? `<p class="error">Lines that are not JSON: ${file.badLines.map(esc).join(', ')}</p>` : ''}`;
-  const summaryKinds = ['search', 'labels', 'samples', 'predictions'];
+  const summaryKinds = ['search', 'labels', 'samples', 'predictions', 'chunk-judgments', 'selection'];
   const summary = isJsonl && summaryKinds.includes(file.kind) ? (await api(`/api/summary?root=${encodeURIComponent(root)}&path=${encodeURIComponent(path)}`)).summary : null;
   const pager = isJsonl && id === null ? pagerHtml(root, path, file.offset, file.total, params) : '';
   const single = isJsonl && id !== null ? `<p><a href="${fileHref(root, path)}">all records of this file</a></p>` : '';
@@ -204,7 +221,9 @@ async function filePage(params) {
     'processbench-report': () => '<div id="pb-view"></div>',
     'accuracy-vs-compute': () => accuracyView(file.data),
     'demo-report': () => demoView(file.data, root, path),
-    'eval-chunks': () => evalChunksView(file.data),
+    'eval-chunks': () => evalChunksView(file.data, root, path),
+    'chunk-judgments': () => chunkJudgmentsView(ctx, summary),
+    selection: () => selectionView(ctx, summary),
   };
   const raw = () => ['', `<pre>${esc(JSON.stringify(file.records ?? file.data, null, 2))}</pre>`];
   const out = (views[file.kind] ?? raw)();
@@ -394,14 +413,31 @@ function attemptsText(c, status) {
   return plural(c.attempts, 'attempt');
 }
 
+const VERDICT_MARK = { positive: '✓', negative: '✗', neutral: '?' };
+
+/** One attempt the search threw away, shown in place (text, verdict, score, the judge's reasoning). */
+function rejectedAttempt(n) {
+  return `<div class="chunk rejected-attempt" data-node="${esc(n.id)}"><div class="meta"><span class="badge neg">rejected</span> attempt ${esc(n.id)}${n.verdict ? ` · judge: ${esc(n.verdict)}` : ''}${isNum(n.score) ? ` · score ${fmt(n.score, 2)}` : ''}</div><div class="text">${esc(n.text)}</div>
+    ${n.rationale ? `<details class="rationale"><summary>judge's rationale</summary><pre>${esc(n.rationale)}</pre></details>` : ''}</div>`;
+}
+
 function searchCard(rec, index, slot) {
   const nodeStatus = new Map((rec.trace || []).map((n) => [n.id, n.status]));
+  const byId = new Map((rec.trace || []).map((n) => [n.id, n]));
+  // Attempts rejected at a kept chunk's position from the same prefix: shown above the kept one.
+  const rejectedBefore = (c) => {
+    const kept = byId.get(c.node);
+    return (rec.trace || []).filter((n) =>
+      n.status === 'rejected' && (kept ? n.parent === kept.parent && n.depth === kept.depth : n.depth === c.index),
+    );
+  };
   const chunks = (rec.chunks || [])
-    .map(
-      (c) => `<div class="chunk ${own(VERDICT_CLASS, c.verdict)}"><div class="text">${esc(c.text)}</div>
+    .map((c) => {
+      const thrown = rejectedBefore(c);
+      return `${thrown.length ? `<div class="rejected-attempts" data-chunk="${esc(c.index)}">${thrown.map(rejectedAttempt).join('')}</div>` : ''}<div class="chunk kept ${own(VERDICT_CLASS, c.verdict)}"><div class="text">${esc(c.text)}</div>
       <div class="meta">chunk ${esc(c.index)} · ${esc(c.verdict ?? 'not judged')}${isNum(c.score) ? ` · score ${fmt(c.score, 2)}` : ''} · ${attemptsText(c, nodeStatus.get(c.node))}</div>
-      ${c.rationale ? `<details class="rationale"><summary>judge's rationale</summary><pre>${esc(c.rationale)}</pre></details>` : ''}</div>`,
-    )
+      ${c.rationale ? `<details class="rationale"><summary>judge's rationale</summary><pre>${esc(c.rationale)}</pre></details>` : ''}</div>`;
+    })
     .join('');
   const cost = rec.cost || {};
   const trace = rec.trace || [];
@@ -414,7 +450,7 @@ function searchCard(rec, index, slot) {
     <h3>#${index} · ${esc(rec.id)} · ${esc(rec.strategy)} <span class="badge ${rec.correct ? 'pos' : rec.correct === false ? 'neg' : ''}">${rec.correct ? 'correct' : rec.correct === false ? 'wrong' : 'unchecked'}</span></h3>
     <div class="row muted">answer ${esc(rec.answer ?? 'none')} (gold ${esc(rec.gold ?? '?')}) · policy ${plural(cost.policy?.calls, 'call')}, ${int((cost.policy?.promptTokens ?? 0) + (cost.policy?.completionTokens ?? 0))} tokens · judge ${plural(cost.judge?.calls, 'call')}, ${int((cost.judge?.promptTokens ?? 0) + (cost.judge?.completionTokens ?? 0))} tokens · ${plural(rejected, 'rejected attempt')} · ${plural((rec.backtracks || []).length, 'backtrack')}</div>
     ${stats ? `<div class="muted small">${stats}</div>` : ''}
-    <h4>Final solution</h4>
+    <h4>Final solution${rejected ? ' <span class="muted small">(with the attempts the judge rejected at each chunk, in red, above the one kept)</span>' : ''}</h4>
     <div class="chunks">${chunks || '<p class="muted">no chunks</p>'}</div>
     ${trace.length ? `<h4>Search tree <span class="muted small">(${plural(trace.length, 'attempt')}; left: the problem${trace.every((n) => n.parent === null) ? ', then one node per whole solution' : ', then one column per chunk position'}; click a node for its text)</span></h4><div class="legend">${Object.entries(STATUS_COLOR).map(([k, c]) => `<span title="${esc(STATUS_HELP[k])}"><span class="swatch" data-css="background:${c}"></span>${k}</span>`).join('')}<span><svg width="26" height="8" aria-hidden="true"><path d="M1,4 H25" stroke="#7b4fc9" stroke-dasharray="4 3"/></svg> backtrack</span><span><span class="swatch ring"></span>on the final path</span></div><div class="tree" data-slot="${slot}"></div><div class="node-detail muted small">Click a node.</div>` : '<p class="muted small">No attempt tree in this record (searched with --no-trace).</p>'}
   </section>`;
@@ -450,6 +486,20 @@ function layoutTree(trace, onPath) {
   return { pos, byId, levels: nextFree.length, width: Math.max(1, ...nextFree.filter((v) => v !== undefined)) };
 }
 
+/** The text beside a tree node: verdict mark and score (and, for whole solutions, name, status and answer). */
+function nodeLabel(n, x, y, whole) {
+  const mark = own(VERDICT_MARK, n.verdict);
+  const score = isNum(n.score) ? fmt(n.score, 2) : '';
+  if (whole) {
+    const parts = [n.label ? esc(n.label) : `attempt ${esc(n.id)}`, esc(n.status)];
+    if (mark || score) parts.push(`${mark}${mark && score ? ' ' : ''}${score ? `score ${score}` : ''}`);
+    if (n.answer !== undefined) parts.push(`answer ${esc(n.answer ?? 'none')}`);
+    return `<text class="node-label" x="${x + 12}" y="${y + 4}">${parts.join(' · ')}</text>`;
+  }
+  const text = `${mark}${score}` || esc(n.status);
+  return `<text class="node-label ${own(VERDICT_CLASS, n.verdict, 'und')}" x="${x}" y="${y + 19}" text-anchor="middle">${text}</text>`;
+}
+
 function drawTrees() {
   for (const holder of document.querySelectorAll('.tree[data-slot]')) {
     const data = treeData.get(Number(holder.dataset.slot));
@@ -457,15 +507,17 @@ function drawTrees() {
     const { trace, backtracks, path } = data;
     const { pos, levels, width } = layoutTree(trace, path);
     // Levels run left to right (the problem, then chunk 0, 1, …); attempts at one level stack downwards.
-    const dx = 34;
-    const dy = 26;
+    const whole = trace.every((n) => n.parent === null || n.parent === undefined);
+    // Every node says what the judge made of it (verdict mark and score) next to its dot; whole
+    // solutions (best-of-N, majority) also their name and answer.
+    const dx = whole ? 34 : 52;
+    const dy = whole ? 24 : 30;
     const X = (p) => 20 + p.y * dx;
     const Y = (p) => 34 + p.x * dy;
     const root = { x: 0, y: 0 };
-    const w = 20 + Math.max(1, levels - 1) * dx + 40;
+    const w = 20 + Math.max(1, levels - 1) * dx + (whole ? 330 : 60);
     const h = 34 + (width - 1) * dy + 20;
     let svg = `<svg width="${w}" height="${h}" role="img" aria-label="search tree of ${trace.length} attempts"><rect x="${X(root) - 7}" y="${Y(root) - 7}" width="14" height="14" fill="#444" class="root"><title>the problem</title></rect>`;
-    const whole = trace.every((n) => n.parent === null || n.parent === undefined);
     if (whole) svg += `<text x="${X({ y: 1 }) + 12}" y="12" class="level">whole solutions</text>`;
     else for (let l = 1; l < levels; l++) {
       if (levels > 12 && l % 5 !== 0 && l !== 1) continue;
@@ -486,7 +538,7 @@ function drawTrees() {
     trace.forEach((n, at) => {
       const p = pos.get(n.id);
       const label = `attempt ${n.id}${n.label ? ` (${n.label})` : ''} · chunk ${n.depth} · ${n.status}${n.verdict ? ` · ${n.verdict}` : ''}${isNum(n.score) ? ` · score ${n.score.toFixed(2)}` : ''}${n.final ? ' · ends the solution' : ''}\n${n.text}`;
-      svg += `<g class="node" data-status="${esc(n.status)}" data-id="${esc(n.id)}" data-at="${at}" tabindex="0"><circle cx="${X(p)}" cy="${Y(p)}" r="${n.final ? 8 : 6}" fill="${own(STATUS_COLOR, n.status, '#888')}" stroke="${path.has(n.id) ? '#111' : '#fff'}" stroke-width="${path.has(n.id) ? 2 : 1}"><title>${esc(label)}</title></circle></g>`;
+      svg += `<g class="node" data-status="${esc(n.status)}" data-id="${esc(n.id)}" data-at="${at}" tabindex="0"><circle cx="${X(p)}" cy="${Y(p)}" r="${n.final ? 8 : 6}" fill="${own(STATUS_COLOR, n.status, '#888')}" stroke="${path.has(n.id) ? '#111' : '#fff'}" stroke-width="${path.has(n.id) ? 2 : 1}"><title>${esc(label)}</title></circle>${nodeLabel(n, X(p), Y(p), whole)}</g>`;
     });
     svg = svg.replace('<svg ', '<svg ').replace(/(<svg [^>]*>)/, '$1<defs><marker id="arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#7b4fc9"/></marker></defs>');
     setHtml(holder, `${svg}</svg>`);
@@ -609,9 +661,8 @@ function logTicks(lo, hi) {
 }
 const shortNum = (v) => (v >= 1e6 ? `${+(v / 1e6).toPrecision(3)}M` : v >= 1e3 ? `${+(v / 1e3).toPrecision(3)}k` : `${+v.toPrecision(3)}`);
 
-function accuracyView(data) {
-  const points = (data.points || []).filter((p) => isNum(p.accuracy));
-  if (!points.length) return '<p class="muted empty">This report has no points.</p>';
+/** Accuracy against tokens per problem (log scale), one line per strategy, a point per budget. */
+function accuracyChart(points) {
   const xOf = (p) => (isNum(p.costPerProblem?.totalTokens) ? p.costPerProblem.totalTokens : 0);
   const by = new Map();
   for (const p of points) {
@@ -648,7 +699,14 @@ function accuracyView(data) {
     svg += `<rect x="${W - m.r + 14}" y="${m.t + 6 + i * 18}" width="12" height="12" fill="${c}"/><text x="${W - m.r + 32}" y="${m.t + 16 + i * 18}" class="legend-label">${esc(name)}</text>`;
     i++;
   }
-  svg += '</svg>';
+  return `${svg}</svg>`;
+}
+
+function accuracyView(data) {
+  const points = (data.points || []).filter((p) => isNum(p.accuracy));
+  if (!points.length) return '<p class="muted empty">This report has no points.</p>';
+  const xOf = (p) => (isNum(p.costPerProblem?.totalTokens) ? p.costPerProblem.totalTokens : 0);
+  const svg = accuracyChart(points);
   const rows = points
     .map((p) => `<tr><td>${esc(p.strategy)}</td><td class="num">${esc(p.budget !== undefined ? `${p.knob ?? ''} ${p.budget}` : '')}</td><td class="num">${pct(p.accuracy)}</td><td class="num">${isNum(p.correct) ? `${int(p.correct)}/${int(p.checked)}` : ''}</td><td class="num">${int(p.costPerProblem?.policyTokens)}</td><td class="num">${int(p.costPerProblem?.judgeTokens)}</td><td class="num">${int(xOf(p))}</td><td class="num">${fmt(p.costPerProblem?.policyCalls)}</td><td class="num">${fmt(p.costPerProblem?.judgeCalls)}</td></tr>`)
     .join('');
@@ -658,15 +716,118 @@ function accuracyView(data) {
 }
 
 // ---------- chunk-level judge evaluation ----------
-function evalChunksView(d) {
+function evalChunksView(d, root, reportPath) {
   const tp = isNum(d.recall_positive) && isNum(d.positives) ? Math.round(d.recall_positive * d.positives) : null;
   const tn = isNum(d.recall_negative) && isNum(d.negatives) ? Math.round(d.recall_negative * d.negatives) : null;
+  const rowsPath = typeof d.chunkRows === 'string' && d.chunkRows !== '' ? dirOf(reportPath) + d.chunkRows.split('/').pop() : null;
+  const cal = d.calibration;
   return `<div class="card"><div class="row">${kpi('judge', esc(d.judge))}${kpi('label signal', esc(d.signal))}${kpi('solutions', int(d.solutions))}${kpi('chunks compared', int(d.n))}</div></div>
     <div class="card"><div class="row">${kpi('accuracy', pct(d.accuracy))}${kpi('balanced accuracy', pct(d.balanced_accuracy))}${kpi('recall on positive chunks', pct(d.recall_positive))}${kpi('recall on negative chunks', pct(d.recall_negative))}${kpi('first error exact', pct(d.first_error_accuracy))}${kpi('abstained', int(d.abstained))}${kpi('format failures', int(d.formatFailures))}</div></div>
     <table id="eval-table" class="compact"><thead><tr><th>Rollout label</th><th class="num">chunks</th><th class="num">judge agrees</th><th class="num">judge disagrees or abstains</th></tr></thead><tbody>
       <tr><td><span class="badge pos">positive</span></td><td class="num">${int(d.positives)}</td><td class="num">${int(tp)}</td><td class="num">${tp === null ? '—' : int(d.positives - tp)}</td></tr>
       <tr><td><span class="badge neg">negative</span></td><td class="num">${int(d.negatives)}</td><td class="num">${int(tn)}</td><td class="num">${tn === null ? '—' : int(d.negatives - tn)}</td></tr></tbody></table>
-    <p class="muted small">Judge cost: ${plural(d.cost?.judge?.calls, 'call')}, ${int((d.cost?.judge?.promptTokens ?? 0) + (d.cost?.judge?.completionTokens ?? 0))} tokens.</p>`;
+    <p class="muted small">Judge cost: ${plural(d.cost?.judge?.calls, 'call')}, ${int((d.cost?.judge?.promptTokens ?? 0) + (d.cost?.judge?.completionTokens ?? 0))} tokens.</p>
+    <h2>Calibration: judge score vs Q̂</h2>
+    ${cal && Array.isArray(cal.bins) ? calibrationView(cal) : '<p class="muted" id="calibration">This report has no calibration (written by an older stepwise).</p>'}
+    <h2>Per chunk</h2>
+    ${rowsPath ? `<p><a id="chunk-rows" href="${fileHref(root, rowsPath)}">every chunk: the judge's verdict and score beside the rollout label and Q̂</a></p>` : '<p class="muted">No per-chunk rows next to this report (eval chunks writes them with --out).</p>'}`;
+}
+
+/**
+ * Judge score (x, mean of the bin) against the rollout value Q̂ (y, mean of the bin): a judge whose
+ * scores mean what Q̂ means sits on the diagonal. Circle area and number: chunks in the bin.
+ */
+function calibrationView(cal) {
+  const bins = cal.bins.filter((b) => isNum(b.n) && b.n > 0 && isNum(b.meanScore) && isNum(b.meanQ));
+  if (!bins.length) return '<p class="muted" id="calibration">No chunk has both a judge score and a Q̂.</p>';
+  const W = 440;
+  const H = 400;
+  const m = { l: 56, r: 20, t: 16, b: 82 };
+  const w = W - m.l - m.r;
+  const h = H - m.t - m.b;
+  const X = (v) => m.l + Math.max(0, Math.min(1, v)) * w;
+  const Y = (v) => m.t + (1 - Math.max(0, Math.min(1, v))) * h;
+  const max = Math.max(1, ...bins.map((b) => b.n));
+  let svg = `<svg width="${W}" height="${H}" role="img" aria-label="judge score versus rollout value" class="calibration">`;
+  svg += `<rect x="${m.l}" y="${m.t}" width="${w}" height="${h}" fill="#fff" stroke="#e2e2e0"/>`;
+  for (let t = 0; t <= 1.0001; t += 0.2) {
+    svg += `<line x1="${m.l}" x2="${m.l + w}" y1="${Y(t)}" y2="${Y(t)}" stroke="#f0f0ee"/><text x="${m.l - 8}" y="${Y(t) + 4}" text-anchor="end">${t.toFixed(1)}</text>`;
+    svg += `<text x="${X(t)}" y="${m.t + h + 16}" text-anchor="middle">${t.toFixed(1)}</text>`;
+  }
+  svg += `<line x1="${X(0)}" y1="${Y(0)}" x2="${X(1)}" y2="${Y(1)}" stroke="#c8c8c4" stroke-dasharray="3 3"/>`;
+  // Counts per bin as bars under the plot: where the judge's scores fall.
+  const barTop = m.t + h + 26;
+  const barH = 26;
+  for (const b of cal.bins) {
+    if (!isNum(b.n) || b.n <= 0) continue;
+    const bh = (barH * b.n) / max;
+    svg += `<rect class="count-bar" x="${(X(b.lo) + 1).toFixed(1)}" y="${(barTop + barH - bh).toFixed(1)}" width="${Math.max(1, X(b.hi) - X(b.lo) - 2).toFixed(1)}" height="${bh.toFixed(1)}" fill="#b9c7ef"><title>${int(b.n)} chunks with a score in [${fmt(b.lo, 1)}, ${fmt(b.hi, 1)})</title></rect>`;
+  }
+  for (const b of bins) {
+    const r = 5 + 11 * Math.sqrt(b.n / max);
+    const gap = Math.abs(b.meanScore - b.meanQ);
+    svg += `<circle class="bin" cx="${X(b.meanScore).toFixed(1)}" cy="${Y(b.meanQ).toFixed(1)}" r="${r.toFixed(1)}" fill="${gap <= 0.1 ? '#1f8a4c' : '#b3261e'}" fill-opacity="0.7"><title>judge score ${fmt(b.lo, 1)}–${fmt(b.hi, 1)}: ${plural(b.n, 'chunk')}, mean score ${fmt(b.meanScore, 2)}, mean Q̂ ${fmt(b.meanQ, 2)}</title></circle>`;
+    svg += `<text x="${X(b.meanScore).toFixed(1)}" y="${(Y(b.meanQ) + 4).toFixed(1)}" text-anchor="middle" class="count">${int(b.n)}</text>`;
+  }
+  svg += `<text x="${m.l + w / 2}" y="${H - 6}" text-anchor="middle" class="axis-title">judge score (bars: chunks per bin)</text>`;
+  svg += `<text x="14" y="${m.t + h / 2}" text-anchor="middle" transform="rotate(-90 14 ${m.t + h / 2})" class="axis-title">Q̂ (rollout value)</text>`;
+  svg += '</svg>';
+  const rows = cal.bins
+    .filter((b) => isNum(b.n) && b.n > 0)
+    .map((b) => `<tr><td>${fmt(b.lo, 1)}–${fmt(b.hi, 1)}</td><td class="num">${int(b.n)}</td><td class="num">${fmt(b.meanScore, 3)}</td><td class="num">${fmt(b.meanQ, 3)}</td><td class="num">${pct(b.positiveShare)}</td></tr>`)
+    .join('');
+  return `<div id="calibration"><div class="legend"><span><span class="swatch pos-sw"></span>bin within 0.1 of the diagonal</span><span><span class="swatch neg-sw"></span>further</span><span>circle size and number: chunks; dashed: score = Q̂</span><span>${plural(num(cal.n), 'chunk')} with a score and a Q̂; mean |score − Q̂| ${fmt(cal.gap, 3)}</span></div>${svg}
+    <table id="calibration-table" class="compact"><thead><tr><th>Judge score</th><th class="num">chunks</th><th class="num">mean score</th><th class="num">mean Q̂</th><th class="num">labelled positive</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+}
+
+/** `eval chunks` per-chunk rows: the judge's verdict and score beside the rollout label and Q̂. */
+function chunkJudgmentsView(ctx, s) {
+  const summary = s
+    ? `<div class="card summary" id="summary"><div class="row">${kpi('chunks', int(s.chunks))}${kpi('solutions', int(s.solutions))}${kpi('judge agrees', int(s.agree))}${kpi('judge disagrees', int(s.disagree))}${kpi('judge positive, label negative', int(s.falsePositive))}${kpi('judge negative, label positive', int(s.falseNegative))}${kpi('abstained or not ruled', int(s.abstained))}${kpi('no label', int(s.unlabelled))}</div>
+      ${s.disagreements.length ? `<p>Disagreements: ${s.disagreements.map((i) => recordLink(ctx, i, `#${i}`)).join(' ')}${s.disagree > s.disagreements.length ? ' …' : ''}</p>` : ''}</div>`
+    : '';
+  const label = (l) => (l === true ? '<span class="badge pos">positive</span>' : l === false ? '<span class="badge neg">negative</span>' : '<span class="badge und">none</span>');
+  const rows = ctx.file.records
+    .map((r, i) => {
+      const verdict = typeof r.verdict === 'string' ? `<span class="badge ${own(VERDICT_CLASS, r.verdict, 'und')}">${esc(r.verdict)}</span>` : '<span class="muted">not judged</span>';
+      const agree = r.agrees === true ? '<span class="badge pos">agrees</span>' : r.agrees === false ? '<span class="badge neg">disagrees</span>' : '<span class="badge und">not compared</span>';
+      return `<tr class="chunk-row ${r.agrees === false ? 'disagree' : ''}" data-index="${ctx.offset + i}"><td class="num">${int(ctx.offset + i)}</td><td>${esc(r.solution)}</td><td class="num">${esc(r.chunk)}</td><td><div class="chunk-text">${esc(r.text)}</div>${r.rationale ? `<details class="rationale"><summary>judge's rationale</summary><pre>${esc(r.rationale)}</pre></details>` : ''}</td><td>${label(r.label)}</td><td class="num q-cell" data-css="background:${qBackground(r.q)};color:${qColor(r.q)}">${isNum(r.q) ? fmt(r.q, 2) : '—'}</td><td>${verdict}</td><td class="num">${isNum(r.score) ? fmt(r.score, 2) : '—'}</td><td>${agree}</td></tr>`;
+    })
+    .join('');
+  return [
+    summary,
+    `<table id="chunk-rows-table"><thead><tr><th class="num">#</th><th>Solution</th><th class="num">chunk</th><th>Text</th><th>Rollout label</th><th class="num">Q̂</th><th>Judge</th><th class="num">score</th><th></th></tr></thead><tbody>${rows}</tbody></table>`,
+  ];
+}
+
+// ---------- select ----------
+/** `stepwise select`: each problem's judge pick among its correct responses, beside the outcome-only pick. */
+function selectionView(ctx, s) {
+  const summary = s
+    ? `<div class="card summary" id="summary"><div class="row">${kpi('problems', int(s.problems))}${kpi('with a pick', int(s.picked))}${kpi("judge's pick differs from the outcome-only pick", int(s.differ))}${kpi('correct responses judged', int(s.candidates))}${kpi('judge calls', int(s.judgeCalls))}${kpi('judge tokens', int(s.judgeTokens))}</div>
+      <p class="muted small">The judge's pick: the correct response whose chunks have the highest mean judge score. The outcome-only pick: a correct response drawn at random (seeded), what selection by the final answer alone would keep.</p></div>`
+    : '';
+  return [summary, ctx.file.records.map((r, i) => selectionCard(r, ctx.offset + i)).join('')];
+}
+
+function selectionCard(rec, index) {
+  const chosen = rec.chosen && typeof rec.chosen === 'object' ? rec.chosen : null;
+  const outcome = rec.outcomeOnly && typeof rec.outcomeOnly === 'object' ? rec.outcomeOnly : null;
+  const same = chosen && outcome && num(chosen.index) === num(outcome.index);
+  const candidates = (Array.isArray(rec.candidates) ? rec.candidates : [])
+    .map((c) => {
+      const marks = `${chosen && num(c.index) === num(chosen.index) ? '<span class="badge pos">judge pick</span>' : ''}${outcome && num(c.index) === num(outcome.index) ? '<span class="badge">outcome-only pick</span>' : ''}`;
+      const share = isNum(c.meanScore) ? Math.max(0, Math.min(1, c.meanScore)) : 0;
+      return `<tr class="candidate"><td>response ${int(num(c.index))}</td><td class="num">${fmt(c.meanScore, 3)}</td><td><span class="progress"><span data-css="width:${(share * 100).toFixed(1)}%"></span></span></td><td>${marks}</td></tr>`;
+    })
+    .join('');
+  return `<section class="card selection" data-id="${esc(rec.id)}" data-index="${index}">
+    <h3>#${index} · ${esc(rec.id)} ${chosen ? (same ? '<span class="badge">same pick as outcome-only</span>' : '<span class="badge neu">judge picks another response</span>') : '<span class="badge neg">no correct response</span>'}</h3>
+    <details><summary>problem</summary><pre>${esc(rec.question)}</pre></details>
+    ${candidates ? `<table class="compact candidates"><thead><tr><th>Correct response</th><th class="num">mean judge score</th><th></th><th></th></tr></thead><tbody>${candidates}</tbody></table>` : '<p class="muted">No correct response to choose from.</p>'}
+    ${chosen ? `<h4>Judge's pick: response ${int(num(chosen.index))} (mean score ${fmt(chosen.meanScore, 3)})</h4><pre class="pick">${esc(chosen.text)}</pre>` : ''}
+    ${outcome && !same ? `<details class="outcome-pick"><summary>outcome-only pick: response ${int(num(outcome.index))}</summary><pre>${esc(outcome.text)}</pre></details>` : ''}
+  </section>`;
 }
 
 // ---------- demo report ----------
@@ -681,6 +842,13 @@ function demoView(d, root, reportPath) {
   const search = (d.search || [])
     .map((s) => `<tr><td>${esc(s.label ?? s.strategy)}</td><td class="num">${pct(s.accuracy)}</td><td class="num">${Array.isArray(s.ci95) ? `${pct(s.ci95[0])}–${pct(s.ci95[1])}` : ''}</td><td class="num">${int(s.tokensPerProblem)}</td><td class="num">${fmt(s.policyCallsPerProblem)}</td><td class="num">${fmt(s.judgeCallsPerProblem)}</td></tr>`)
     .join('');
+  // The sweep of `bench search` in the demo: several budgets per strategy, one line each.
+  const curve = (Array.isArray(d.accuracyVsCompute) ? d.accuracyVsCompute : [])
+    .filter((p) => p && typeof p === 'object' && isNum(p.accuracy))
+    .map((p) => ({ strategy: String(p.strategy), knob: p.knob, budget: p.budget, accuracy: p.accuracy, costPerProblem: { totalTokens: num(p.tokensPerProblem) } }));
+  const curveHtml = curve.length
+    ? `<h2>Accuracy vs compute</h2><p class="muted small">From the demo's <code>bench search</code> sweep on the same problems: each strategy at several budgets (numbers next to the points: N, or attempts per chunk).${d.files?.accuracyVsCompute ? ` <a id="demo-curve-table" href="${fileHref(root, dir + String(d.files.accuracyVsCompute))}">every point with its cost</a>` : ''}</p><div id="demo-curve">${accuracyChart(curve)}</div>`
+    : '';
   // The simulated world has its banner above; the tiny world says what its networks are and are not.
   const world = d.world === 'tiny' ? `<div class="banner tiny-banner" role="note"><b>Tiny world.</b> ${esc(d.notice)}</div>` : '';
   return `${world}<div class="card"><div class="row">${kpi('world', esc(d.world ?? (d.simulated === false ? 'real' : 'sim')))}${kpi('policy', esc(d.policy))}${kpi('judge', esc(d.judge))}${kpi('took', `${fmt(d.seconds)} s`)}</div></div>
@@ -690,6 +858,7 @@ function demoView(d, root, reportPath) {
       ${d.evalChunks ? `<tr><th>judge, chunk level</th><td>vs ${esc(d.evalChunks.signal)} labels: accuracy ${pct(d.evalChunks.accuracy)}, balanced ${pct(d.evalChunks.balancedAccuracy)}</td></tr>` : ''}
       ${d.processbench ? `<tr><th>judge, ProcessBench format</th><td>${int(d.processbench.rows)} rows: error acc ${fmt(d.processbench.errorAcc)}, correct acc ${fmt(d.processbench.correctAcc)}, F1 ${fmt(d.processbench.f1)}</td></tr>` : ''}
     </tbody></table>
+    ${curveHtml}
     ${search ? `<h2>Search</h2><table id="demo-search"><thead><tr><th>Strategy</th><th class="num">Accuracy</th><th class="num">95% interval</th><th class="num">Tokens / problem</th><th class="num">Policy calls / problem</th><th class="num">Judge calls / problem</th></tr></thead><tbody>${search}</tbody></table>` : ''}
     ${files ? `<h2>Outputs</h2><ul id="demo-files">${files}</ul>` : ''}
     <details><summary>report.json</summary><pre>${esc(JSON.stringify(d, null, 2))}</pre></details>`;
@@ -701,7 +870,7 @@ async function route() {
   const { path, params } = parseHash();
   statusEl.textContent = '';
   try {
-    if (path === '/' || path === '/runs') await runsPage();
+    if (path === '/' || path === '/runs') await runsPage(params);
     else if (path === '/files') await filesPage();
     else if (path.startsWith('/run/')) await runPage(decodeURIComponent(path.slice(5)));
     else if (path === '/file') await filePage(params);

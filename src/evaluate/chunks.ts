@@ -1,8 +1,10 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
 import pLimit from 'p-limit';
 import { addCosts, emptyCost } from '../core/cost.js';
 import { InputError, UsageError } from '../core/errors.js';
 import type { Segmentation } from '../core/segment.js';
-import type { Cost, Problem } from '../core/types.js';
+import type { Cost, Problem, Verdict } from '../core/types.js';
 import { readJsonl } from '../jobs/jsonl.js';
 import type { JobProgress } from '../jobs/run-job.js';
 import type { StepJudge } from '../judge/types.js';
@@ -17,6 +19,8 @@ export interface ChunkEvalSolution {
   chunks: string[];
   /** The chunk labels under the chosen signal; null = undetermined (not compared). */
   labels: Array<boolean | null>;
+  /** Each chunk's rollout value Q̂ (share of rollouts from its prefix that reached the gold answer); null = not estimated. */
+  q?: Array<number | null>;
   /** The first error under the signal, when the file gives it. */
   firstError: number | null;
   /** How the labelled solution was segmented (`segmentation` of the label record; absent: paragraph). */
@@ -47,9 +51,11 @@ export function readLabeledSolutions(file: string, signal: LabelSignal): ChunkEv
     if (!Array.isArray(value.chunks)) throw err('chunks', 'expected an array of {text, labels}');
     const chunks: string[] = [];
     const labels: Array<boolean | null> = [];
+    const q: Array<number | null> = [];
     value.chunks.forEach((c, i) => {
       if (!isObj(c) || typeof c.text !== 'string') throw err(`chunks[${i}].text`, 'missing chunk text');
       chunks.push(c.text);
+      q.push(typeof c.q === 'number' && Number.isFinite(c.q) ? c.q : null);
       const l = isObj(c.labels) ? c.labels[signal] : undefined;
       if (l === undefined)
         throw err(
@@ -70,10 +76,92 @@ export function readLabeledSolutions(file: string, signal: LabelSignal): ChunkEv
       problem: { id, question, answer, domain: 'math', source: 'labels' },
       chunks,
       labels,
+      q,
       firstError: typeof fe === 'number' ? fe : null,
     });
   }
   return out;
+}
+
+/**
+ * One chunk as `eval chunks` saw it (a line of its per-chunk file): the rollout label and Q̂ beside
+ * the judge's verdict and score, so a disagreement can be read chunk by chunk.
+ */
+export interface ChunkJudgmentRow {
+  /** The labelled solution's id. */
+  solution: string;
+  chunk: number;
+  text: string;
+  /** The rollout label under the report's signal; null = undetermined (not compared). */
+  label: boolean | null;
+  q: number | null;
+  /** Null when the judge did not rule on this chunk (an outcome model judges the end only). */
+  verdict: Verdict | null;
+  score: number | null;
+  /** Verdict and label agree; null when either is missing or the verdict is neutral (an abstention). */
+  agrees: boolean | null;
+  rationale?: string;
+  simulated?: true;
+}
+
+/** Chunks whose judge score fell in [lo, hi) ([lo, 1] for the last bin), and their mean Q̂. */
+export interface CalibrationBin {
+  lo: number;
+  hi: number;
+  n: number;
+  meanScore: number | null;
+  meanQ: number | null;
+  /** Share of the bin's chunks labelled positive under the signal (chunks with a label). */
+  positiveShare: number | null;
+}
+
+/** Judge score against the rollout value Q̂: a calibrated judge's bins lie on the diagonal. */
+export interface Calibration {
+  bins: CalibrationBin[];
+  /** Chunks with both a judge score and a Q̂. */
+  n: number;
+  /** Σ n_b · |meanScore_b − meanQ_b| / n: how far the judge's scores are from Q̂ on average (0 = on the diagonal). */
+  gap: number | null;
+}
+
+const CALIBRATION_BINS = 10;
+
+/** Bin chunk rows by judge score (ten bins of width 0.1) with their mean Q̂ and counts. */
+export function calibrationOf(rows: readonly ChunkJudgmentRow[], bins = CALIBRATION_BINS): Calibration {
+  const acc = Array.from({ length: bins }, () => ({ n: 0, score: 0, q: 0, labelled: 0, positive: 0 }));
+  let n = 0;
+  for (const r of rows) {
+    if (r.score === null || r.q === null) continue;
+    const b = acc[Math.min(bins - 1, Math.max(0, Math.floor(r.score * bins)))];
+    b.n++;
+    b.score += r.score;
+    b.q += r.q;
+    if (r.label !== null) {
+      b.labelled++;
+      if (r.label) b.positive++;
+    }
+    n++;
+  }
+  let gap = 0;
+  const out = acc.map((b, i) => {
+    const meanScore = b.n ? b.score / b.n : null;
+    const meanQ = b.n ? b.q / b.n : null;
+    if (meanScore !== null && meanQ !== null) gap += b.n * Math.abs(meanScore - meanQ);
+    return {
+      lo: i / bins,
+      hi: (i + 1) / bins,
+      n: b.n,
+      meanScore,
+      meanQ,
+      positiveShare: b.labelled ? b.positive / b.labelled : null,
+    };
+  });
+  return { bins: out, n, gap: n ? gap / n : null };
+}
+
+/** Where `eval chunks --out report.json` writes its per-chunk rows: `report.chunks.jsonl`. */
+export function chunkRowsPath(reportPath: string): string {
+  return `${reportPath.replace(/\.json$/, '')}.chunks.jsonl`;
 }
 
 /** The result of `eval chunks`. */
@@ -87,6 +175,10 @@ export interface ChunkEvalReport extends ChunkAgreement {
   first_error_accuracy: number | null;
   formatFailures: number;
   cost: Cost;
+  /** Judge score vs Q̂ over the chunks that have both. */
+  calibration: Calibration;
+  /** File name (beside the report) of the per-chunk rows, when they were written. */
+  chunkRows?: string;
 }
 
 /**
@@ -107,6 +199,8 @@ export async function evaluateChunks(options: {
   segmentation?: Segmentation;
   onProgress?: (p: JobProgress) => void;
   signalAbort?: AbortSignal;
+  /** Write one {@link ChunkJudgmentRow} per chunk here (JSONL); the report names the file. */
+  rowsPath?: string;
 }): Promise<ChunkEvalReport> {
   const { judge, solutions } = options;
   const limit = pLimit(Math.max(1, options.concurrency ?? 16));
@@ -116,9 +210,12 @@ export async function evaluateChunks(options: {
   let feN = 0;
   let formatFailures = 0;
   const costs: Cost[] = [];
+  const simulated = isSimulatedJudge(judge);
+  /** Per-chunk rows by solution (solutions finish out of order; rows are written in input order). */
+  const rowsOf: ChunkJudgmentRow[][] = solutions.map(() => []);
   options.onProgress?.({ done: 0, total: solutions.length, resumed: 0 });
   await Promise.all(
-    solutions.map((s) =>
+    solutions.map((s, at) =>
       limit(async () => {
         const r = await judge.judge(s.problem, s.chunks, {
           votes: options.votes,
@@ -126,11 +223,25 @@ export async function evaluateChunks(options: {
           segmentation: options.segmentation ?? s.segmentation ?? 'paragraph',
         });
         const byIndex = new Map(r.judgments.map((j) => [j.chunkIndex, j]));
-        s.labels.forEach((label, i) => {
-          if (label === null) return;
+        s.chunks.forEach((text, i) => {
+          const label = s.labels[i] ?? null;
           const j = byIndex.get(i);
+          const predicted = !j || j.verdict === 'neutral' ? null : j.verdict === 'positive';
+          rowsOf[at].push({
+            solution: s.id,
+            chunk: i,
+            text,
+            label,
+            q: s.q?.[i] ?? null,
+            verdict: j?.verdict ?? null,
+            score: j && Number.isFinite(j.score) ? j.score : null,
+            agrees: label === null || predicted === null ? null : label === predicted,
+            ...(j?.rationale ? { rationale: j.rationale } : {}),
+            ...(simulated ? { simulated: true as const } : {}),
+          });
+          if (label === null) return;
           if (!j) return; // the judge did not rule on this chunk (e.g. an outcome model)
-          pairs.push({ label, predicted: j.verdict === 'neutral' ? null : j.verdict === 'positive' });
+          pairs.push({ label, predicted });
         });
         if (s.firstError !== null && !r.abstained) {
           feN++;
@@ -143,7 +254,11 @@ export async function evaluateChunks(options: {
       }),
     ),
   );
-  const simulated = isSimulatedJudge(judge);
+  const rows = rowsOf.flat();
+  if (options.rowsPath) {
+    mkdirSync(dirname(resolve(options.rowsPath)), { recursive: true });
+    writeFileSync(options.rowsPath, rows.map((row) => `${JSON.stringify(row)}\n`).join(''));
+  }
   return {
     judge: judge.name,
     signal: options.signal,
@@ -154,5 +269,7 @@ export async function evaluateChunks(options: {
     first_error_accuracy: feN === 0 ? null : feHits / feN,
     formatFailures,
     cost: costs.length === 0 ? emptyCost() : addCosts(...costs),
+    calibration: calibrationOf(rows),
+    ...(options.rowsPath ? { chunkRows: basename(options.rowsPath) } : {}),
   };
 }

@@ -22,6 +22,7 @@ import { explainEquivalence } from '../verify/index.js';
 import { VERSION } from '../version.js';
 import {
   inspectFile,
+  isServablePath,
   listFiles,
   MAX_SHOWN_BYTES,
   readJsonlAll,
@@ -183,6 +184,18 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
     return null;
   };
 
+  /**
+   * Whether a run writes into a served folder: its output is there, or will be (a running job
+   * whose file is not written yet) — the runs the web view can show the work of.
+   */
+  const writesIntoServed = (output: string | null): boolean => {
+    if (!output) return false;
+    const candidate = resolve(output);
+    return roots.some(
+      (root) => candidate.startsWith(`${root}/`) && isServablePath(candidate.slice(root.length + 1)),
+    );
+  };
+
   /** A run as the UI gets it: the record, whether it is simulated, and its output's place in the served folders. */
   const runView = (run: RunRecord) => {
     const at = locate(run.output);
@@ -190,6 +203,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
       ...run,
       simulated: isSimulatedConfig(run.config),
       outputFile: at ? { root: at.root, path: at.path } : null,
+      served: at !== null || writesIntoServed(run.output),
     };
   };
 
@@ -261,7 +275,19 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
       return;
     }
     if (path === '/api/runs') {
-      sendJson(res, 200, { runs: listRuns(store(), intParam(url, 'limit', 200, 10_000)).map(runView) });
+      // scope=served: only runs whose outputs are (or will be) in the served folders — the Runs
+      // page's default, so a store shared by many projects does not bury this folder's runs.
+      const scope = url.searchParams.get('scope') ?? 'all';
+      if (scope !== 'all' && scope !== 'served') throw new HttpError(400, 'scope must be all or served');
+      const limit = intParam(url, 'limit', 200, 10_000);
+      const all = listRuns(store(), 10_000).map(runView);
+      const served = all.filter((r) => r.served);
+      sendJson(res, 200, {
+        runs: (scope === 'served' ? served : all).slice(0, limit),
+        scope,
+        total: all.length,
+        served: served.length,
+      });
       return;
     }
     const runMatch = /^\/api\/runs\/([\w.-]{1,100})$/.exec(path);

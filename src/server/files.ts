@@ -41,6 +41,8 @@ export type FileKind =
   | 'accuracy-vs-compute'
   | 'demo-report'
   | 'eval-chunks'
+  | 'chunk-judgments'
+  | 'selection'
   | 'problems'
   | 'processbench-set'
   | 'json'
@@ -120,6 +122,11 @@ export function kindOfRecord(value: unknown, jsonl: boolean): FileKind {
     return 'search';
   if (Array.isArray(v.chunks) && v.firstError && typeof v.firstError === 'object') return 'labels';
   if ('prediction' in v && 'id' in v) return 'predictions';
+  // `eval chunks` per-chunk rows (judge verdict beside the rollout label and Q̂).
+  if (typeof v.solution === 'string' && typeof v.chunk === 'number' && 'verdict' in v && 'label' in v)
+    return 'chunk-judgments';
+  // `stepwise select`: the judge's pick and the outcome-only pick of each problem.
+  if ('chosen' in v && 'outcomeOnly' in v && Array.isArray(v.candidates)) return 'selection';
   if (isProcessBenchRow(v)) return 'processbench-set';
   if (
     typeof v.id === 'string' &&

@@ -93,7 +93,45 @@ export interface PredictionFileSummary {
   pairs: Array<[number, number | null]>;
 }
 
-export type FileSummary = SearchFileSummary | LabelFileSummary | SampleFileSummary | PredictionFileSummary;
+/** Summary of `eval chunks` per-chunk rows: agreement counts and where the judge disagreed. */
+export interface ChunkJudgmentFileSummary {
+  kind: 'chunk-judgments';
+  chunks: number;
+  solutions: number;
+  agree: number;
+  disagree: number;
+  /** Labelled chunks the judge abstained on or did not rule on. */
+  abstained: number;
+  /** Chunks without a label under the signal (not compared). */
+  unlabelled: number;
+  /** Judge positive where the label is negative, and the reverse. */
+  falsePositive: number;
+  falseNegative: number;
+  /** Record indices (0-based) of the first disagreements (at most 50). */
+  disagreements: number[];
+}
+
+/** Summary of a `stepwise select` output. */
+export interface SelectionFileSummary {
+  kind: 'selection';
+  problems: number;
+  /** Problems where the judge picked a response (those with a correct one). */
+  picked: number;
+  /** Problems where the judge's pick is not the outcome-only pick. */
+  differ: number;
+  /** Correct responses judged, over every problem. */
+  candidates: number;
+  judgeCalls: number;
+  judgeTokens: number;
+}
+
+export type FileSummary =
+  | SearchFileSummary
+  | LabelFileSummary
+  | SampleFileSummary
+  | PredictionFileSummary
+  | ChunkJudgmentFileSummary
+  | SelectionFileSummary;
 
 /** Summarize the records of a JSONL file of a known kind; null for kinds without a summary. */
 export function summarizeRecords(kind: FileKind, records: readonly unknown[]): FileSummary | null {
@@ -219,6 +257,53 @@ export function summarizeRecords(kind: FileKind, records: readonly unknown[]): F
       }
     }
     return { kind, samples: pairs.length, judge, subsets, exact, pairs };
+  }
+  if (kind === 'chunk-judgments') {
+    const out: ChunkJudgmentFileSummary = {
+      kind,
+      chunks: recs.length,
+      solutions: new Set(recs.map((r) => r.solution)).size,
+      agree: 0,
+      disagree: 0,
+      abstained: 0,
+      unlabelled: 0,
+      falsePositive: 0,
+      falseNegative: 0,
+      disagreements: [],
+    };
+    recs.forEach((r, i) => {
+      if (typeof r.label !== 'boolean') out.unlabelled++;
+      else if (r.agrees === true) out.agree++;
+      else if (r.agrees === false) {
+        out.disagree++;
+        if (r.label) out.falseNegative++;
+        else out.falsePositive++;
+        if (out.disagreements.length < 50) out.disagreements.push(i);
+      } else out.abstained++;
+    });
+    return out;
+  }
+  if (kind === 'selection') {
+    const out: SelectionFileSummary = {
+      kind,
+      problems: recs.length,
+      picked: 0,
+      differ: 0,
+      candidates: 0,
+      judgeCalls: 0,
+      judgeTokens: 0,
+    };
+    for (const r of recs) {
+      const chosen = isObj(r.chosen) ? r.chosen : null;
+      const outcome = isObj(r.outcomeOnly) ? r.outcomeOnly : null;
+      if (chosen) out.picked++;
+      if (chosen && outcome && chosen.index !== outcome.index) out.differ++;
+      if (Array.isArray(r.candidates)) out.candidates += r.candidates.length;
+      const judge = isObj(r.cost) && isObj(r.cost.judge) ? r.cost.judge : null;
+      out.judgeCalls += judge ? num(judge.calls) : 0;
+      out.judgeTokens += tokens(judge);
+    }
+    return out;
   }
   return null;
 }

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoReport, runDemo } from '../../src/cli/commands/demo.js';
+import type { ChunkEvalReport, ChunkJudgmentRow } from '../../src/evaluate/chunks.js';
 import type { ProcessBenchReport } from '../../src/evaluate/processbench.js';
 import { createJudge } from '../../src/judge/create.js';
 import { createPolicy } from '../../src/models/policy.js';
@@ -13,7 +14,8 @@ import { type SearchRecord, searchDataset } from '../../src/search/dataset.js';
 import { type RunningWebServer, startWebServer } from '../../src/server/app.js';
 import { simDatasetProblems } from '../../src/sim/dataset.js';
 import { type Db, openStore } from '../../src/store/db.js';
-import { startRun, updateRunCounts } from '../../src/store/runs.js';
+import { finishRun, startRun, updateRunCounts } from '../../src/store/runs.js';
+import { type SelectionRow, selectByJudge } from '../../src/train/select.js';
 
 /**
  * The web view in a real browser (Debian Chromium through playwright-core), over outputs the real
@@ -47,6 +49,9 @@ let store: Db;
 let demo: DemoReport;
 let greedy: SearchRecord[];
 let runningId: string;
+let selection: SelectionRow[];
+/** Runs of the store whose outputs are not in the served folder (hidden on the Runs page until asked). */
+let elsewhereIds: string[];
 let server: RunningWebServer;
 let browser: Browser;
 let page: Page;
@@ -103,6 +108,32 @@ beforeAll(async () => {
     join(outputs, 'x.jsonl'),
   );
   updateRunCounts(store, runningId, { done: 3, total: 10, rollouts: 480 });
+  // Runs of other projects sharing the store: one wrote elsewhere, one wrote no file.
+  const elsewhere = startRun(store, 'sample', { policy: 'openai:m' }, join(home, 'elsewhere', 's.jsonl'));
+  finishRun(store, elsewhere, 'done', { samples: 4 });
+  const noOutput = startRun(store, 'solve', { policy: 'openai:m' });
+  finishRun(store, noOutput, 'done');
+  elsewhereIds = [elsewhere, noOutput];
+  // `stepwise select` over the demo's samples with the sim judge (rows as the command writes them).
+  const selectJudge = await createJudge(JUDGE);
+  try {
+    const sampleRows = readJsonl<{
+      id: string;
+      question: string;
+      samples: Array<{ text: string; correct: boolean }>;
+    }>(join(demoDir, 'samples.jsonl'));
+    selection = await selectByJudge(
+      sampleRows.map((r) => ({ id: r.id, question: r.question, samples: r.samples })),
+      selectJudge,
+      { seed: 0 },
+    );
+    writeFileSync(
+      join(outputs, 'select.jsonl'),
+      selection.map((r) => `${JSON.stringify({ ...r, simulated: true })}\n`).join(''),
+    );
+  } finally {
+    await selectJudge.close?.();
+  }
 
   server = await startWebServer({ roots: [outputs], storePath: join(home, 'store.sqlite') });
   browser = await chromium.launch({
@@ -182,11 +213,27 @@ describe('web view in Chromium over real sim-world outputs', () => {
     expect(browser, MISSING).toBeDefined();
   });
 
-  it('runs: every recorded run with command, status, progress of the running one, simulated marks; run page with config and output', async () => {
+  it('runs: the runs writing into the served folder (all on request), command, status, progress of the running one, simulated marks; run page with config and output', async () => {
     await open('#/');
     expect(await text('main h1')).toBe('Runs');
-    // The demo's runs, the greedy search, and the running label job.
+    // The demo's runs, the greedy search, and the running label job (its file not written yet);
+    // not the runs of other projects in the same store.
     expect(await count('#runs tbody tr')).toBe(demo.runs.length + 2);
+    for (const id of elsewhereIds) expect(await count(`#runs tr[data-run="${id}"]`)).toBe(0);
+    expect(await text('#runs-scope')).toContain('2 other runs in this store');
+    expect(await text(`#runs tr[data-run="${runningId}"]`)).toContain('not written yet');
+    await follow('#runs-toggle', 'Runs');
+    await page.waitForFunction(() => location.hash === '#/runs?all=1');
+    await page.waitForSelector(`#runs tr[data-run="${elsewhereIds[0]}"]`);
+    expect(await count('#runs tbody tr')).toBe(demo.runs.length + 4);
+    expect(await text(`#runs tr[data-run="${elsewhereIds[0]}"]`)).toContain('not in the served folders');
+    await shot('01b-runs-all');
+    await follow('#runs-toggle', 'Runs');
+    await page.waitForFunction(() => location.hash === '#/runs');
+    await page.waitForFunction(
+      (n) => document.querySelector('#runs tbody')?.innerHTML.split('<tr').length === n + 1,
+      demo.runs.length + 2,
+    );
     expect(await text('.sim-banner')).toMatch(/simulated/i);
     const running = page.locator(`#runs tr[data-run="${runningId}"]`);
     expect(await running.textContent()).toContain('running');
@@ -204,6 +251,20 @@ describe('web view in Chromium over real sim-world outputs', () => {
 
     await follow('#run-output', 'report.json');
     expect(await count('#demo-search tbody tr')).toBe(3);
+    // The accuracy-vs-compute curve of the demo's bench search: several budgets per strategy.
+    expect(demo.accuracyVsCompute.length).toBeGreaterThan(6);
+    expect(await count('#demo-curve circle.point')).toBe(demo.accuracyVsCompute.length);
+    const perStrategy = new Map<string, number>();
+    for (const p of demo.accuracyVsCompute)
+      perStrategy.set(p.strategy, (perStrategy.get(p.strategy) ?? 0) + 1);
+    expect(perStrategy.get('best-of-n')).toBeGreaterThanOrEqual(3);
+    expect(perStrategy.get('chunk-reset')).toBeGreaterThanOrEqual(3);
+    expect(await count('#demo-curve polyline.series')).toBe(
+      [...perStrategy.values()].filter((k) => k > 1).length,
+    );
+    expect(await page.locator('#demo-curve text.legend-label').allTextContents()).toEqual([
+      ...perStrategy.keys(),
+    ]);
     expect(await text('#demo-search')).toContain('chunk-reset');
     expect(await text('.sim-banner')).toMatch(/SIMULATED world/);
     expect(await count('#demo-files a')).toBe(
@@ -288,13 +349,50 @@ describe('web view in Chromium over real sim-world outputs', () => {
     expect(i).toBeLessThan(20);
     const card = cards.nth(i);
     const rec = records[i];
-    expect(await card.locator('.chunks .chunk').count()).toBe(rec.chunks.length);
+    expect(await card.locator('.chunks .chunk.kept').count()).toBe(rec.chunks.length);
     const rejected = rec.trace!.filter((n) => n.status === 'rejected').length;
     expect(await card.locator('g.node[data-status="rejected"]').count()).toBe(rejected);
     expect(await card.locator('g.node').count()).toBe(rec.trace!.length);
-    await card.locator('g.node[data-status="rejected"]').first().click();
+    // Rejected attempts are on the card without a click: each above the chunk that was kept instead.
+    expect(await card.locator('.rejected-attempt').count()).toBe(rejected);
+    const firstRejected = rec.trace!.find((n) => n.status === 'rejected')!;
+    const shown = card.locator(`.rejected-attempt[data-node="${firstRejected.id}"]`);
+    expect(await shown.isVisible()).toBe(true);
+    expect(await shown.locator('.text').textContent()).toBe(firstRejected.text);
+    if (firstRejected.score !== undefined)
+      expect(await shown.textContent()).toContain(`score ${firstRejected.score.toFixed(2)}`);
+    // Every node of the tree says what the judge made of it: verdict mark and score.
+    const labels = await card.locator('g.node text.node-label').allTextContents();
+    expect(labels).toHaveLength(rec.trace!.length);
+    rec.trace!.forEach((n, k) => {
+      const mark =
+        n.verdict === 'positive' ? '✓' : n.verdict === 'negative' ? '✗' : n.verdict === 'neutral' ? '?' : '';
+      expect(labels[k]).toBe(
+        n.score === undefined && !mark
+          ? n.status
+          : `${mark}${n.score === undefined ? '' : n.score.toFixed(2)}`,
+      );
+    });
+    await card.locator('g.node[data-status="rejected"] circle').first().click();
     expect(await card.locator('.node-detail').textContent()).toContain('rejected');
     await card.screenshot({ path: join(ARTIFACTS, '06-search-chunk-reset-card.png') });
+  });
+
+  it('search: best-of-N candidates are labelled with name, status, score and answer (no bare dots)', async () => {
+    const records = readJsonl<SearchRecord>(join(demoDir, 'search-best-of-n.jsonl'));
+    await open(fileHash('demo/search-best-of-n.jsonl'));
+    const card = page.locator('section.search').first();
+    const rec = records[0];
+    expect(rec.trace!.length).toBe(2);
+    const labels = await card.locator('g.node text.node-label').allTextContents();
+    expect(labels).toHaveLength(rec.trace!.length);
+    rec.trace!.forEach((n, k) => {
+      expect(labels[k]).toContain(n.label!);
+      expect(labels[k]).toContain(n.status);
+      expect(labels[k]).toContain(`score ${n.score!.toFixed(2)}`);
+      expect(labels[k]).toContain(`answer ${n.answer ?? 'none'}`);
+    });
+    await card.screenshot({ path: join(ARTIFACTS, '06b-search-best-of-n-card.png') });
   });
 
   it('search: greedy PRM tree shows its backtracks; the summary links the problems that backtracked', async () => {
@@ -399,6 +497,65 @@ describe('web view in Chromium over real sim-world outputs', () => {
       await context.close();
       await guarded.close();
     }
+  });
+
+  it('eval chunks: a calibration plot of judge score vs Q̂ with counts, and every chunk with verdict, score, label and Q̂', async () => {
+    const report = JSON.parse(readFileSync(join(demoDir, 'eval-chunks.json'), 'utf8')) as ChunkEvalReport;
+    const rows = readJsonl<ChunkJudgmentRow>(join(demoDir, 'eval-chunks.chunks.jsonl'));
+    const withBoth = rows.filter((r) => r.score !== null && r.q !== null);
+    expect(withBoth.length).toBeGreaterThan(10);
+    expect(report.calibration.n).toBe(withBoth.length);
+    await open(fileHash('demo/eval-chunks.json'));
+    const bins = report.calibration.bins.filter((b) => b.n > 0);
+    expect(bins.length).toBeGreaterThan(1);
+    expect(await count('#calibration circle.bin')).toBe(bins.length);
+    const numbers = await page.locator('#calibration text.count').allTextContents();
+    expect(numbers.map(Number).reduce((a, b) => a + b, 0)).toBe(withBoth.length);
+    expect(await count('#calibration-table tbody tr')).toBe(bins.length);
+    // The sim judge's scores are not Q̂: the bins it says are sure (score ≥ 0.9) hold mixed prefixes.
+    const top = report.calibration.bins[9];
+    expect(await text('#calibration-table tbody tr:last-child')).toContain(top.meanQ!.toFixed(3));
+    await shot('12b-eval-chunks-calibration');
+
+    await follow('#chunk-rows', 'eval-chunks.chunks.jsonl');
+    expect(await count('#chunk-rows-table tbody tr')).toBe(Math.min(20, rows.length));
+    const first = page.locator('#chunk-rows-table tbody tr').first();
+    expect(await first.locator('.chunk-text').textContent()).toBe(rows[0].text);
+    expect(await first.textContent()).toContain(rows[0].verdict!);
+    const agree = rows.filter((r) => r.agrees === true).length;
+    const disagree = rows.filter((r) => r.agrees === false).length;
+    expect(await text('#summary')).toMatch(new RegExp(`judge agrees\\s*${agree}`));
+    expect(await text('#summary')).toMatch(new RegExp(`judge disagrees\\s*${disagree}`));
+    // A disagreement's link opens the page that holds that chunk.
+    const k = rows.findIndex((r) => r.agrees === false);
+    expect(k).toBeGreaterThanOrEqual(0);
+    await follow(`#summary a[href$="offset=${k}"]`, 'eval-chunks.chunks.jsonl');
+    await page.waitForFunction(
+      (i) => document.querySelector('#chunk-rows-table tbody tr')?.getAttribute('data-index') === String(i),
+      k,
+    );
+    expect(await page.locator('#chunk-rows-table tbody tr.disagree').first().getAttribute('data-index')).toBe(
+      String(k),
+    );
+    await shot('12c-eval-chunk-rows', false);
+  });
+
+  it('select: each problem with its candidates, the judge pick and the outcome-only pick (no raw JSON)', async () => {
+    await open(fileHash('select.jsonl'));
+    expect(await text('main h1')).toContain('selection');
+    expect(await count('main > #view > pre')).toBe(0);
+    expect(await count('section.selection')).toBe(Math.min(20, selection.length));
+    const picked = selection.filter((r) => r.chosen).length;
+    expect(await text('#summary')).toMatch(new RegExp(`with a pick\\s*${picked}`));
+    const i = selection.findIndex((r) => r.chosen && r.candidates.length > 1);
+    expect(i).toBeGreaterThanOrEqual(0);
+    expect(i).toBeLessThan(20);
+    const card = page.locator('section.selection').nth(i);
+    const row = selection[i];
+    expect(await card.locator('tr.candidate').count()).toBe(row.candidates.length);
+    expect(await card.locator('pre.pick').textContent()).toBe(row.chosen!.text);
+    expect(await card.locator('tr.candidate .badge.pos').count()).toBe(1);
+    await shot('14-select', false);
   });
 
   it('the other outputs open as pages: samples, judge vs labels, ProcessBench set, problems', async () => {

@@ -221,6 +221,10 @@ const demoReport = {
       judgeCallsPerProblem: 0,
     },
   ],
+  accuracyVsCompute: [
+    { strategy: 'best-of-n', knob: 'n', budget: 2, accuracy: 0.5, tokensPerProblem: 10 },
+    { strategy: 'best-of-n', knob: 'n', budget: 4, accuracy: 0.6, tokensPerProblem: 20 },
+  ],
 };
 const evalChunks = {
   judge: 'j',
@@ -237,6 +241,47 @@ const evalChunks = {
   abstained: 0,
   formatFailures: 0,
   cost: { judge: { calls: 1, promptTokens: 1, completionTokens: 1 } },
+  calibration: {
+    n: 3,
+    gap: 0.1,
+    bins: [
+      { lo: 0, hi: 0.1, n: 1, meanScore: 0.05, meanQ: 0.2, positiveShare: 0 },
+      { lo: 0.9, hi: 1, n: 2, meanScore: 0.95, meanQ: 0.8, positiveShare: 1 },
+    ],
+  },
+  chunkRows: 'eval-chunks.chunks.jsonl',
+};
+/** A line of `eval chunks`' per-chunk file. */
+const chunkRow = {
+  solution: 'p1#0',
+  chunk: 0,
+  text: 'Step one',
+  label: false,
+  q: 0.25,
+  verdict: 'positive',
+  score: 0.9,
+  agrees: false,
+  rationale: 'fine',
+};
+/** A line of `stepwise select` output. */
+const selectionRow = {
+  id: 'p1',
+  question: 'What is 2+2?',
+  chosen: { index: 1, text: 'Four.', meanScore: 0.9 },
+  outcomeOnly: { index: 0, text: '4' },
+  candidates: [
+    { index: 0, meanScore: 0.5 },
+    { index: 1, meanScore: 0.9 },
+  ],
+  cost: { judge: { calls: 2, promptTokens: 10, completionTokens: 4 } },
+};
+/** Numbers kept where the view draws with them (chart positions), every string crafted. */
+const poisonStrings = (value: unknown): unknown => {
+  if (typeof value === 'string') return PAYLOAD;
+  if (Array.isArray(value)) return value.map(poisonStrings);
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, poisonStrings(v)]));
+  return value;
 };
 
 const home = mkdtempSync(join(tmpdir(), 'stepwise-xss-'));
@@ -269,6 +314,34 @@ beforeAll(async () => {
     }),
     'demo.json': JSON.stringify(poison(demoReport)),
     'eval-chunks.json': JSON.stringify(poison(evalChunks)),
+    // Numbers kept: the calibration plot and the demo's curve are drawn, crafted strings in them.
+    'eval-chunks-numbers.json': JSON.stringify(poisonStrings(evalChunks)),
+    'demo-numbers.json': JSON.stringify(poisonStrings(demoReport)),
+    'eval-chunks.chunks.jsonl': jsonl([chunkRow, poison(chunkRow), poisonStrings(chunkRow)]),
+    'select.jsonl': jsonl([selectionRow, poison(selectionRow), poisonStrings(selectionRow)]),
+    // Statuses kept (rejected attempts are shown on the card, verdict marks beside the nodes).
+    'search-kept-status.jsonl': jsonl([
+      {
+        ...(poisonStrings(searchRecord) as object),
+        chunks: searchRecord.chunks.map((c) => ({ ...(poisonStrings(c) as object), verdict: c.verdict })),
+        trace: searchRecord.trace.map((n) => ({
+          ...(poisonStrings(n) as object),
+          status: n.status === PAYLOAD ? 'rejected' : n.status,
+          verdict: n.verdict === PAYLOAD ? 'negative' : n.verdict,
+        })),
+      },
+      // Whole solutions (best-of-N): name, status, score and answer beside each node.
+      {
+        ...(poisonStrings(searchRecord) as object),
+        strategy: 'best-of-n',
+        trace: searchRecord.trace.map((n) => ({
+          ...(poisonStrings(n) as object),
+          parent: null,
+          status: 'pruned',
+        })),
+        backtracks: [],
+      },
+    ]),
     [`${PAYLOAD}.jsonl`]: jsonl([poison(problemRecord)]),
   };
   for (const [name, text] of Object.entries(files)) writeFileSync(join(outputs, name), text);
@@ -391,6 +464,12 @@ describe('crafted output files in Chromium', () => {
     }
   });
 
+  it('search with real statuses: rejected attempts on the card and labelled nodes', async () => {
+    await open(file('search-kept-status.jsonl'), 'section.search .rejected-attempt');
+    expect(await page.locator('section.search text.node-label').count()).toBe(2 * searchRecord.trace.length);
+    await expectInert('search with statuses');
+  });
+
   it('every other view and the runs pages', async () => {
     const views: Array<[string, string]> = [
       [file('samples.jsonl'), 'details.sample'],
@@ -400,8 +479,13 @@ describe('crafted output files in Chromium', () => {
       [file('accuracy.json'), '#acc-table tbody tr'],
       [file('demo.json'), '#demo-table'],
       [file('eval-chunks.json'), '#eval-table'],
+      [file('eval-chunks-numbers.json'), '#calibration circle.bin'],
+      [file('eval-chunks.chunks.jsonl'), '#chunk-rows-table tbody tr'],
+      [file('select.jsonl'), 'section.selection tr.candidate'],
+      [file('demo-numbers.json'), '#demo-curve circle.point'],
       [file(`${PAYLOAD}.jsonl`), '#problems tbody tr'],
-      ['#/', '#runs tbody tr'],
+      ['#/runs?all=1', '#runs tbody tr'],
+      ['#/', '#files tbody tr'],
       ['#/files', '#files tbody tr'],
       [`#/run/${runId}`, '#config'],
     ];

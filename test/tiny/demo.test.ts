@@ -50,6 +50,13 @@ describe('stepwise demo on the tiny world', () => {
       expect(s.ci95[0]).toBeLessThanOrEqual(s.accuracy);
       expect(s.ci95[1]).toBeGreaterThanOrEqual(s.accuracy);
     }
+    // The accuracy-vs-compute curve: several budgets per strategy, every point with its compute
+    // (uncached models: a point answered from the cache would cost nothing).
+    const budgets = (s: string) => report.accuracyVsCompute.filter((p) => p.strategy === s).map((p) => p.budget);
+    expect(budgets('best-of-n')).toEqual([1, 2, 4]);
+    expect(budgets('chunk-reset')).toEqual([1, 2, 5]);
+    expect(budgets('majority')).toEqual([2, 4]);
+    for (const p of report.accuracyVsCompute) expect(p.tokensPerProblem).toBeGreaterThan(0);
     const written = JSON.parse(readFileSync(join(dir, 'out', 'report.json'), 'utf8'));
     expect(written.world).toBe('tiny');
     expect(written.simulated).toBe(false);

@@ -1,11 +1,11 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { basename, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { StepwiseError } from '../../core/errors.js';
 import type { Cost, Problem } from '../../core/types.js';
 import type { ProcessBenchRecord } from '../../data/types.js';
-import { evaluateChunks, readLabeledSolutions } from '../../evaluate/chunks.js';
+import { chunkRowsPath, evaluateChunks, readLabeledSolutions } from '../../evaluate/chunks.js';
 import { runProcessBench } from '../../evaluate/processbench.js';
 import { createJudge } from '../../judge/create.js';
 import type { StepJudge } from '../../judge/types.js';
@@ -14,8 +14,15 @@ import type { SolutionToLabel } from '../../label/label.js';
 import { createPolicy, type Policy } from '../../models/policy.js';
 import { createModel } from '../../models/spec.js';
 import { runSampleJob, summarizeSamples } from '../../sample/sample.js';
-import { type BenchReport, benchChart } from '../../search/bench.js';
+import {
+  type BenchPoint,
+  type BenchReport,
+  type BenchSpec,
+  benchChart,
+  benchSearch,
+} from '../../search/bench.js';
 import { type SearchSummary, searchDataset } from '../../search/dataset.js';
+import { getStrategy } from '../../search/registry.js';
 import { simDatasetProblems, simProblemRows, simProcessBenchRows } from '../../sim/dataset.js';
 import { type Db, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
@@ -88,6 +95,14 @@ export interface DemoReport {
     /** 95% Wilson interval of the accuracy over the problems. */
     ci95: [number, number];
   }>;
+  /** Accuracy vs compute: `bench search` points, several budgets per strategy (also in accuracy-vs-compute.json). */
+  accuracyVsCompute: Array<{
+    strategy: string;
+    knob?: string;
+    budget?: number;
+    accuracy: number;
+    tokensPerProblem: number;
+  }>;
   files: Record<string, string>;
   runs: string[];
 }
@@ -105,6 +120,20 @@ const tokens = (c: Cost): number =>
 /** models/tiny of the package (dist/cli/commands → package root, as src/cli/commands in tests). */
 export function defaultTinyDir(): string {
   return fileURLToPath(new URL('../../../models/tiny/', import.meta.url));
+}
+
+/**
+ * The demo's budget sweep: plain sampling (one point), majority vote without a judge, best-of-N
+ * and chunk-reset at several budgets each (`n` is the demo's best-of-N).
+ */
+export function demoBenchSpecs(n: number): BenchSpec[] {
+  const up = (xs: number[]) => [...new Set(xs)].filter((x) => x >= 1).sort((a, b) => a - b);
+  return [
+    { strategy: 'sample', budgets: [] },
+    { strategy: 'majority', budgets: up([2, 4, n, 2 * n]) },
+    { strategy: 'best-of-n', budgets: up([1, 2, 4, n]) },
+    { strategy: 'chunk-reset', budgets: [1, 2, 5] },
+  ];
 }
 
 /** 95% Wilson score interval of k successes in n (a proportion's interval that stays in [0, 1]). */
@@ -259,10 +288,12 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
       judge,
       solutions: readLabeledSolutions(file('labels.jsonl'), 'abs-q'),
       signal: 'abs-q',
+      rowsPath: chunkRowsPath(file('eval-chunks.json')),
     });
     writeFileSync(file('eval-chunks.json'), `${JSON.stringify(chunkReport, null, 2)}\n`);
     finishRun(store, chunkRun, 'done', { solutions: chunkReport.solutions });
     files.evalChunks = 'eval-chunks.json';
+    files.evalChunkRows = basename(chunkRowsPath(file('eval-chunks.json')));
 
     // Tiny world: the policy's own samples with their exact first errors (python/tiny/truth.py).
     const pbRows = simulated
@@ -295,51 +326,106 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
     files.processbenchPredictions = 'processbench-predictions.jsonl';
     files.processbenchReport = 'processbench-report.json';
 
-    // 4. Search: plain sampling vs best-of-N vs chunk-reset, same problems, same seed.
+    // 4. Search: plain sampling vs best-of-N vs chunk-reset, same problems, same seed. Uncached
+    // models, as `bench search` has by default: a search answered from the cache (an earlier
+    // demo in the same store) would cost nothing on the accuracy-vs-compute curve.
     const n = options.bestOfN ?? 4;
     const runsOf: Array<{ strategy: string; label: string; config: Record<string, unknown> }> = [
       { strategy: 'sample', label: 'plain sampling (1 sample)', config: {} },
       { strategy: 'best-of-n', label: `best-of-${n} (min step score)`, config: { n } },
-      { strategy: 'chunk-reset', label: 'chunk-reset (≤ 5 attempts per chunk)', config: {} },
+      { strategy: 'chunk-reset', label: 'chunk-reset (≤ 5 attempts per chunk)', config: { maxAttempts: 5 } },
     ];
     log(`[4/5] search on ${count} problems: ${runsOf.map((r) => r.strategy).join(', ')}`);
     const summaries: Array<{ label: string; summary: SearchSummary; config: Record<string, unknown> }> = [];
-    for (const r of runsOf) {
-      const out = file(`search-${r.strategy}.jsonl`);
-      const { summary, runId } = await searchDataset({
-        problems,
-        strategy: r.strategy,
-        config: { seed, ...r.config },
-        deps: { policy, judge },
-        out,
-        fresh: true,
-        store,
-        runConfig: { world, simulated, policy: policySpec, judge: judgeSpec, dataset: world },
-      });
-      if (runId) runs.push(runId);
-      summaries.push({ label: r.label, summary, config: r.config });
-      files[`search ${r.strategy}`] = `search-${r.strategy}.jsonl`;
-    }
+    const searchModel = simulated ? model : await createModel(policySpec, { noCache: true });
+    const searchJudge = simulated ? judge : await createJudge(judgeSpec, { noCache: true });
+    const searchDeps = { policy: simulated ? policy : createPolicy(searchModel), judge: searchJudge };
+    let bench: BenchReport;
+    try {
+      for (const r of runsOf) {
+        const out = file(`search-${r.strategy}.jsonl`);
+        const { summary, runId } = await searchDataset({
+          problems,
+          strategy: r.strategy,
+          config: { seed, ...r.config },
+          deps: searchDeps,
+          out,
+          fresh: true,
+          store,
+          runConfig: { world, simulated, policy: policySpec, judge: judgeSpec, dataset: world },
+        });
+        if (runId) runs.push(runId);
+        summaries.push({ label: r.label, summary, config: r.config });
+        files[`search ${r.strategy}`] = `search-${r.strategy}.jsonl`;
+      }
 
-    // 5. Accuracy vs compute, chart and report.
-    log('[5/5] writing the report');
-    const bench: BenchReport = {
-      simulated,
-      note: notice,
-      problems: count,
-      policy: policySpec,
-      judge: judgeSpec,
-      config: { seed },
-      points: summaries.map(({ summary, config }) => ({
-        strategy: summary.strategy,
-        ...(config.n ? { knob: 'n' as const, budget: config.n as number } : {}),
-        accuracy: summary.accuracy,
-        correct: summary.correct,
-        checked: summary.checked,
-        costPerProblem: summary.costPerProblem,
-      })),
-      seconds: (Date.now() - t0) / 1000,
-    };
+      // 5. Accuracy vs compute: `bench search` over several budgets per strategy (same problems,
+      // seed and models), so each strategy is a curve, not one point. The three searches above
+      // are points of that sweep already (same config): they are taken, not searched again.
+      const specs = demoBenchSpecs(n);
+      const searched: BenchPoint[] = summaries.map(({ summary, config }) => {
+        const knob = getStrategy(summary.strategy).budget;
+        const budget = knob ? (config[knob] as number | undefined) : undefined;
+        return {
+          strategy: summary.strategy,
+          ...(knob && budget !== undefined ? { knob, budget } : {}),
+          accuracy: summary.accuracy,
+          correct: summary.correct,
+          checked: summary.checked,
+          costPerProblem: summary.costPerProblem,
+        };
+      });
+      const has = (strategy: string, budget?: number) =>
+        searched.some((p) => p.strategy === strategy && p.budget === budget);
+      // A budget-free spec (plain sampling) is one point; a budgeted one, a point per budget.
+      const rest: BenchSpec[] = [];
+      for (const sp of specs) {
+        if (sp.budgets.length === 0) {
+          if (!has(sp.strategy)) rest.push(sp);
+          continue;
+        }
+        const budgets = sp.budgets.filter((b) => !has(sp.strategy, b));
+        if (budgets.length > 0) rest.push({ strategy: sp.strategy, budgets });
+      }
+      const pointCount = specs.reduce((k, sp) => k + Math.max(1, sp.budgets.length), 0);
+      log(
+        `[5/5] accuracy vs compute: ${pointCount} points (${specs.map((sp) => (sp.budgets.length ? `${sp.strategy} ${sp.budgets.join(',')}` : sp.strategy)).join('; ')}), ${pointCount - searched.length} of them searched now, then the report`,
+      );
+      const benchRun = startRun(
+        store,
+        'bench search',
+        { world, simulated, policy: policySpec, judge: judgeSpec, dataset: world, specs },
+        file('accuracy-vs-compute.json'),
+      );
+      runs.push(benchRun);
+      const swept = await benchSearch({
+        problems,
+        specs: rest,
+        config: { seed },
+        deps: searchDeps,
+        policy: policySpec,
+        judge: judgeSpec,
+        simulated,
+      });
+      // Points in the sweep's order: strategy by strategy, budgets rising.
+      const order = (p: BenchPoint) => {
+        const i = specs.findIndex((sp) => sp.strategy === p.strategy);
+        return i * 1e6 + (p.budget ?? 0);
+      };
+      bench = {
+        ...swept,
+        points: [...searched, ...swept.points].sort((x, y) => order(x) - order(y)),
+        // The sweep's world says what its numbers are (the tiny world is not the simulator).
+        note: notice,
+        seconds: (Date.now() - t0) / 1000,
+      };
+      finishRun(store, benchRun, 'done', { points: bench.points.length, problems: count });
+    } finally {
+      if (!simulated) {
+        await searchModel.close?.();
+        await searchJudge.close?.();
+      }
+    }
     writeFileSync(file('accuracy-vs-compute.json'), `${JSON.stringify(bench, null, 2)}\n`);
     writeFileSync(file('accuracy-vs-compute.svg'), benchChart(bench));
     files.accuracyVsCompute = 'accuracy-vs-compute.json';
@@ -392,6 +478,12 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
         judgeCallsPerProblem: summary.costPerProblem.judgeCalls,
         ci95: wilson95(summary.correct, summary.checked),
       })),
+      accuracyVsCompute: bench.points.map((p) => ({
+        strategy: p.strategy,
+        ...(p.knob ? { knob: p.knob, budget: p.budget } : {}),
+        accuracy: p.accuracy,
+        tokensPerProblem: p.costPerProblem.totalTokens,
+      })),
       files,
       runs,
     };
@@ -408,6 +500,22 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
 }
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
+
+/** One line per strategy: its budgets with accuracy and tokens per problem, cheapest first. */
+function curveLines(points: DemoReport['accuracyVsCompute']): string[] {
+  const by = new Map<string, DemoReport['accuracyVsCompute']>();
+  for (const p of points) by.set(p.strategy, [...(by.get(p.strategy) ?? []), p]);
+  const w = Math.max(0, ...[...by.keys()].map((k) => k.length));
+  return [...by].map(
+    ([name, ps]) =>
+      `  ${name.padEnd(w)}  ${ps
+        .map(
+          (p) =>
+            `${p.knob ? `${p.knob}=${p.budget} ` : ''}${pct(p.accuracy)} @ ${Math.round(p.tokensPerProblem)} tok`,
+        )
+        .join('  ')}`,
+  );
+}
 
 /** The short text report the demo prints. */
 export function formatDemoReport(r: DemoReport, cwd = process.cwd()): string {
@@ -446,6 +554,9 @@ export function formatDemoReport(r: DemoReport, cwd = process.cwd()): string {
             6,
           )} tokens/problem (policy + judge), ${s.policyCallsPerProblem.toFixed(1)} policy + ${s.judgeCallsPerProblem.toFixed(1)} judge calls`,
     ),
+    '',
+    `accuracy vs compute (bench search, ${r.accuracyVsCompute.length} points; chart in accuracy-vs-compute.svg):`,
+    ...curveLines(r.accuracyVsCompute),
     '',
     `outputs  ${dir}/ (report.json, samples.jsonl, labels.jsonl, eval-chunks.json, processbench-report.json, search-*.jsonl, accuracy-vs-compute.svg)`,
     `         runs recorded: ${r.runs.length} (see \`stepwise runs\`; browse them with \`stepwise serve --dir ${dir}\`)`,

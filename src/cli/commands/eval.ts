@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../../core/errors.js';
 import type { Segmentation } from '../../core/segment.js';
-import { evaluateChunks, readLabeledSolutions } from '../../evaluate/chunks.js';
+import { chunkRowsPath, evaluateChunks, readLabeledSolutions } from '../../evaluate/chunks.js';
 import {
   loadProcessBenchSamples,
   type ProcessBenchReport,
@@ -281,6 +281,8 @@ async function runChunks(flags: ChunksFlags): Promise<void> {
       concurrency: flags.concurrency,
       segmentation,
       onProgress: (p) => bar.update(p.done, p.total),
+      // Per-chunk judge vs label rows beside the report (the web view shows them with the calibration plot).
+      ...(flags.out ? { rowsPath: chunkRowsPath(flags.out) } : {}),
     });
     bar.stop();
     finishRun(db, runId, 'done', { solutions: report.solutions, chunks: report.n });
@@ -307,11 +309,17 @@ async function runChunks(flags: ChunksFlags): Promise<void> {
           ],
           ['format fails', String(report.formatFailures)],
           [
+            'calibration',
+            report.calibration.gap === null
+              ? 'no chunk has both a judge score and a Q̂'
+              : `mean |judge score − Q̂| ${report.calibration.gap.toFixed(3)} over ${report.calibration.n} chunks (10 score bins in the report)`,
+          ],
+          [
             'judge cost',
             `${report.cost.judge.calls} calls, ${report.cost.judge.promptTokens + report.cost.judge.completionTokens} tokens`,
           ],
         ],
-        wrote: flags.out ? [flags.out] : [],
+        wrote: flags.out ? [flags.out, chunkRowsPath(flags.out)] : [],
         run: runId,
       },
       report,
