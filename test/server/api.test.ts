@@ -57,6 +57,10 @@ describe('web API', () => {
     const one = await get(`/api/runs/${runs[0].id}`);
     expect(one.json!.output).toEqual({ root: 0, path: 'labels.jsonl', kind: 'labels' });
     expect((await get('/api/runs/nope')).status).toBe(404);
+    const served = await get('/api/runs?scope=served');
+    expect(served.json).toMatchObject({ scope: 'served', total: 1, served: 1 });
+    expect((served.json!.runs as unknown[]).length).toBe(1);
+    expect((await get('/api/runs?scope=mine')).status).toBe(400);
   });
 
   it('lists and reads output files with their kinds', async () => {
