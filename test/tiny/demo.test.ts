@@ -52,7 +52,8 @@ describe('stepwise demo on the tiny world', () => {
     }
     // The accuracy-vs-compute curve: several budgets per strategy, every point with its compute
     // (uncached models: a point answered from the cache would cost nothing).
-    const budgets = (s: string) => report.accuracyVsCompute.filter((p) => p.strategy === s).map((p) => p.budget);
+    const budgets = (s: string) =>
+      report.accuracyVsCompute.filter((p) => p.strategy === s).map((p) => p.budget);
     expect(budgets('best-of-n')).toEqual([1, 2, 4]);
     expect(budgets('chunk-reset')).toEqual([1, 2, 5]);
     expect(budgets('majority')).toEqual([2, 4]);
