@@ -13,6 +13,7 @@ import { createJudge } from '../../src/judge/create.js';
 import { simProcessBenchRows } from '../../src/sim/dataset.js';
 import { wrongChunks } from '../../src/sim/policy.js';
 import { lookupSimQuestion } from '../../src/sim/world.js';
+import { runCli } from '../data/run-cli.js';
 
 let dir: string;
 let labelsFile: string;
@@ -153,5 +154,30 @@ describe('eval chunks', () => {
     expect(c.bins[9].positiveShare).toBe(1);
     expect(c.bins[5]).toMatchObject({ n: 0, meanScore: null, meanQ: null, positiveShare: null });
     expect(c.gap).toBeCloseTo((0.05 + 2 * Math.abs(0.135 - 0.4) + 2 * 0.225) / 5, 12);
+  });
+
+  it('stepwise eval chunks --out writes the per-chunk rows beside the report and names them in it', () => {
+    const small = join(dir, 'small.jsonl');
+    writeFileSync(small, `${readFileSync(labelsFile, 'utf8').trim().split('\n').slice(0, 12).join('\n')}\n`);
+    const out = join(dir, 'cli-report.json');
+    const run = runCli([
+      'eval',
+      'chunks',
+      '--input',
+      small,
+      '--judge',
+      'sim:generative',
+      '--signal',
+      'abs-q',
+      '--out',
+      out,
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(readFileSync(out, 'utf8'));
+    expect(report.chunkRows).toBe('cli-report.chunks.jsonl');
+    expect(report.calibration.bins).toHaveLength(10);
+    const rows = readFileSync(join(dir, 'cli-report.chunks.jsonl'), 'utf8').trim().split('\n');
+    expect(rows.length).toBe(report.n);
+    expect(run.stderr).toContain('cli-report.chunks.jsonl');
   });
 });
