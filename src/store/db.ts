@@ -39,6 +39,12 @@ const MIGRATIONS: string[] = [
      n INTEGER NOT NULL,
      value BLOB NOT NULL
    ) WITHOUT ROWID;`,
+  // Which process runs a job (pid, host, the process's start time), so a run whose process was
+  // killed outright is found and marked interrupted, with why (end_reason).
+  `ALTER TABLE runs ADD COLUMN pid INTEGER;
+   ALTER TABLE runs ADD COLUMN host TEXT;
+   ALTER TABLE runs ADD COLUMN proc_start TEXT;
+   ALTER TABLE runs ADD COLUMN end_reason TEXT;`,
 ];
 
 const opened = new Map<string, Db>();

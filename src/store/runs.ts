@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import type { Db } from './db.js';
 
 /**
  * A run is `running` until it finishes as `done` or `failed`, or is stopped by Ctrl-C
- * (`interrupted`). A process killed outright cannot say so: its run stays `running`.
+ * (`interrupted`). A process killed outright (SIGKILL, out of memory, power loss) cannot say so:
+ * its run records the process (pid, host, start time), and reading runs on that host marks a
+ * run whose process is gone as `interrupted`, with the reason. Runs of another host stay
+ * `running` (their processes cannot be seen from here).
  */
 export type RunStatus = 'running' | 'done' | 'failed' | 'interrupted';
 
@@ -38,6 +43,11 @@ export interface RunRecord {
   counts: Record<string, number>;
   /** The main output file, when the run writes one. */
   output: string | null;
+  /** The process that runs (ran) the job, and its host; null for runs recorded before they were kept. */
+  pid: number | null;
+  host: string | null;
+  /** Why a run ended other than by its own hand, e.g. its process was gone while it was running. */
+  endReason: string | null;
 }
 
 interface RunRow {
@@ -49,6 +59,10 @@ interface RunRow {
   ended_at: string | null;
   counts: string;
   output: string | null;
+  pid: number | null;
+  host: string | null;
+  proc_start: string | null;
+  end_reason: string | null;
 }
 
 function fromRow(r: RunRow): RunRecord {
@@ -61,7 +75,59 @@ function fromRow(r: RunRow): RunRecord {
     endedAt: r.ended_at,
     counts: JSON.parse(r.counts),
     output: r.output,
+    pid: r.pid ?? null,
+    host: r.host ?? null,
+    endReason: r.end_reason ?? null,
   };
+}
+
+/**
+ * When process `pid` started, as the kernel says (Linux: field 22 of /proc/<pid>/stat, clock
+ * ticks since boot); null where that cannot be read. With the pid it names one process: a pid
+ * reused by a later process has another start time.
+ */
+export function processStartTime(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces: count fields after it.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether process `pid` (started at `start`, when known) still exists on this host. */
+function processAlive(pid: number, start: string | null): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    // EPERM: it exists, under another user.
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  if (start === null) return true;
+  const now = processStartTime(pid);
+  return now === null || now === start;
+}
+
+/**
+ * Mark runs of this host whose process is gone as `interrupted` (the process was killed outright
+ * and could not say so). Returns how many were marked.
+ */
+export function settleOrphanedRuns(db: Db): number {
+  const here = hostname();
+  const rows = db
+    .prepare("SELECT id, pid, proc_start FROM runs WHERE status = 'running' AND host = ? AND pid IS NOT NULL")
+    .all(here) as Array<{ id: string; pid: number; proc_start: string | null }>;
+  let marked = 0;
+  for (const r of rows) {
+    if (processAlive(r.pid, r.proc_start)) continue;
+    const reason = `its process (pid ${r.pid} on ${here}) ended without finishing the run: killed or crashed`;
+    marked += db
+      .prepare("UPDATE runs SET status = 'interrupted', end_reason = ? WHERE id = ? AND status = 'running'")
+      .run(reason, r.id).changes;
+  }
+  return marked;
 }
 
 /** Record the start of a run; returns its id. */
@@ -71,7 +137,7 @@ export function startRun(db: Db, command: string, config: Record<string, unknown
     .replace(/[-:.TZ]/g, '')
     .slice(0, 14)}-${randomUUID().slice(0, 8)}`;
   db.prepare(
-    'INSERT INTO runs (id, command, config, status, started_at, counts, output) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    'INSERT INTO runs (id, command, config, status, started_at, counts, output, pid, host, proc_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     // Stored absolute, so the web view can find the file whatever folder it was started from.
   ).run(
     id,
@@ -81,6 +147,9 @@ export function startRun(db: Db, command: string, config: Record<string, unknown
     new Date().toISOString(),
     '{}',
     output ? resolve(output) : null,
+    process.pid,
+    hostname(),
+    processStartTime(process.pid),
   );
   active.set(id, db);
   return id;
@@ -118,6 +187,7 @@ export interface RunFilter {
 
 /** Recorded runs, newest first, at most `limit`, optionally only one command or status. */
 export function listRuns(db: Db, limit = 50, filter: RunFilter = {}): RunRecord[] {
+  settleOrphanedRuns(db);
   const where: string[] = [];
   const params: Array<string | number> = [];
   if (filter.command !== undefined) {
@@ -134,6 +204,7 @@ export function listRuns(db: Db, limit = 50, filter: RunFilter = {}): RunRecord[
 
 /** One run by id, or null. */
 export function getRun(db: Db, id: string): RunRecord | null {
+  settleOrphanedRuns(db);
   const r = db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;
   return r ? fromRow(r) : null;
 }
