@@ -1,3 +1,4 @@
+import { writtenPrefix } from '../core/segment.js';
 import type { Judgment, Problem } from '../core/types.js';
 import type { LanguageModel } from '../models/types.js';
 import { parseOrmVerdict, renderOrmMessages } from '../prompts/orm.js';
@@ -26,12 +27,17 @@ export interface OrmJudgeSettings {
   seed?: number;
 }
 
+/** The solution the ORM reads: blank-line steps, or under tags the chunks in `<chunk>`s. */
+function solutionText(chunks: readonly string[], options: JudgeOptions): string {
+  return options.segmentation === 'tags' ? writtenPrefix(chunks, 'tags') : chunks.join('\n\n');
+}
+
 /**
  * An outcome model (METHODS §3): one verdict for a whole solution (src/prompts/orm.ts: brief
  * reasoning, then `\boxed{Correct}` or `\boxed{Incorrect}`); score = share of Correct over k votes.
  *
  * An ORM does not localise errors. By default it is asked once, about the whole solution (the
- * chunks joined by blank lines); its one judgment sits on the last chunk and is also the
+ * chunks joined by blank lines, or under `segmentation: 'tags'` each in its `<chunk>`); its one judgment sits on the last chunk and is also the
  * `solutionScore`, so a negative verdict makes the last chunk the predicted first error. With
  * `only`, each requested chunk i is judged as the end of the partial solution chunks 0..i (the
  * ORM used as a value estimate during search). Unparsable replies are format failures; when all
@@ -52,7 +58,7 @@ export function createOrmJudge(model: LanguageModel, settings: OrmJudgeSettings 
     const votes = Math.max(1, Math.floor(options.votes ?? settings.votes ?? 1));
     const out = await model.generate(
       {
-        messages: renderOrmMessages(problem.question, chunks.slice(0, i + 1).join('\n\n')),
+        messages: renderOrmMessages(problem.question, solutionText(chunks.slice(0, i + 1), options)),
         n: votes,
         temperature: settings.temperature ?? (votes > 1 ? 1 : 0),
         topP: settings.topP ?? 1,

@@ -61,7 +61,11 @@ export function createRolloutJudge(
   const name = settings.name ?? `rollout:${policyModel.provider}:${policyModel.modelId}`;
   const signal = settings.signal ?? 'abs-q';
   const params = { ...DEFAULT_SIGNAL_PARAMS, ...settings.params };
-  const policy = createPolicy(policyModel, { form: settings.form });
+  // Rollouts continue the prefix in the segmentation the chunks were written in (prompt and prefix form).
+  const policies = {
+    paragraph: createPolicy(policyModel, { form: settings.form }),
+    tags: createPolicy(policyModel, { form: settings.form, segmentation: 'tags' }),
+  };
   const checker = settings.checker ?? defaultChecker;
   const memo: PrefixMemo = createPrefixMemo();
   // Abs-Q's threshold in score terms: Q̂ is a multiple of 1/M, so any value in (0, 1/M] separates 0 from > 0.
@@ -94,6 +98,7 @@ export function createRolloutJudge(
         const known = q.get(prefixLength);
         if (known !== undefined) return known;
         throwIfAborted(options.signal);
+        const policy = policies[options.segmentation ?? 'paragraph'];
         const e = await estimatePrefixValue(policy, checker, problem, chunks, prefixLength, ro);
         // The rollouts are spent on judging: they count as the judge's cost.
         cost.addAsJudge(e.cost);

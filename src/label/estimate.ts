@@ -172,6 +172,8 @@ export async function estimatePrefixValue(
   const memoKey = options.memo
     ? JSON.stringify([
         problem.domain,
+        // The prompt differs by segmentation even where the prefix does not (the bare problem).
+        policy.segmentation ?? 'paragraph',
         problem.question,
         problem.answer,
         prefix,

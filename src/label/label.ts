@@ -72,6 +72,12 @@ export interface LabeledSolutionRecord {
   search: SearchMode;
   /** The job's segmentation: how the policy was asked to write, and how prefixes were built (absent in older files: paragraph). */
   segmentation?: Segmentation;
+  /**
+   * Under `tags`: the text every prefix was cut from (the policy's own text, tags included, or the
+   * form the prefixes were rebuilt in) and `ends[i]`, where the prefix of chunks 0..i ends in it.
+   * Training data built from the record (refine-local) quotes the policy's text through it.
+   */
+  written?: { text: string; ends: number[] };
   /** Rollouts the labels rest on, and their completion tokens (cached or not). */
   cost: { rollouts: number; tokens: number };
   /** Present and true when the policy that rolled out is the simulated world. */
@@ -95,6 +101,20 @@ export interface SolutionToLabel {
    * 0..i ends in `text` (right after its `</chunk>`). Prefixes are then the policy's own text.
    */
   written?: { text: string; ends: readonly number[] };
+}
+
+/** Under tags: the text the prefixes are cut from and where each ends (see {@link LabeledSolutionRecord.written}). */
+function writtenOf(
+  solution: SolutionToLabel,
+  segmentation: Segmentation,
+): { text: string; ends: number[] } | undefined {
+  if (segmentation !== 'tags') return undefined;
+  if (solution.written) return { text: solution.written.text, ends: [...solution.written.ends] };
+  const n = solution.chunks.length;
+  return {
+    text: solutionPrefix(solution, n, segmentation),
+    ends: solution.chunks.map((_, i) => solutionPrefix(solution, i + 1, segmentation).length),
+  };
 }
 
 /** The prefix of a solution made of its first k chunks, as the policy wrote it where known. */
@@ -173,6 +193,7 @@ export async function labelSolution(
       `${solution.id}: ${solution.written.ends.length} prefix ends for ${solution.chunks.length} chunks`,
     );
   options = { ...options, prefixOf: (k) => solutionPrefix(solution, k, segmentation) };
+  const written = writtenOf(solution, segmentation);
   const base = {
     id: solution.id,
     problem: solution.problem.question,
@@ -180,6 +201,7 @@ export async function labelSolution(
     finalAnswerCorrect: final,
     search,
     segmentation,
+    ...(written ? { written } : {}),
   };
   if (search === 'linear') {
     const values = await estimateStepValues(

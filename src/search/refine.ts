@@ -1,6 +1,11 @@
+import { splitWritten } from '../core/segment.js';
 import type { Problem } from '../core/types.js';
-import { prefixFromChunks } from '../models/policy.js';
-import { renderGlobalRefineMessages, renderLocalRefineMessages } from '../prompts/refine.js';
+import {
+  rebuiltDraft,
+  renderGlobalRefineMessages,
+  renderLocalRefineMessages,
+  type WrittenDraft,
+} from '../prompts/refine.js';
 import { argmaxBy } from './aggregate.js';
 import type { SearchConfig } from './config.js';
 import { defaultChecker, SearchRuntime } from './runtime.js';
@@ -22,7 +27,8 @@ interface Refinement {
  * the good prefix (the prefix plus the continuation is the local solution). The ORM then reranks
  * {draft, global, local}; ties go to the draft, then global. When the step judge finds no negative
  * step, local refinement is skipped. Without an outcome model, the step judge's product of step
- * scores stands in for it.
+ * scores stands in for it. Under `--segmentation tags` the prompts ask for `<chunk>`s and quote the
+ * draft as the policy wrote it, and the local prefix is the policy's own text up to a `</chunk>`.
  */
 export async function gloreRefine(
   problem: Problem,
@@ -56,7 +62,9 @@ export async function gloreRefine(
   const refined = draft.score < config.refineBelow;
   if (refined) {
     if (config.refinements !== 'local') {
-      const text = await rt.generateMessages(renderGlobalRefineMessages(problem.question, draft.text));
+      const text = await rt.generateMessages(
+        renderGlobalRefineMessages(problem.question, draft.text, config.segmentation),
+      );
       options.push(await make('global', text));
     }
     if (config.refinements !== 'global') {
@@ -71,10 +79,14 @@ export async function gloreRefine(
         node: draft.node.id,
       }));
       if (firstError >= 0 && firstError < draft.chunks.length) {
+        const written = writtenDraft(draft.text, draft.chunks, config.segmentation);
         const continuation = await rt.generateMessages(
-          renderLocalRefineMessages(problem.question, draft.chunks, firstError),
+          renderLocalRefineMessages(problem.question, written, firstError, config.segmentation),
         );
-        const text = prefixFromChunks(draft.chunks.slice(0, firstError)) + continuation.trimStart();
+        const prefix = firstError > 0 ? written.text.slice(0, written.ends[firstError - 1]) : '';
+        // Under tags the prefix ends right after `</chunk>` and the continuation is kept as written.
+        const text =
+          config.segmentation === 'tags' ? prefix + continuation : prefix + continuation.trimStart();
         options.push(await make('local', text));
       }
     }
@@ -94,4 +106,20 @@ export async function gloreRefine(
     firstError,
     options: options.length,
   });
+}
+
+/**
+ * The draft as the prompts quote it. Under tags: the policy's own text when its tags are well
+ * formed, else its chunks (the paragraphs of the tag-free text) rebuilt in `<chunk>`s, since the
+ * policy was asked for tags. Under paragraph: the chunks joined by blank lines.
+ */
+function writtenDraft(
+  text: string,
+  chunks: string[],
+  segmentation: SearchConfig['segmentation'],
+): WrittenDraft {
+  if (segmentation !== 'tags') return rebuiltDraft(chunks, 'paragraph');
+  const split = splitWritten(text, 'tags');
+  if (split.method === 'tags') return { text, chunks: split.chunks.map((c) => c.text), ends: split.ends };
+  return rebuiltDraft(chunks, 'tags');
 }

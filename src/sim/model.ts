@@ -10,6 +10,7 @@ import type {
   Usage,
 } from '../core/model.js';
 import { createRng, hashString, type Rng } from '../core/rng.js';
+import { writtenPrefix } from '../core/segment.js';
 import { parseCriticPrompt } from '../prompts/critic.js';
 import { parseJudgePrompt } from '../prompts/judge.js';
 import { parseOrmPrompt } from '../prompts/orm.js';
@@ -24,7 +25,7 @@ import {
   resolveSimOptions,
   type SimOptions,
 } from './options.js';
-import { continueSimPrefix, initialSimState, sampleSimChunks, simChunksOf } from './policy.js';
+import { continueSimPrefix, simChunksOf } from './policy.js';
 import { countSimMessageTokens, countSimTokens, truncateSimTokens } from './tokens.js';
 import { lookupSimQuestion } from './world.js';
 
@@ -100,13 +101,11 @@ function routeRequest(
         }),
       };
     }
+    const seg = refine.segmentation;
     if (refine.kind === 'global') {
       return {
         role: 'refine',
-        draw: (rng) => ({
-          text: sampleSimChunks(problem, options, initialSimState(problem), rng).join('\n\n'),
-          searchFrom: 0,
-        }),
+        draw: (rng) => ({ text: continueSimPrefix(problem, options, '', rng, seg).text, searchFrom: 0 }),
       };
     }
     // Local: continue the assistant prefix when there is one; otherwise write the good prefix
@@ -117,16 +116,12 @@ function routeRequest(
       role: 'refine',
       draw: (rng) => {
         if (hasPrefix) {
-          const { lead, chunks } = continueSimPrefix(problem, options, refine.prefix, rng);
-          return { text: lead + chunks.join('\n\n'), searchFrom: lead.length };
+          const { text, lead } = continueSimPrefix(problem, options, refine.prefix, rng, seg);
+          return { text, searchFrom: lead.length };
         }
-        const { chunks } = continueSimPrefix(
-          problem,
-          options,
-          good.length ? `${good.join('\n\n')}\n\n` : '',
-          rng,
-        );
-        return { text: [...good, ...chunks].join('\n\n'), searchFrom: 0 };
+        const written = writtenPrefix(good, seg);
+        const { text } = continueSimPrefix(problem, options, written, rng, seg);
+        return { text: written + text, searchFrom: 0 };
       },
     };
   }

@@ -3,9 +3,11 @@ import { dirname } from 'node:path';
 import { z } from 'zod';
 import { InputError, UsageError } from '../core/errors.js';
 import { createRng } from '../core/rng.js';
+import type { Segmentation } from '../core/segment.js';
 import { readJsonl } from '../jobs/jsonl.js';
 import { balanceByPrefixLength } from '../label/balance.js';
 import { type ChatTemplate, continueAssistantTurn } from '../prompts/chat-template.js';
+import { rebuiltDraft, type WrittenDraft } from '../prompts/refine.js';
 import { labeledSteps, propagateBackward, toMathShepherd, toTrlStepwise } from './formats.js';
 import { buildJudgeRlSet } from './judge-rl.js';
 import { type LabeledSolution, readLabelFile, signalsIn, validateRows } from './label-file.js';
@@ -42,14 +44,22 @@ export const TASK_FORMATS: Record<ExportTask, readonly ExportFormat[]> = {
   'refine-local': ['trl', 'openrlhf'],
 };
 
+/** The good prefix of a bad solution, as the policy wrote it (local refinement). */
+export interface RefinePrefix {
+  chunks: readonly string[];
+  /** The prefix text the policy continues: its own text under tags, ending right after `</chunk>`. */
+  text: string;
+  segmentation: Segmentation;
+}
+
 /**
- * Finds a continuation of `prefixChunks` that reaches the gold answer (for local refinement
+ * Finds a continuation of a good prefix that reaches the gold answer (for local refinement
  * pairs); null when none was found.
  */
 export type CorrectContinuationFinder = (
   question: string,
   gold: string,
-  prefixChunks: readonly string[],
+  prefix: RefinePrefix,
 ) => Promise<string | null>;
 
 export interface ExportOptions {
@@ -156,11 +166,21 @@ const SegmentedRowSchema = z.looseObject({
     }),
   ),
 });
+const SegmentationSchema = z.enum(['paragraph', 'tags']);
+
 const SampleRowSchema = z.looseObject({
   id: z.string(),
   question: z.string().optional(),
   problem: z.string().optional(),
-  samples: z.array(z.looseObject({ text: z.string(), correct: z.boolean() })),
+  segmentation: SegmentationSchema.optional(),
+  samples: z.array(
+    z.looseObject({
+      text: z.string(),
+      correct: z.boolean(),
+      segmentation: SegmentationSchema.optional(),
+      written: z.string().optional(),
+    }),
+  ),
 });
 
 /** SFT pairs in the chosen format: TRL conversational prompt-completion, or OpenRLHF keyed JSONL. */
@@ -252,6 +272,32 @@ function correctKeptRollout(r: LabeledSolution, firstBad: number): string | null
       : (r.chunks[firstBad - 1] as { rollouts?: unknown }).rollouts;
   if (!isKeptList(list)) return null;
   return list.find((x) => x.correct)?.text ?? null;
+}
+
+/**
+ * A labeled solution as the policy wrote it: the record's `written` text (label under tags keeps
+ * the text its prefixes were cut from), checked against its chunks; else rebuilt from the chunks
+ * in the segmentation's form (what label itself rebuilt for rollouts).
+ */
+function writtenDraftOf(
+  file: string,
+  r: LabeledSolution,
+  chunks: string[],
+  segmentation: Segmentation,
+): WrittenDraft {
+  if (!r.written) return rebuiltDraft(chunks, segmentation);
+  const { text, ends } = r.written;
+  const bad = (why: string) =>
+    new UsageError(`${file}: solution ${r.id}: "written" does not match its chunks (${why})`);
+  if (ends.length !== chunks.length) throw bad(`${ends.length} prefix ends for ${chunks.length} chunks`);
+  let from = 0;
+  chunks.forEach((c, i) => {
+    const at = text.indexOf(c, from);
+    if (at < 0 || at + c.length > ends[i] || ends[i] > text.length)
+      throw bad(`chunk ${i} is not in the text before its prefix end ${ends[i]}`);
+    from = ends[i];
+  });
+  return { text, chunks, ends };
 }
 
 /**
@@ -440,7 +486,12 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
       if (question === undefined) {
         throw new UsageError(`${o.from}: row ${k + 1} (${r.id}) has neither "question" nor "problem"`);
       }
-      return { id: r.id, question, samples: r.samples };
+      return {
+        id: r.id,
+        question,
+        samples: r.samples,
+        ...(r.segmentation ? { segmentation: r.segmentation } : {}),
+      };
     });
     pairs = buildGlobalRefinePairs(rows, o.seed);
     summary.stats = { problems: rows.length };
@@ -471,18 +522,33 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
       if (r.answer === undefined)
         throw new UsageError(`${o.from}: solution ${r.id} has no "answer" (gold) field`);
       const chunks = r.chunks.map((c) => c.text);
+      const segmentation = r.segmentation ?? 'paragraph';
+      const written = writtenDraftOf(o.from, r, chunks, segmentation);
+      const prefix = {
+        chunks: chunks.slice(0, firstBad),
+        text: firstBad > 0 ? written.text.slice(0, written.ends[firstBad - 1]) : '',
+        segmentation,
+      };
       // GLoRe reuses the SORM data: a correct rollout drawn from the prefix before the first bad step.
       let continuation = correctKeptRollout(r, firstBad);
       if (continuation !== null) fromRollouts++;
       else if (o.findContinuation) {
-        continuation = await o.findContinuation(r.problem, r.answer, chunks.slice(0, firstBad));
+        continuation = await o.findContinuation(r.problem, r.answer, prefix);
         if (continuation !== null) sampled++;
       }
       if (continuation === null) {
         noContinuation++;
         continue;
       }
-      sources.push({ id: r.id, question: r.problem, chunks, firstBad, correctContinuation: continuation });
+      sources.push({
+        id: r.id,
+        question: r.problem,
+        chunks,
+        firstBad,
+        correctContinuation: continuation,
+        segmentation,
+        written,
+      });
     }
     pairs = buildLocalRefinePairs(sources);
     summary.stats = {

@@ -18,6 +18,9 @@ export const LabeledSolutionSchema = z.looseObject({
   answer: z.string().optional(),
   chunks: z.array(LabeledChunkSchema),
   firstError: z.record(z.string(), z.number()).optional(),
+  segmentation: z.enum(['paragraph', 'tags']).optional(),
+  /** Under tags: the text the prefixes were cut from, and where each prefix ends in it. */
+  written: z.object({ text: z.string(), ends: z.array(z.number().int().nonnegative()) }).optional(),
 });
 
 export type LabeledChunk = z.infer<typeof LabeledChunkSchema>;

@@ -1,9 +1,13 @@
 import { UsageError } from '../core/errors.js';
 import { createRng, shuffled } from '../core/rng.js';
-import { validateSelfSegmentation } from '../core/segment.js';
+import { type Segmentation, validateSelfSegmentation } from '../core/segment.js';
 import type { ChatMessage } from '../models/types.js';
 import { policyUserMessage, TAGS_POLICY_INSTRUCTION } from '../prompts/policy.js';
-import { renderGlobalRefineMessages, renderLocalRefineMessages } from '../prompts/refine.js';
+import {
+  renderGlobalRefineMessages,
+  renderLocalRefineMessages,
+  type WrittenDraft,
+} from '../prompts/refine.js';
 
 /** One supervised pair: chat messages in, the target completion out. */
 export interface SftPair {
@@ -62,25 +66,33 @@ export function buildSelfSegmentationPairs(
 export interface SampledProblem {
   id: string;
   question: string;
-  samples: Array<{ text: string; correct: boolean }>;
+  /** How the policy was asked to write (`--segmentation`; absent: paragraph). */
+  segmentation?: Segmentation;
+  /** Under tags, `segmentation: 'paragraph'` and `written` mark a reply whose tags were malformed. */
+  samples: Array<{ text: string; correct: boolean; segmentation?: Segmentation; written?: string }>;
 }
 
 /**
  * GLoRe global refinement pairs: (question, an incorrect solution) → a correct solution of the same
  * question. Each incorrect draft is used once, paired with a correct one chosen by a seeded shuffle.
+ * Under tags the prompt asks for `<chunk>`s, drafts are quoted as the policy wrote them, and only
+ * correct solutions with well-formed tags are targets.
  */
 export function buildGlobalRefinePairs(problems: readonly SampledProblem[], seed = 0): SftPair[] {
   const rng = createRng(seed);
   const pairs: SftPair[] = [];
   for (const p of problems) {
-    const right = p.samples.filter((s) => s.correct);
+    const segmentation = p.segmentation ?? 'paragraph';
+    const right = p.samples.filter(
+      (s) => s.correct && (segmentation !== 'tags' || s.segmentation !== 'paragraph'),
+    );
     const wrong = p.samples.map((s, k) => ({ s, k })).filter(({ s }) => !s.correct);
     if (right.length === 0 || wrong.length === 0) continue;
     const targets = shuffled(right, rng);
     wrong.forEach(({ s, k }, j) => {
       pairs.push({
         id: `${p.id}#${k}`,
-        prompt: renderGlobalRefineMessages(p.question, s.text),
+        prompt: renderGlobalRefineMessages(p.question, s.written ?? s.text, segmentation),
         completion: targets[j % targets.length].text,
       });
     });
@@ -96,11 +108,16 @@ export interface LocalRefineSource {
   firstBad: number;
   /** A continuation from `chunks[0..firstBad)` that reaches the right answer. */
   correctContinuation: string;
+  /** How the policy wrote (default paragraph): the prompt asks for that form. */
+  segmentation?: Segmentation;
+  /** The solution as the policy wrote it (its chunks are `chunks`); default: rebuilt from `chunks`. */
+  written?: WrittenDraft;
 }
 
 /**
  * GLoRe local refinement pairs: (question, draft with `[BAD]` before the first bad chunk, the good
- * prefix as the assistant's start) → a correct continuation from that prefix.
+ * prefix as the assistant's start) → a correct continuation from that prefix. Under tags the good
+ * prefix is the policy's own text, ending right after a `</chunk>`.
  */
 export function buildLocalRefinePairs(sources: readonly LocalRefineSource[]): SftPair[] {
   return sources.map((s) => {
@@ -111,7 +128,7 @@ export function buildLocalRefinePairs(sources: readonly LocalRefineSource[]): Sf
     }
     return {
       id: s.id,
-      prompt: renderLocalRefineMessages(s.question, s.chunks, s.firstBad),
+      prompt: renderLocalRefineMessages(s.question, s.written ?? s.chunks, s.firstBad, s.segmentation),
       completion: s.correctContinuation,
     };
   });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/models/types.js';
 import { parseJudgePrompt } from '../../src/prompts/judge.js';
 import { parsePolicyPrompt } from '../../src/prompts/policy.js';
+import { parseRefinePrompt } from '../../src/prompts/refine.js';
 import { startCli } from '../support/cli.js';
 import { type ProxiedRequest, startLoggingProxy } from './logging-proxy.js';
 
@@ -124,6 +125,91 @@ describe('--segmentation tags against stepwise sim serve (issue 15)', () => {
         .split('\n')
         .map((l) => JSON.parse(l));
       expect(labeled.every((r) => r.segmentation === 'tags')).toBe(true);
+      // Each record keeps the text its prefixes were cut from: the policy's own.
+      for (const r of labeled) expect(written.has(r.written.text)).toBe(true);
+
+      // export --task refine-local samples a continuation of each good prefix: asked in tags,
+      // continuing the policy's own text up to a </chunk>, and quoting it so in the rows.
+      const exported = proxy.requests.length;
+      const out = join(dir, 'refine-local.jsonl');
+      await run([
+        'export',
+        '--task',
+        'refine-local',
+        '--format',
+        'openrlhf',
+        '--input',
+        join(dir, 'labels.jsonl'),
+        '--policy',
+        'openai:sim',
+        '--base-url',
+        `${proxy.url}/v1`,
+        '--out',
+        out,
+      ]);
+      const continued = proxy.requests
+        .slice(exported)
+        .map(policyOf)
+        .filter((p) => p !== null);
+      expect(continued.length).toBeGreaterThan(0);
+      expect(continued.every((p) => p.segmentation === 'tags')).toBe(true);
+      const rows = readFileSync(out, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      const withPrefix = rows.filter((r) => r.prompt.length > 1);
+      expect(withPrefix.length).toBeGreaterThan(0);
+      for (const r of withPrefix) {
+        const prefix = r.prompt[1].content as string;
+        expect(prefix.endsWith('</chunk>')).toBe(true);
+        expect([...written].some((t) => t.startsWith(prefix))).toBe(true);
+        expect(continued.some((p) => p.prefix === prefix)).toBe(true);
+      }
+    } finally {
+      await proxy.close();
+    }
+  }, 180_000);
+
+  it("search --strategy refine --segmentation tags: refinement prompts quote and continue the policy's chunks", async () => {
+    const proxy = await startLoggingProxy(simUrl);
+    try {
+      const out = join(dir, 'refine.jsonl');
+      await run([
+        'search',
+        '--dataset',
+        'sim',
+        '--count',
+        '6',
+        '--strategy',
+        'refine',
+        '--refine-below',
+        '1',
+        '--segmentation',
+        'tags',
+        '--policy',
+        'openai:sim?step_error=0.3',
+        '--judge',
+        'generative:openai:sim?judge=perfect',
+        '--base-url',
+        `${proxy.url}/v1`,
+        '--out',
+        out,
+      ]);
+      const refines = proxy.requests
+        .map((r) =>
+          Array.isArray(r.body.messages) ? parseRefinePrompt(r.body.messages as ChatMessage[]) : null,
+        )
+        .filter((x) => x !== null);
+      expect(refines.some((x) => x.kind === 'global')).toBe(true);
+      expect(refines.every((x) => x.segmentation === 'tags' && x.draft.includes('<chunk>'))).toBe(true);
+      const locals = refines.filter((x) => x.kind === 'local' && x.prefix !== '');
+      expect(locals.length).toBeGreaterThan(0);
+      for (const l of locals) {
+        expect(l.prefix.endsWith('</chunk>')).toBe(true);
+        // The prefix is the draft as written, up to the chunk before the one marked [BAD].
+        expect(l.draft.startsWith(l.prefix)).toBe(true);
+        expect(l.draft.slice(l.prefix.length)).toMatch(/^\s*<chunk>\[BAD\] /);
+      }
     } finally {
       await proxy.close();
     }

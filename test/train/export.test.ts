@@ -205,7 +205,7 @@ describe('stepwise export', () => {
       out,
       signal: 'abs-q',
       findContinuation: async (_q, gold, prefix) => {
-        seen.push([...prefix]);
+        seen.push([...prefix.chunks]);
         return `continue to \\boxed{${gold}}`;
       },
     });

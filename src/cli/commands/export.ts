@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createModel } from '../../models/index.js';
-import { createPolicy, prefixFromChunks } from '../../models/policy.js';
+import { createPolicy } from '../../models/policy.js';
 import { loadChatTemplate } from '../../prompts/chat-template.js';
 import {
   EXPORT_FORMATS,
@@ -78,16 +78,16 @@ export function register(program: Command): void {
       if (o.policy) {
         const model = await createModel(o.policy, { baseUrl: o.baseUrl });
         close = () => model.close?.() ?? Promise.resolve();
-        const policy = createPolicy(model, { chatTemplate });
-        findContinuation = async (question, gold, prefixChunks) => {
-          const prefix = prefixFromChunks(prefixChunks);
-          const result = await policy.continue(question, prefix, {
+        findContinuation = async (question, gold, prefix) => {
+          // Asked as the label file's policy was (its segmentation), continuing its own prefix text.
+          const policy = createPolicy(model, { chatTemplate, segmentation: prefix.segmentation });
+          const result = await policy.continue(question, prefix.text, {
             n: o.attempts,
             temperature: 1,
             maxTokens: o.maxTokens,
             seed: o.seed,
           });
-          const good = result.samples.find((s) => checkMathAnswer(gold, prefix + s.text).correct);
+          const good = result.samples.find((s) => checkMathAnswer(gold, prefix.text + s.text).correct);
           return good ? good.text : null;
         };
       }
