@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +7,7 @@ import { parseJudgePrompt } from '../../src/prompts/judge.js';
 import { parsePolicyPrompt } from '../../src/prompts/policy.js';
 import { parseRefinePrompt } from '../../src/prompts/refine.js';
 import { startCli } from '../support/cli.js';
+import { type SimServeCli, startSimServeCli } from '../support/sim-serve.js';
 import { type ProxiedRequest, startLoggingProxy } from './logging-proxy.js';
 
 /**
@@ -16,25 +16,16 @@ import { type ProxiedRequest, startLoggingProxy } from './logging-proxy.js';
  */
 
 const dir = mkdtempSync(join(tmpdir(), 'stepwise-tags-'));
-let sim: ChildProcess | undefined;
+let sim: SimServeCli | undefined;
 let simUrl = '';
 
 beforeAll(async () => {
-  const started = startCli(['sim', 'serve', '--port', '0'], join(dir, 'sim-home'));
-  sim = started.child;
-  simUrl = await new Promise<string>((resolve, reject) => {
-    let buf = '';
-    started.child.stdout?.on('data', (c) => {
-      buf += c;
-      const nl = buf.indexOf('\n');
-      if (nl >= 0) resolve((JSON.parse(buf.slice(0, nl)) as { url: string }).url);
-    });
-    started.done.then((r) => reject(new Error(`sim serve exited: ${r.stderr}`)));
-  });
+  sim = await startSimServeCli(join(dir, 'sim-home'));
+  simUrl = sim.url;
 }, 30_000);
 
-afterAll(() => {
-  if (sim?.pid) process.kill(sim.pid);
+afterAll(async () => {
+  await sim?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 

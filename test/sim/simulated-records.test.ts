@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverInfoFromModels } from '../../src/models/server-kind.js';
-import { BIN, startCli } from '../support/cli.js';
+import { startCli } from '../support/cli.js';
+import { type SimServeCli, startSimServeCli } from '../support/sim-serve.js';
 
 /**
  * Issue 16, acceptance 4 (item 10): `sample` and `label` against `npx stepwise sim serve` with
@@ -14,31 +14,16 @@ import { BIN, startCli } from '../support/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'stepwise-sim-records-'));
 const home = join(dir, 'home');
-let server: ReturnType<typeof spawn>;
+let server: SimServeCli;
 let baseURL = '';
 
 beforeAll(async () => {
-  server = spawn(process.execPath, [BIN, 'sim', 'serve', '--port', '0'], {
-    env: { ...process.env, STEPWISE_HOME: home, STEPWISE_QUIET: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  baseURL = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    server.stdout?.on('data', (c) => {
-      out += c;
-      const line = out.split('\n').find((l) => l.includes('baseURL'));
-      if (line) resolve(JSON.parse(line).baseURL);
-    });
-    server.once('exit', (code) => reject(new Error(`sim serve exited with ${code}`)));
-  });
+  server = await startSimServeCli(home);
+  baseURL = server.baseURL;
 });
 
 afterAll(async () => {
-  if (server.pid !== undefined && server.exitCode === null) {
-    const closed = new Promise((r) => server.once('exit', r));
-    process.kill(server.pid, 'SIGTERM');
-    await closed;
-  }
+  await server?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
