@@ -19,7 +19,7 @@ import {
 import { runStrategy } from '../../src/search/registry.js';
 import { simDatasetProblems } from '../../src/sim/dataset.js';
 import { createSimModel } from '../../src/sim/model.js';
-import { exportTrainingData } from '../../src/train/export.js';
+import { exportTrainingData, type RefinePrefix } from '../../src/train/export.js';
 
 /**
  * GLoRe refinement under `--segmentation tags` (issue 15): the drafts are quoted and continued as
@@ -163,18 +163,22 @@ describe('export --task refine-local under tags', () => {
     const from = join(dir, 'labels.jsonl');
     writeFileSync(from, `${JSON.stringify(record(true))}\n`);
     const out = join(dir, 'local.jsonl');
-    const prefixes: Array<{ text: string; segmentation: string }> = [];
-    await exportTrainingData({
-      from,
-      task: 'refine-local',
-      format: 'openrlhf',
-      out,
-      findContinuation: async (_q, _gold, prefix) => {
-        prefixes.push(prefix);
-        return '\n<chunk>\nSo \\boxed{3}.\n</chunk>';
-      },
-    });
-    expect(prefixes).toEqual([
+    /** Export, answering each prefix with `reply`; returns the prefixes asked about. */
+    const exportAnswering = async (reply: string) => {
+      const asked: RefinePrefix[] = [];
+      await exportTrainingData({
+        from,
+        task: 'refine-local',
+        format: 'openrlhf',
+        out,
+        findContinuation: async (_q, _gold, prefix) => {
+          asked.push(prefix);
+          return reply;
+        },
+      });
+      return asked;
+    };
+    expect(await exportAnswering('\n<chunk>\nSo \\boxed{3}.\n</chunk>')).toEqual([
       { chunks: ['First.'], text: '<chunk>\nFirst.\n</chunk>', segmentation: 'tags' },
     ]);
     const row = JSON.parse(readFileSync(out, 'utf8').trim());
@@ -185,18 +189,7 @@ describe('export --task refine-local under tags', () => {
 
     // A record without its text (older files): rebuilt in tags, still ending right after </chunk>.
     writeFileSync(from, `${JSON.stringify(record(false))}\n`);
-    prefixes.length = 0;
-    await exportTrainingData({
-      from,
-      task: 'refine-local',
-      format: 'openrlhf',
-      out,
-      findContinuation: async (_q, _g, prefix) => {
-        prefixes.push(prefix);
-        return 'x';
-      },
-    });
-    expect(prefixes[0].text).toBe('<chunk>First.</chunk>');
+    expect((await exportAnswering('x'))[0].text).toBe('<chunk>First.</chunk>');
 
     // A written text that does not hold the chunks is refused, naming the solution.
     writeFileSync(
