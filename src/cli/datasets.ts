@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { codeDomain } from '../code/domain.js';
 import { createCodePolicy } from '../code/policy.js';
 import { StepwiseError, UsageError } from '../core/errors.js';
 import type { Problem } from '../core/types.js';
@@ -7,6 +8,7 @@ import { assertDatasetName, loadProblems } from '../data/load.js';
 import type { Policy, PromptForm } from '../models/policy.js';
 import { parseModelSpec } from '../models/spec.js';
 import { renderCodeProblem } from '../prompts/code.js';
+import { mathDomain, type SearchDomain } from '../search/domain.js';
 import { simDatasetProblems } from '../sim/dataset.js';
 import { parseSimSpec } from '../sim/options.js';
 import { intOption } from './options.js';
@@ -73,6 +75,23 @@ export function addDatasetOptions(cmd: Command): Command {
     .option('--sim-seed <s>', 'sim: seed of the generated problems (default 0)', intOption('--sim-seed', 0));
 }
 
+/** Whether the problems are code problems (all of them) or math (none); a mix is a usage error. */
+function codeProblems(problems: readonly Problem[], policy: Policy): boolean {
+  const code = problems.filter((p) => p.domain === 'code').length;
+  if (code === 0) return false;
+  if (code < problems.length)
+    throw new UsageError('the data set mixes code and math problems: run them separately');
+  if (policy.chatTemplate)
+    throw new UsageError(
+      '--chat-template renders the math solution prompt; code policies keep their own prompt',
+    );
+  if (policy.segmentation === 'tags')
+    throw new UsageError(
+      '--segmentation tags is for math solutions: code is written and split in its own steps',
+    );
+  return true;
+}
+
 /**
  * Code problems are posed with the code prompt (fenced Python, the tests shown) instead of the
  * math one: the policy becomes the code policy over the same model, and each question is the
@@ -83,19 +102,7 @@ export function policyForProblems(
   policy: Policy,
   options: { form?: PromptForm } = {},
 ): { problems: Problem[]; policy: Policy } {
-  const code = problems.filter((p) => p.domain === 'code').length;
-  if (code === 0) return { problems: [...problems], policy };
-  if (code < problems.length) {
-    throw new UsageError('the data set mixes code and math problems: run them separately');
-  }
-  if (policy.chatTemplate)
-    throw new UsageError(
-      '--chat-template renders the math solution prompt; code policies keep their own prompt',
-    );
-  if (policy.segmentation === 'tags')
-    throw new UsageError(
-      '--segmentation tags is for math solutions: code is written and split in its own steps',
-    );
+  if (!codeProblems(problems, policy)) return { problems: [...problems], policy };
   return {
     policy: createCodePolicy(policy.model, options),
     problems: problems.map((p) => ({
@@ -104,4 +111,17 @@ export function policyForProblems(
       meta: { ...p.meta, prompt: p.meta?.prompt ?? p.question },
     })),
   };
+}
+
+/**
+ * The search domain of the problems: math, or code (the code policy over the same model, steps
+ * as logical blocks, the tests in the sandbox as checker; src/code/domain.ts).
+ */
+export function searchDomainFor(
+  problems: readonly Problem[],
+  policy: Policy,
+  options: { form?: PromptForm } = {},
+): { domain: SearchDomain; policy: Policy } {
+  if (!codeProblems(problems, policy)) return { domain: mathDomain, policy };
+  return { domain: codeDomain, policy: createCodePolicy(policy.model, options) };
 }

@@ -1,5 +1,16 @@
 export { type CodeSegmentBy, chunkLines, joinCodeSteps, segmentCode, splitCodeBlocks } from './blocks.js';
 export {
+  CODE_SEARCH_PRESET,
+  CODE_TEMPLATES,
+  type CodeDomainOptions,
+  codeDomain,
+  createCodeDomain,
+  cutAtFence,
+  firstNewBlock,
+  givenCode,
+  newBlocks,
+} from './domain.js';
+export {
   type MutationLabelJobOptions,
   type MutationLabelSummary,
   partsFileFor,
@@ -18,15 +29,3 @@ export {
 } from './label.js';
 export { generateMutants, MUTATION_KINDS, type Mutant, type MutantsOf, type MutationKind } from './mutate.js';
 export { createCodePolicy } from './policy.js';
-export {
-  aggregateStepScores,
-  type CodeAggregation,
-  type CodeSearchOptions,
-  type CodeSearchResult,
-  type CodeSearchStep,
-  codeBestOfN,
-  codeGreedySearch,
-  firstNewBlock,
-  givenCode,
-  verifyCodeSearchResult,
-} from './search.js';

@@ -1,8 +1,6 @@
-import { createPolicy, type Policy, type PolicyTemplates, type PromptForm } from '../models/policy.js';
+import { createPolicy, type Policy, type PromptForm } from '../models/policy.js';
 import type { LanguageModel } from '../models/types.js';
-import { renderCodePolicyMessages, renderCodePolicyPrompt } from '../prompts/code.js';
-
-const codeTemplates: PolicyTemplates = { raw: renderCodePolicyPrompt, chat: renderCodePolicyMessages };
+import { CODE_TEMPLATES } from './domain.js';
 
 /**
  * A policy that writes code block by block (src/prompts/code.ts): `question` is the problem text
@@ -11,5 +9,5 @@ const codeTemplates: PolicyTemplates = { raw: renderCodePolicyPrompt, chat: rend
  * prefix as an assistant message to continue. The request itself is {@link createPolicy}'s.
  */
 export function createCodePolicy(model: LanguageModel, options: { form?: PromptForm } = {}): Policy {
-  return createPolicy(model, { form: options.form, templates: codeTemplates });
+  return createPolicy(model, { form: options.form, templates: CODE_TEMPLATES });
 }

@@ -1,7 +1,7 @@
 import type { Problem } from '../core/types.js';
 import { aggregateScores, argmaxBy } from './aggregate.js';
 import type { SearchConfig } from './config.js';
-import { defaultChecker, SearchRuntime, type StepRuling } from './runtime.js';
+import { SearchRuntime, type StepRuling } from './runtime.js';
 import type { SearchChunk, SearchDeps, SearchResult, TraceNode } from './types.js';
 
 /** A whole sampled solution with its step rulings and aggregate score. */
@@ -23,7 +23,6 @@ export async function sampleAndScore(
 ): Promise<ScoredCandidate[]> {
   const { config, deps } = rt;
   const texts = await rt.sampleSolutions(config.n);
-  const checker = deps.checker ?? defaultChecker;
   // Judge the candidates concurrently; seeds are drawn in candidate order, so runs reproduce.
   const split = texts.map((text) => rt.split(text));
   const rulings = await Promise.all(
@@ -35,7 +34,7 @@ export async function sampleAndScore(
       rulings[i].map((r) => r.score),
       config.aggregation,
     );
-    const answer = checker(problem, text).answer;
+    const answer = rt.answerOf(text);
     const node = rt.node({
       parent: null,
       depth: 0,
@@ -87,10 +86,17 @@ export async function bestOfN(
   const chosen = candidates[best];
   if (!chosen) return rt.finish('', [], { candidates: 0 });
   chosen.node.status = 'accepted';
+  let oracle: { oracle: boolean; passing: number } | undefined;
+  if (config.checkCandidates) {
+    const checks = await Promise.all(candidates.map((c) => rt.check(c.text)));
+    const passing = checks.filter((c) => c.correct).length;
+    oracle = { oracle: passing > 0, passing };
+  }
   return rt.finish(chosen.text, candidateChunks(chosen), {
     candidates: candidates.length,
     chosen: best,
     score: chosen.score,
     aggregation: config.aggregation,
+    ...oracle,
   });
 }

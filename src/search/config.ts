@@ -32,6 +32,12 @@ export interface SearchConfig {
   n: number;
   /** How step scores become a solution score (best-of-N, weighted vote, beam ranking). */
   aggregation: Aggregation;
+  /**
+   * Best-of-N: check every candidate too, not only the chosen one, and report `oracle` (some
+   * candidate is right: what a perfect verifier would reach) and `passing` (how many are). Costs a
+   * check per candidate (code: a sandbox run each).
+   */
+  checkCandidates: boolean;
   /** m of beam search: keep the top N/m beams, expand each m ways. search-and-learn: 4. */
   beamWidth: number;
 
@@ -85,6 +91,7 @@ export const DEFAULT_SEARCH_CONFIG: Readonly<SearchConfig> = Object.freeze({
   segmentation: 'paragraph',
   n: 8,
   aggregation: 'min',
+  checkCandidates: false,
   beamWidth: 4,
   maxAttempts: 5,
   fallback: 'best-scored',
@@ -146,6 +153,8 @@ export function resolveSearchConfig(partial: Partial<SearchConfig> = {}): Search
     throw new UsageError(`search config: fallback must be best-scored or last (got ${c.fallback})`);
   if (!['both', 'global', 'local'].includes(c.refinements))
     throw new UsageError(`search config: refinements must be both, global or local (got ${c.refinements})`);
+  if (typeof c.checkCandidates !== 'boolean')
+    throw new UsageError(`search config: checkCandidates must be true or false (got ${c.checkCandidates})`);
   if (c.segmentation !== 'paragraph' && c.segmentation !== 'tags')
     throw new UsageError(`search config: segmentation must be paragraph or tags (got ${c.segmentation})`);
   if (c.stepSeparator === '') throw new UsageError('search config: stepSeparator must not be empty');

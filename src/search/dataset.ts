@@ -8,7 +8,6 @@ import { runJsonlJob } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
 import type { Db } from '../store/db.js';
 import { finishRun, startRun, updateRunCounts } from '../store/runs.js';
-import { checkCodeSolution } from '../verify/code/tasks.js';
 import type { SearchConfig } from './config.js';
 import { runStrategy } from './registry.js';
 import type { SearchChunk, SearchDeps, SearchResult } from './types.js';
@@ -203,12 +202,8 @@ export async function searchDataset(
       settings: options.settings,
       signal: options.deps.signal,
       process: async (problem) => {
-        let r = await runStrategy(options.strategy, problem, options.config ?? {}, options.deps);
-        if (problem.domain === 'code' && !options.deps.checker) {
-          // Code: the answer is right when the problem's tests pass in the sandbox (src/verify/code).
-          const check = await checkCodeSolution(problem, r.finalText);
-          r = { ...r, answer: check.answer, correct: check.correct };
-        }
+        // The domain in deps checks the answer (code: the problem's tests in the sandbox).
+        const r = await runStrategy(options.strategy, problem, options.config ?? {}, options.deps);
         if (r.correct) correct++;
         return toSearchRecord(problem, r, {
           trace: options.trace,

@@ -36,6 +36,16 @@ export {
   summarizeSearch,
   toSearchRecord,
 } from './dataset.js';
+export {
+  type DomainCheck,
+  type DomainSession,
+  joinChunks,
+  mathDomain,
+  type SearchDomain,
+  type StepSample,
+  sampleEndsSolution,
+  splitSolution,
+} from './domain.js';
 export { greedyPrmSearch } from './greedy-prm.js';
 export { majorityVote } from './majority.js';
 export { chunksAlong, pathTo } from './path.js';
@@ -49,15 +59,7 @@ export {
   type StrategyInfo,
   type StrategyName,
 } from './registry.js';
-export {
-  defaultChecker,
-  joinChunks,
-  SearchRuntime,
-  type StepRuling,
-  type StepSample,
-  sampleEndsSolution,
-  splitSolution,
-} from './runtime.js';
+export { defaultChecker, SearchRuntime, type StepRuling } from './runtime.js';
 export { singleSample } from './sample.js';
 export type * from './types.js';
 export { tallyVotes, type VoteGroup, winningGroup } from './vote.js';

@@ -1,6 +1,6 @@
 import type { Problem } from '../core/types.js';
 import type { SearchConfig } from './config.js';
-import { defaultChecker, SearchRuntime } from './runtime.js';
+import { SearchRuntime } from './runtime.js';
 import type { SearchDeps, SearchResult } from './types.js';
 import { tallyVotes, winningGroup } from './vote.js';
 
@@ -15,8 +15,7 @@ export async function majorityVote(
 ): Promise<SearchResult> {
   const rt = new SearchRuntime('majority', problem, config, deps);
   const texts = await rt.sampleSolutions(config.n);
-  const checker = deps.checker ?? defaultChecker;
-  const answers = texts.map((t) => checker(problem, t).answer);
+  const answers = texts.map((t) => rt.answerOf(t));
   const groups = tallyVotes(
     answers,
     texts.map(() => 1),

@@ -8,7 +8,7 @@ import {
 } from '../prompts/refine.js';
 import { argmaxBy } from './aggregate.js';
 import type { SearchConfig } from './config.js';
-import { defaultChecker, SearchRuntime } from './runtime.js';
+import { SearchRuntime } from './runtime.js';
 import type { SearchChunk, SearchDeps, SearchResult, TraceNode } from './types.js';
 
 interface Refinement {
@@ -36,7 +36,6 @@ export async function gloreRefine(
   deps: SearchDeps,
 ): Promise<SearchResult> {
   const rt = new SearchRuntime('refine', problem, config, deps);
-  const checker = deps.checker ?? defaultChecker;
   const split = (t: string): string[] => rt.split(t);
   const make = async (label: Refinement['label'], text: string): Promise<Refinement> => {
     const chunks = split(text);
@@ -49,7 +48,7 @@ export async function gloreRefine(
       final: true,
       label,
       score,
-      answer: checker(problem, text).answer,
+      answer: rt.answerOf(text),
     });
     return { label, text, chunks, score, node };
   };

@@ -81,8 +81,8 @@ export function getStrategy(name: string): StrategyInfo {
 }
 
 /**
- * Run a strategy on one problem. `config` is completed with {@link DEFAULT_SEARCH_CONFIG} and
- * checked. The result carries the final text, the checked answer, the chunks with verdicts and
+ * Run a strategy on one problem. `config` is completed with the domain's preset and
+ * {@link DEFAULT_SEARCH_CONFIG}, and checked. The result carries the final text, the checked answer, the chunks with verdicts and
  * attempts, the trace of attempts and backtracks, and the cost.
  */
 export async function runStrategy(
@@ -93,6 +93,8 @@ export async function runStrategy(
 ): Promise<SearchResult> {
   const s = getStrategy(name);
   if (s.needsJudge && !deps.judge) throw new UsageError(`strategy ${name} needs a judge (--judge <spec>)`);
-  const result = await s.run(problem, resolveSearchConfig(config), deps);
+  // The domain's preset (code: smaller token budgets) sits under what the caller set.
+  const set = Object.fromEntries(Object.entries(config).filter(([, v]) => v !== undefined));
+  const result = await s.run(problem, resolveSearchConfig({ ...deps.domain?.preset, ...set }), deps);
   return deps.judgeUsedGold ? { ...result, judgeUsedGold: true } : result;
 }

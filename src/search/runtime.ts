@@ -1,22 +1,29 @@
 import { CostLedger } from '../core/cost.js';
 import { StepwiseError, UsageError } from '../core/errors.js';
 import { createRng, type Rng } from '../core/rng.js';
-import { CHUNK_CLOSE, CHUNK_OPEN, splitParagraphs, splitWritten, stepStop } from '../core/segment.js';
 import type { Judgment, Problem, Verdict } from '../core/types.js';
 import type { StepJudge } from '../judge/types.js';
-import { prefixFromChunks } from '../models/policy.js';
 import { wroteSimulated } from '../models/simulated.js';
-import type { ChatMessage, GenerateResult, Sample } from '../models/types.js';
+import type { ChatMessage, GenerateResult } from '../models/types.js';
 import { checkMathAnswer } from '../verify/index.js';
 import { aggregateScores, classifyStep } from './aggregate.js';
 import type { SearchConfig } from './config.js';
+import {
+  type DomainSession,
+  joinChunks,
+  mathDomain,
+  type SearchDomain,
+  type StepSample,
+  sampleEndsSolution,
+  splitSolution,
+} from './domain.js';
 import type { Backtrack, SearchChecker, SearchChunk, SearchDeps, SearchResult, TraceNode } from './types.js';
 
-/** A sampled step: its trimmed text and whether it ends the solution. */
-export interface StepSample {
-  text: string;
-  final: boolean;
-}
+// Moved to domain.ts with the math domain; re-exported for the old import path.
+export { joinChunks, type StepSample, sampleEndsSolution, splitSolution };
+
+/** The default checker: final answer extracted and compared with the gold answer. */
+export const defaultChecker: SearchChecker = (problem, text) => checkMathAnswer(problem.answer, text);
 
 /** A judge's ruling on one step, already mapped to the three-way class. */
 export interface StepRuling {
@@ -26,36 +33,6 @@ export interface StepRuling {
   rationale?: string;
   /** The judge gave no parsable verdict (every vote a format failure): an abstention, not "no error". */
   abstained?: boolean;
-}
-
-/** The default checker: final answer extracted and compared with the gold answer. */
-export const defaultChecker: SearchChecker = (problem, text) => checkMathAnswer(problem.answer, text);
-
-/** Split a whole solution into chunk texts on the step separator (blank lines by default). */
-export function splitSolution(text: string, separator: string): string[] {
-  if (separator === '\n\n') return splitParagraphs(text).map((c) => c.text);
-  return text
-    .split(separator)
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-}
-
-/** Join chunk texts back into a solution text. */
-export function joinChunks(chunks: readonly string[], separator: string): string {
-  return chunks.join(separator);
-}
-
-/**
- * Whether a step call's sample ends the solution. A step that stopped on the separator goes on;
- * anything else (end of text, token limit, a stop the backend does not name) ends it, and so does
- * a step that already holds a `\boxed{}` answer. Backends that do not report which stop string
- * matched (`stopReason` undefined) are read as "stopped on the separator" unless an answer is there.
- */
-export function sampleEndsSolution(sample: Sample, separator: string): boolean {
-  if (/\\boxed\s*\{/.test(sample.text)) return true;
-  if (sample.finishReason !== 'stop') return true;
-  if (sample.stopReason === undefined) return false;
-  return sample.stopReason !== separator;
 }
 
 /**
@@ -69,11 +46,12 @@ export class SearchRuntime {
   /** Judgments whose verdict could not be parsed, summed over calls. */
   formatFailures = 0;
   private readonly rng: Rng;
-  /**
-   * Under tags: each step's content → the step as the policy wrote it (separator, `<chunk>`,
-   * content, `</chunk>`), so a prefix is the policy's own text rather than a rebuilt one.
-   */
-  private readonly written = new Map<string, string>();
+  /** The kind of problem (math by default, code, …): templates, step splitter, end test, checker. */
+  readonly domain: SearchDomain;
+  /** This problem seen through its domain. */
+  readonly session: DomainSession;
+  /** The problem as the judge sees it: its text as the domain renders it for the policy. */
+  private readonly judged: Problem;
 
   constructor(
     readonly strategy: string,
@@ -82,6 +60,14 @@ export class SearchRuntime {
     readonly deps: SearchDeps,
   ) {
     this.rng = createRng(`${config.seed}:${strategy}:${problem.id}`);
+    this.domain = deps.domain ?? mathDomain;
+    if (problem.domain === 'code' && this.domain.name !== 'code')
+      throw new UsageError(
+        `problem ${problem.id} is a code problem but the search runs in the ${this.domain.name} domain: pass the code domain (deps.domain = codeDomain, src/code/domain.ts)`,
+      );
+    this.session = this.domain.open(problem, config);
+    this.judged =
+      this.session.question === problem.question ? problem : { ...problem, question: this.session.question };
     const asked = deps.policy.segmentation;
     if (asked !== undefined && asked !== config.segmentation)
       throw new UsageError(
@@ -115,81 +101,57 @@ export class SearchRuntime {
   /** n whole solutions from the bare problem, in one call (shared prefill). */
   async sampleSolutions(n: number, temperature = this.config.temperature): Promise<string[]> {
     const c = this.config;
-    const result = await this.deps.policy.continue(this.problem.question, '', {
+    const result = await this.deps.policy.continue(this.session.question, this.session.prefix([]), {
       n,
       maxTokens: c.maxTokens,
       temperature,
       topP: c.topP,
+      ...(this.session.solutionStop ? { stop: this.session.solutionStop } : {}),
       seed: this.nextSeed(),
       signal: this.deps.signal,
     });
     this.recordPolicy(result);
-    return result.samples.map((s) => s.text);
+    return result.samples.map((s) => this.session.readSolution(s));
   }
 
   /**
-   * The prefix the policy continues after these chunks: under `paragraph` the chunks joined by
-   * blank lines; under `tags` the steps as the policy wrote them, ending right after `</chunk>`.
+   * The prefix the policy continues after these chunks (the domain's: math under `paragraph`, the
+   * chunks joined by blank lines; under `tags` the steps as the policy wrote them, ending right
+   * after `</chunk>`; code, the given code and blocks before the open fence's continuation).
    */
   prefix(chunks: readonly string[]): string {
-    if (this.config.segmentation !== 'tags') return prefixFromChunks(chunks);
-    return chunks
-      .map((c, i) => this.written.get(c) ?? `${i === 0 ? '' : '\n'}${CHUNK_OPEN}${c}${CHUNK_CLOSE}`)
-      .join('');
+    return this.session.prefix(chunks);
   }
 
-  /** A whole solution's text from its chunks (tags: the policy's written form). */
+  /** A whole solution's text from its chunks (with any steps given with the problem). */
   join(chunks: readonly string[]): string {
-    return this.config.segmentation === 'tags'
-      ? this.prefix(chunks)
-      : joinChunks(chunks, this.config.stepSeparator);
+    return this.session.join(chunks);
   }
 
-  /** A whole solution's chunk texts: its `<chunk>`s under tags (paragraphs when they are malformed), else split on the separator. */
+  /** A whole solution's chunk texts, as the domain splits them. */
   split(text: string): string[] {
-    if (this.config.segmentation === 'tags') return splitWritten(text, 'tags').chunks.map((c) => c.text);
-    return splitSolution(text, this.config.stepSeparator);
+    return this.session.split(text);
   }
 
-  /** n next steps after the given chunks, in one call, each stopped at the step separator (`</chunk>` under tags). */
+  /** The final answer of a solution text (the checker's, when one is given), without checking it. */
+  answerOf(text: string): string | null {
+    return this.deps.checker ? this.deps.checker(this.problem, text).answer : this.session.answerOf(text);
+  }
+
+  /** n next steps after the given chunks, in one call, each stopped where the domain ends a step. */
   async sampleSteps(chunks: readonly string[], n: number): Promise<StepSample[]> {
     const c = this.config;
-    const stop = stepStop(c.segmentation, c.stepSeparator);
-    const result = await this.deps.policy.continue(this.problem.question, this.prefix(chunks), {
+    const result = await this.deps.policy.continue(this.session.question, this.prefix(chunks), {
       n,
       maxTokens: c.maxStepTokens,
       temperature: c.temperature,
       topP: c.topP,
-      stop: [stop],
+      stop: this.session.stepStop,
       seed: this.nextSeed(),
       signal: this.deps.signal,
     });
     this.recordPolicy(result);
-    return result.samples.map((s) => {
-      const final = sampleEndsSolution(s, stop);
-      if (c.segmentation !== 'tags') return { text: s.text.trim(), final };
-      return { text: this.readTaggedStep(s.text), final };
-    });
-  }
-
-  /**
-   * The content of a step written under tags (`\n<chunk>…`, cut at the stop `</chunk>`, which
-   * some servers include), remembering how it was written for later prefixes.
-   */
-  private readTaggedStep(raw: string): string {
-    const lead = /^\s*/.exec(raw)?.[0] ?? '';
-    let body = raw.slice(lead.length);
-    if (body.endsWith(CHUNK_CLOSE)) body = body.slice(0, -CHUNK_CLOSE.length);
-    const tagged = body.startsWith(CHUNK_OPEN);
-    if (tagged) body = body.slice(CHUNK_OPEN.length);
-    const content = body.replace(/<\/?chunk>/g, '').trim();
-    if (content === '') return '';
-    // A step the policy wrote without its tag is kept in tagged form, so every prefix stays chunks.
-    const piece = tagged
-      ? `${lead}${CHUNK_OPEN}${body}${CHUNK_CLOSE}`
-      : `${lead}${CHUNK_OPEN}${content}${CHUNK_CLOSE}`;
-    if (!this.written.has(content)) this.written.set(content, piece);
-    return content;
+    return result.samples.map((s) => this.session.readStep(s, chunks));
   }
 
   /** A chat request to the policy's model (refinement prompts); returns the first sample's text. */
@@ -212,8 +174,9 @@ export class SearchRuntime {
 
   /** The judge's ruling on chunk `index` of `chunks` (only that chunk is judged). */
   async judgeStep(chunks: readonly string[], index: number): Promise<StepRuling> {
-    const r = await this.judge.judge(this.problem, chunks, {
-      only: [index],
+    const g = this.session.given.length;
+    const r = await this.judge.judge(this.judged, [...this.session.given, ...chunks], {
+      only: [index + g],
       segmentation: this.config.segmentation,
       votes: this.config.judgeVotes,
       seed: this.nextSeed(),
@@ -221,7 +184,7 @@ export class SearchRuntime {
     });
     this.ledger.add(r.cost);
     this.formatFailures += r.formatFailures;
-    const j = r.judgments.find((x) => x.chunkIndex === index);
+    const j = r.judgments.find((x) => x.chunkIndex === index + g);
     return this.ruling(j);
   }
 
@@ -237,7 +200,9 @@ export class SearchRuntime {
   /** Rulings on every chunk of a whole solution (one judge call). */
   async judgeAll(chunks: readonly string[]): Promise<StepRuling[]> {
     if (chunks.length === 0) return [];
-    const r = await this.judge.judge(this.problem, chunks, {
+    const g = this.session.given.length;
+    const r = await this.judge.judge(this.judged, [...this.session.given, ...chunks], {
+      ...(g > 0 ? { only: chunks.map((_, i) => i + g) } : {}),
       segmentation: this.config.segmentation,
       votes: this.config.judgeVotes,
       seed: this.nextSeed(),
@@ -246,13 +211,14 @@ export class SearchRuntime {
     this.ledger.add(r.cost);
     this.formatFailures += r.formatFailures;
     const byIndex = new Map(r.judgments.map((j) => [j.chunkIndex, j]));
-    return chunks.map((_, i) => this.ruling(byIndex.get(i)));
+    return chunks.map((_, i) => this.ruling(byIndex.get(i + g)));
   }
 
   /** The step judge's predicted first error of a whole solution (−1: none), judging no further than it. */
   async firstError(chunks: readonly string[]): Promise<{ firstError: number; rulings: StepRuling[] }> {
     if (chunks.length === 0) return { firstError: -1, rulings: [] };
-    const r = await this.judge.judge(this.problem, chunks, {
+    const g = this.session.given.length;
+    const r = await this.judge.judge(this.judged, [...this.session.given, ...chunks], {
       firstErrorOnly: true,
       segmentation: this.config.segmentation,
       votes: this.config.judgeVotes,
@@ -261,8 +227,8 @@ export class SearchRuntime {
     });
     this.ledger.add(r.cost);
     this.formatFailures += r.formatFailures;
-    const rulings = r.judgments.map((j) => this.ruling(j));
-    return { firstError: r.firstError, rulings };
+    const rulings = r.judgments.filter((j) => j.chunkIndex >= g).map((j) => this.ruling(j));
+    return { firstError: r.firstError < 0 ? -1 : Math.max(0, r.firstError - g), rulings };
   }
 
   /**
@@ -277,8 +243,8 @@ export class SearchRuntime {
         (await this.judgeAll(chunks)).map((r) => r.score),
         'product',
       );
-    const last = chunks.length - 1;
-    const r = await outcome.judge(this.problem, chunks, {
+    const last = this.session.given.length + chunks.length - 1;
+    const r = await outcome.judge(this.judged, [...this.session.given, ...chunks], {
       only: [last],
       segmentation: this.config.segmentation,
       seed: this.nextSeed(),
@@ -315,11 +281,23 @@ export class SearchRuntime {
     return n;
   }
 
-  /** The result: the final text checked against the gold answer, the trace, and the cost so far. */
-  finish(finalText: string, chunks: SearchChunk[], stats: SearchResult['stats'] = {}): SearchResult {
-    const checker = this.deps.checker ?? defaultChecker;
+  /** Check a solution text: the caller's checker when given, else the domain's (code: its tests in the sandbox). */
+  async check(text: string): Promise<{ answer: string | null; correct: boolean }> {
+    return this.deps.checker
+      ? this.deps.checker(this.problem, text)
+      : await this.domain.check(this.problem, text);
+  }
+
+  /** The result: the final text checked (against the gold answer, or the tests), the trace, and the cost so far. */
+  async finish(
+    finalText: string,
+    chunks: SearchChunk[],
+    stats: SearchResult['stats'] = {},
+  ): Promise<SearchResult> {
     const hasGold = this.problem.answer !== undefined && this.problem.answer !== '';
-    const checked = checker(this.problem, finalText);
+    const checked = hasGold
+      ? await this.check(finalText)
+      : { answer: this.answerOf(finalText), correct: false };
     return {
       strategy: this.strategy,
       problemId: this.problem.id,

@@ -1,6 +1,7 @@
 import type { Cost, Problem, Verdict } from '../core/types.js';
 import type { StepJudge } from '../judge/types.js';
 import type { Policy } from '../models/policy.js';
+import type { SearchDomain } from './domain.js';
 
 /** How per-step scores become one solution score (METHODS §5, search-and-learn `utils/score.py`). */
 export type Aggregation = 'last' | 'min' | 'product' | 'mean';
@@ -19,7 +20,12 @@ export interface SearchDeps {
    * uses the step judge's `product` aggregate as the outcome score.
    */
   outcome?: StepJudge;
-  /** Answer checker; default extracts the final answer and compares it with `problem.answer`. */
+  /**
+   * The kind of problem: prompt templates, step splitter, end-of-solution test and checker.
+   * Default: math (`mathDomain`); code search passes `codeDomain` (src/code/domain.ts).
+   */
+  domain?: SearchDomain;
+  /** Answer checker overriding the domain's (default: the domain's `check`). */
   checker?: SearchChecker;
   signal?: AbortSignal;
   /**

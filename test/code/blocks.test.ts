@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { chunkLines, segmentCode, splitCodeBlocks } from '../../src/code/blocks.js';
+import { firstNewBlock } from '../../src/code/domain.js';
 import { codeSteps } from '../../src/code/label.js';
-import { firstNewBlock } from '../../src/code/search.js';
 import { chunkGaps, rebuildText } from '../../src/core/segment.js';
 import { loadHumanEval, loadMbpp } from '../../src/data/index.js';
 import { sharedData } from '../support/shared-data.js';

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { benchChart, benchSearch, DEFAULT_BENCH_SPECS, parseBenchSpec } from '../../search/bench.js';
 import { openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
-import { addDatasetOptions, type DatasetFlags, loadDatasetProblems } from '../datasets.js';
+import { addDatasetOptions, type DatasetFlags, loadDatasetProblems, searchDomainFor } from '../datasets.js';
 import { intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { addSimGuessOption, assertSimWorldInputs } from '../sim-guard.js';
@@ -72,13 +72,15 @@ export function register(program: Command): void {
         source: f.dataset,
       });
       const {
-        deps,
+        deps: built,
         close,
         simulated: simulatedModels,
       } = await buildSearchDeps(
         f,
         specs.map((s) => s.strategy),
       );
+      // Code problems search in the code domain (code policy, logical blocks, tests as checker).
+      const deps = { ...built, ...searchDomainFor(problems, built.policy, { form: f.form }) };
       const out = resolve(f.out);
       const svg = resolve(f.svg ?? out.replace(/\.json$/i, '') + '.svg');
       const db = openStore();

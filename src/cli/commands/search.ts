@@ -20,7 +20,7 @@ import {
   type DatasetFlags,
   datasetSettings,
   loadDatasetProblems,
-  policyForProblems,
+  searchDomainFor,
 } from '../datasets.js';
 import { floatOption, intOption, segmentationOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
@@ -377,8 +377,9 @@ export function register(program: Command): void {
       });
       const built = await buildSearchDeps(f, [f.strategy]);
       const { close } = built;
-      const { problems, policy } = policyForProblems(loaded, built.deps.policy, { form: f.form });
-      const deps = { ...built.deps, policy };
+      const problems = loaded;
+      const { domain, policy } = searchDomainFor(loaded, built.deps.policy, { form: f.form });
+      const deps = { ...built.deps, policy, domain };
       const out = resolve(f.out);
       const settings = searchSettings('search', f, {
         strategy: f.strategy,
