@@ -66,7 +66,11 @@ export const CompletionReply = z.object({
   usage: Usage,
   simulated: z.boolean().optional(),
 });
-export const ChatReply = z.object({ choices: z.array(ChatChoice), usage: Usage, simulated: z.boolean().optional() });
+export const ChatReply = z.object({
+  choices: z.array(ChatChoice),
+  usage: Usage,
+  simulated: z.boolean().optional(),
+});
 export type CompletionReply = z.infer<typeof CompletionReply>;
 export type ChatReply = z.infer<typeof ChatReply>;
 
@@ -110,7 +114,8 @@ function describe(value: unknown): string {
 /** The value at a path of a parsed JSON value (for saying what the server sent there). */
 function at(value: unknown, path: ReadonlyArray<PropertyKey>): unknown {
   let v = value;
-  for (const p of path) v = v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[p] : undefined;
+  for (const p of path)
+    v = v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[p] : undefined;
   return v;
 }
 
@@ -118,7 +123,10 @@ function at(value: unknown, path: ReadonlyArray<PropertyKey>): unknown {
  * Validate a reply against its schema. Returns the typed reply, or a description of the first
  * field that does not fit: `choices[0].text: expected string, got undefined`.
  */
-export function checkReply<T>(schema: z.ZodType<T>, reply: unknown): { ok: true; value: T } | { ok: false; problem: string } {
+export function checkReply<T>(
+  schema: z.ZodType<T>,
+  reply: unknown,
+): { ok: true; value: T } | { ok: false; problem: string } {
   const parsed = schema.safeParse(reply);
   if (parsed.success) return { ok: true, value: parsed.data };
   const issue = parsed.error.issues[0]!;

@@ -18,10 +18,10 @@ export interface ScoredCandidate {
 /** Sample N solutions in one call and judge every chunk of each (one judge call per solution). */
 export async function sampleAndScore(
   rt: SearchRuntime,
-  problem: Problem,
+  _problem: Problem,
   options: { judge?: boolean } = {},
 ): Promise<ScoredCandidate[]> {
-  const { config, deps } = rt;
+  const { config } = rt;
   const texts = await rt.sampleSolutions(config.n);
   // Judge the candidates concurrently; seeds are drawn in candidate order, so runs reproduce.
   const split = texts.map((text) => rt.split(text));

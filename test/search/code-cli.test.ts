@@ -80,8 +80,7 @@ describe('stepwise search on a code data set', () => {
       `${server.origin}/v1`,
     );
     // Asynchronously: the scripted server answers from this process.
-    const run = await startCli([...args, '--out', out, '--quiet'], join(dir, 'home')).done;
-    expect(run.stderr).toBe('');
+    const run = await startCli([...args, '--out', out, '--quiet', '--json'], join(dir, 'home')).done;
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout);
     expect(report).toMatchObject({ problems: 2, correct: 2, accuracy: 1 });

@@ -224,12 +224,11 @@ describe('best-of-N (src/search/best-of-n.ts) on the code domain', () => {
     const header = 'def add(a, b):\n    """Return a + b."""';
     const model = scriptedCodeModel({ [`${header}\n\n`]: ['    s = a + b\n    return s\n```'] });
     judged.length = 0;
-    const r = await runStrategy(
-      'best-of-n',
-      humaneval,
-      { n: 2 },
-      { policy: createCodePolicy(model), judge, domain },
-    );
+    const r = await bestOfN(humaneval, resolveSearchConfig({ ...domain.preset, n: 2 }), {
+      policy: createCodePolicy(model),
+      judge,
+      domain,
+    });
     expect(r.finalText).toBe(`${header}\n    s = a + b\n    return s`);
     expect(judged.every((j) => j.chunks[0] === header && !j.only?.includes(0))).toBe(true);
     expect(r.chunks.map((c) => c.text)).toEqual(['    s = a + b', '    return s']);
