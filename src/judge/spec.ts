@@ -99,13 +99,28 @@ export function parseJudgeSpec(spec: string): JudgeSpec {
 }
 
 /**
+ * Whether a model spec asks the simulated world for its oracle PRM (`prm=oracle` among the query
+ * options, however spelled: `sim?prm=oracle`, `openai:anything?prm=oracle`, a bare query). The
+ * sim server takes `prm=oracle` only from a request's model name, so the spec always shows it.
+ */
+export function namesOraclePrm(model: string): boolean {
+  const q = model.indexOf('?');
+  const query = q >= 0 ? model.slice(q + 1) : model.includes('=') ? model : '';
+  for (const [key, value] of new URLSearchParams(query))
+    if (key.trim().toLowerCase() === 'prm' && value.trim() === 'oracle') return true;
+  return false;
+}
+
+/**
  * Whether a judge spec names a judge that reads the gold answer: a rollout judge (its rollouts are
- * checked against it) or an outcome model of the simulated world (its verdict comes from whether
- * the final answer is right). Such a judge must not steer a search silently (`--allow-gold-judge`).
+ * checked against it), an outcome model of the simulated world (its verdict comes from whether
+ * the final answer is right) or the simulated oracle PRM (`prm=oracle`: exact values, computed
+ * from the answer). Such a judge must not steer a search silently (`--allow-gold-judge`).
  */
 export function judgeReadsGold(spec: string): boolean {
   const parsed = parseJudgeSpec(spec);
   if (parsed.kind === 'rollout') return true;
+  if (parsed.kind === 'prm' && namesOraclePrm(parsed.model)) return true;
   return parsed.kind === 'orm' && /^sim(?:$|[:?])|^openai:sim(?:$|[:?[])/.test(parsed.model);
 }
 

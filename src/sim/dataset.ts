@@ -1,9 +1,16 @@
 import { createRng } from '../core/rng.js';
 import type { Problem } from '../core/types.js';
 import type { ProcessBenchRecord } from '../data/types.js';
+import { simChunkDifficulties, simJudgeRates } from './judges.js';
 import { resolveSimOptions, type SimOptions } from './options.js';
 import { firstWrongStep, isSimSolutionCorrect, sampleSimSolution, simSuccessRate } from './policy.js';
-import { generateSimProblems, type SimProblem, solveSimProblem, toProblem } from './world.js';
+import {
+  generateSimProblems,
+  lookupSimQuestion,
+  type SimProblem,
+  solveSimProblem,
+  toProblem,
+} from './world.js';
 
 /**
  * Data sets of the simulated world: problem files for `stepwise sample`, and ProcessBench-format
@@ -95,8 +102,8 @@ export function simProcessBenchRows(
     let steps = sampleSimSolution(p, options, rng.fork(`${i}:0`));
     let label = firstWrongStep(p, steps);
     // Redraw until the row has the wanted class (bounded: a problem whose policy never errs, or
-    // always errs, keeps its last draw).
-    for (let attempt = 1; wantError !== undefined && wantError !== label >= 0 && attempt < 200; attempt++) {
+    // almost always errs — several trap steps — keeps its last draw).
+    for (let attempt = 1; wantError !== undefined && wantError !== label >= 0 && attempt < 2000; attempt++) {
       steps = sampleSimSolution(p, options, rng.fork(`${i}:${attempt}`));
       label = firstWrongStep(p, steps);
     }
@@ -115,24 +122,35 @@ export function simProcessBenchRows(
 /**
  * The exact expected ProcessBench accuracies of a verdict judge with early exit (one vote, no
  * format failures) on labeled rows: a row with first error e is predicted right with probability
- * spec^e·sens (e right chunks judged Positive, then the wrong one Negative); a row without error
- * of n chunks with probability spec^n. error_acc and correct_acc are the means over the two
- * groups (percent); F1 = 2·a·c/(a + c) of those means.
+ * sp_0·…·sp_(e−1)·se_e (the e right chunks judged Positive, then the wrong one Negative); a row
+ * without error with probability sp_0·…·sp_(n−1). The per-chunk rates are those the simulated
+ * judge uses ({@link simJudgeRates}: errors grown by each chunk's difficulty); for a row whose
+ * problem is not a sim question, or with `judgeDifficulty` 0, they are sensitivity and
+ * specificity themselves. error_acc and correct_acc are the means over the two groups (percent);
+ * F1 = 2·a·c/(a + c) of those means. `options` are resolved over the sim defaults.
  */
 export function expectedProcessBenchScores(
-  rows: ReadonlyArray<{ steps: readonly string[]; label: number }>,
-  rates: { sensitivity: number; specificity: number },
+  rows: ReadonlyArray<{ problem?: string; steps: readonly string[]; label: number }>,
+  partial: Partial<SimOptions> & { sensitivity: number; specificity: number },
 ): { error_acc: number; correct_acc: number; f1: number } {
+  const options = resolveSimOptions(partial);
   let errSum = 0;
   let errN = 0;
   let corSum = 0;
   let corN = 0;
   for (const r of rows) {
+    const problem = r.problem === undefined ? null : lookupSimQuestion(r.problem);
+    const rates = problem
+      ? simChunkDifficulties(problem, r.steps, options).map((c) => simJudgeRates(c.difficulty, options))
+      : r.steps.map(() => ({ sensitivity: options.sensitivity, specificity: options.specificity }));
+    const end = r.label >= 0 ? r.label : r.steps.length;
+    let p = 1;
+    for (let j = 0; j < end; j++) p *= rates[j].specificity;
     if (r.label >= 0) {
-      errSum += rates.specificity ** r.label * rates.sensitivity;
+      errSum += p * rates[r.label].sensitivity;
       errN++;
     } else {
-      corSum += rates.specificity ** r.steps.length;
+      corSum += p;
       corN++;
     }
   }

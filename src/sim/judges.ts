@@ -1,20 +1,35 @@
-import type { Rng } from '../core/rng.js';
+import { createRng, type Rng } from '../core/rng.js';
 import type { SimOptions } from './options.js';
 import {
   exactStepValues,
+  initialSimState,
   isSimSolutionCorrect,
   replayChunk,
   replaySimChunks,
+  type SimState,
+  simValueTable,
   wrongChunks,
 } from './policy.js';
-import { applyOp, describeOp, lookupSimQuestion, opSymbol, type SimProblem } from './world.js';
+import {
+  applyOp,
+  describeOp,
+  lookupSimQuestion,
+  opSymbol,
+  type SimProblem,
+  simDifficulty,
+  simSteps,
+  truthValues,
+} from './world.js';
 
 /**
  * The simulated judges. Each answers a real prompt of src/prompts with a reply whose
  * correctness is drawn with the configured rates, against the world's ground truth (a chunk is
- * wrong when it introduces an error: see `ReplayedChunk.wrong`). For text that is not a sim
- * problem (e.g. real ProcessBench problems) no truth is known and every judge answers a seeded
- * guess, and says so in its reply.
+ * wrong when it introduces an error: see `ReplayedChunk.wrong`). Every judge's error rate grows
+ * with difficulty: base rate × δ^judge_difficulty, δ the chunk's step difficulty (or the
+ * problem's, for judges of whole solutions). What each judge reads is listed in docs/sim.md;
+ * only the PRM under `prm=oracle` reads exact values, and it is named so. For text that is not a
+ * sim problem (e.g. real ProcessBench problems) no truth is known and every judge answers a
+ * seeded guess, and says so in its reply.
  */
 
 /** Non-sim text: probability that the generative judge guesses Positive (most steps of real solutions are right). */
@@ -27,14 +42,81 @@ export const GUESS_CORRECT = 0.5;
 const NOT_SIM =
   'Simulated judge: this problem is not from the simulated world, so the verdict below is a seeded guess, not an assessment.';
 
+/**
+ * An error rate grown with difficulty: min(1, base × δ^g). Mean δ is about 1, so averaged over
+ * chunks a judge errs at about its base rate, but more on hard steps (where the policy errs too).
+ */
+export function scaledErrorRate(base: number, difficulty: number, exponent: number): number {
+  if (base <= 0) return 0;
+  return Math.min(1, base * difficulty ** exponent);
+}
+
+type DifficultyOptions = Pick<SimOptions, 'stepError' | 'difficultySpread' | 'misconception' | 'recur'>;
+
+/**
+ * The step difficulty δ of a chunk replayed from `before`: an operation's (difficulty ×
+ * weight(op)); a check's, of the operation it checks; anything else the problem's difficulty.
+ */
+function chunkDifficulty(
+  problem: SimProblem,
+  before: SimState,
+  kind: string,
+  options: DifficultyOptions,
+): number {
+  const steps = simSteps(problem, options);
+  if (kind === 'op' && before.k < steps.length) return steps[before.k].difficulty;
+  if (kind === 'check' && before.k > 0 && before.k <= steps.length) return steps[before.k - 1].difficulty;
+  return simDifficulty(problem, options);
+}
+
+/** Per chunk of a solution: is it wrong, and its step difficulty δ (what the judges' rates grow with). */
+export function simChunkDifficulties(
+  problem: SimProblem,
+  chunks: readonly string[],
+  options: DifficultyOptions,
+): Array<{ wrong: boolean; difficulty: number; kind: string }> {
+  let state = initialSimState(problem);
+  return chunks.map((c) => {
+    const r = replayChunk(problem, state, c);
+    const out = {
+      wrong: r.wrong,
+      difficulty: chunkDifficulty(problem, state, r.kind, options),
+      kind: r.kind,
+    };
+    state = r.state;
+    return out;
+  });
+}
+
+/** The generative judge's rates on one chunk of difficulty δ: P(Negative | wrong), P(Positive | right). */
+export function simJudgeRates(
+  difficulty: number,
+  options: Pick<SimOptions, 'sensitivity' | 'specificity' | 'judgeDifficulty'>,
+): { sensitivity: number; specificity: number } {
+  return {
+    sensitivity: 1 - scaledErrorRate(1 - options.sensitivity, difficulty, options.judgeDifficulty),
+    specificity: 1 - scaledErrorRate(1 - options.specificity, difficulty, options.judgeDifficulty),
+  };
+}
+
 /** Describe what a chunk does, as the first sentence of an analysis. */
 function describeChunk(
   problem: SimProblem,
   history: readonly string[],
   chunk: string,
-): { about: string; wrong: boolean; detail: string } {
+  options: DifficultyOptions,
+): { about: string; wrong: boolean; detail: string; difficulty: number } {
   const before = replaySimChunks(problem, history).state;
   const r = replayChunk(problem, before, chunk);
+  const difficulty = chunkDifficulty(problem, before, r.kind, options);
+  return { ...describeReplayed(problem, before, r), difficulty };
+}
+
+function describeReplayed(
+  problem: SimProblem,
+  before: SimState,
+  r: ReturnType<typeof replayChunk>,
+): { about: string; wrong: boolean; detail: string } {
   switch (r.kind) {
     case 'op': {
       if (before.k >= problem.ops.length)
@@ -76,14 +158,15 @@ function describeChunk(
 
 /**
  * Reply of the generative stepwise judge: a short analysis, then `\boxed{Positive}` or
- * `\boxed{Negative}`. P(Negative | wrong) = sensitivity, P(Positive | right) = specificity; with
+ * `\boxed{Negative}`. P(Negative | wrong) and P(Positive | right) are sensitivity and
+ * specificity with their error rates grown by the chunk's difficulty ({@link simJudgeRates}); with
  * probability format_failure the reply carries no verdict.
  */
 export function simJudgeReply(
   question: string,
   history: readonly string[],
   chunk: string,
-  options: Pick<SimOptions, 'sensitivity' | 'specificity' | 'formatFailure'>,
+  options: SimOptions,
   rng: Rng,
 ): string {
   const problem = lookupSimQuestion(question);
@@ -91,8 +174,9 @@ export function simJudgeReply(
     const positive = rng.chance(GUESS_POSITIVE);
     return `${NOT_SIM}\n\n\\boxed{${positive ? 'Positive' : 'Negative'}}`;
   }
-  const d = describeChunk(problem, history, chunk);
-  const positive = d.wrong ? !rng.chance(options.sensitivity) : rng.chance(options.specificity);
+  const d = describeChunk(problem, history, chunk, options);
+  const rates = simJudgeRates(d.difficulty, options);
+  const positive = d.wrong ? !rng.chance(rates.sensitivity) : rng.chance(rates.specificity);
   const failed = rng.chance(options.formatFailure);
   const honest = positive !== d.wrong;
   let reasoning: string;
@@ -109,13 +193,14 @@ export function simJudgeReply(
 
 /**
  * Reply of the ProcessBench critic: the earliest wrong paragraph (−1 if none) in `\boxed{}`.
- * With probability critic_accuracy the true index; otherwise a uniformly drawn other index in
- * {−1, 0, …, n−1}; with probability format_failure no boxed index at all.
+ * The true index with probability 1 − (1 − critic_accuracy)·d^judge_difficulty (d the problem's
+ * difficulty); otherwise a uniformly drawn other index in {−1, 0, …, n−1}; with probability
+ * format_failure no boxed index at all.
  */
 export function simCriticReply(
   question: string,
   steps: readonly string[],
-  options: Pick<SimOptions, 'criticAccuracy' | 'formatFailure'>,
+  options: SimOptions,
   rng: Rng,
 ): string {
   const problem = lookupSimQuestion(question);
@@ -127,7 +212,12 @@ export function simCriticReply(
   } else {
     const truth = wrongChunks(problem, steps).findIndex((w) => w);
     answer = truth;
-    if (!rng.chance(options.criticAccuracy) && steps.length > 0) {
+    const miss = scaledErrorRate(
+      1 - options.criticAccuracy,
+      simDifficulty(problem, options),
+      options.judgeDifficulty,
+    );
+    if (rng.chance(miss) && steps.length > 0) {
       const other = rng.int(0, steps.length - 1); // n choices other than the truth among n + 1
       answer = other - 1 >= truth ? other : other - 1;
     }
@@ -151,52 +241,115 @@ function gaussian(rng: Rng): number {
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
 }
 
+/** sigmoid(logit(t) + noise·N(0, 1)), t clamped to [0.01, 0.99]. */
+function noisyScore(target: number, noise: number, rng: Rng): number {
+  const z = logit(Math.min(0.99, Math.max(0.01, target))) + noise * gaussian(rng);
+  return 1 / (1 + Math.exp(-z));
+}
+
+/** The outcome model's rates on a problem: its base rates with errors grown by the problem's difficulty. */
+export function simOrmRates(
+  problem: SimProblem,
+  options: Pick<
+    SimOptions,
+    | 'ormSensitivity'
+    | 'ormSpecificity'
+    | 'judgeDifficulty'
+    | 'stepError'
+    | 'difficultySpread'
+    | 'misconception'
+    | 'recur'
+  >,
+): { sensitivity: number; specificity: number } {
+  const d = simDifficulty(problem, options);
+  return {
+    sensitivity: 1 - scaledErrorRate(1 - options.ormSensitivity, d, options.judgeDifficulty),
+    specificity: 1 - scaledErrorRate(1 - options.ormSpecificity, d, options.judgeDifficulty),
+  };
+}
+
 /**
- * Scores of the simulated PRM, one per step: sigmoid(logit(target) + prm_noise·N(0, 1)) with the
- * target clamped to [0.01, 0.99]. Target `value`: the exact success probability after the step;
- * `step`: 0.9 for a right chunk, 0.1 for a wrong one. Non-sim text: uniform in [0.05, 0.95].
+ * Scores of the simulated PRM, one per step. Like a real PRM (a causal model reading the prefix),
+ * the score of step i depends on the steps up to i alone: its draws are seeded by the world seed,
+ * the question and those steps, so the same prefix gets the same score in every request.
+ *
+ * - `value` (default): the success probability of the state the PRM *believes* the solution is
+ *   in. It perceives each chunk as wrong or right with prm_sensitivity / prm_specificity (error
+ *   rates grown by the chunk's difficulty): a chunk perceived wrong makes it believe the number is
+ *   wrong; a check that corrects the number, perceived right, makes it believe the number is right
+ *   again. Score = sigmoid(logit(V(believed state)) + prm_noise·N(0, 1)). The final answer's score
+ *   is an outcome verdict drawn at the outcome model's rates (orm_sensitivity, orm_specificity,
+ *   grown by the problem's difficulty): 0.99 or 0.01 before the noise.
+ * - `step`: 0.9 for a chunk perceived right, 0.1 for one perceived wrong, before the noise.
+ * - `oracle`: the exact success probability after the step — the truth, not a model. Only under
+ *   this name; a search steered by it is refused without `--allow-gold-judge` (docs/sim.md).
+ *
+ * Non-sim text: uniform in [0.05, 0.95].
  */
 export function simPrmScores(
   question: string,
   steps: readonly string[],
-  options: Pick<
-    SimOptions,
-    | 'prmNoise'
-    | 'prmTarget'
-    | 'stepError'
-    | 'difficultySpread'
-    | 'checkRate'
-    | 'catchRate'
-    | 'falseAlarm'
-    | 'restateRate'
-  >,
+  options: SimOptions,
   rng: Rng,
 ): number[] {
   const problem = lookupSimQuestion(question);
   if (!problem) return steps.map(() => 0.05 + 0.9 * rng.next());
-  const targets =
-    options.prmTarget === 'value'
-      ? exactStepValues(problem, steps, options).slice(1)
-      : wrongChunks(problem, steps).map((w) => (w ? 0.1 : 0.9));
-  return targets.map((t) => {
-    const z = logit(Math.min(0.99, Math.max(0.01, t))) + options.prmNoise * gaussian(rng);
-    return 1 / (1 + Math.exp(-z));
-  });
+  if (options.prmTarget === 'oracle') {
+    return exactStepValues(problem, steps, options)
+      .slice(1)
+      .map((t) => noisyScore(t, options.prmNoise, rng));
+  }
+  const table = simValueTable(problem, options);
+  const truth = truthValues(problem);
+  const ormRates = simOrmRates(problem, options);
+  const rates = {
+    sensitivity: options.prmSensitivity,
+    specificity: options.prmSpecificity,
+    judgeDifficulty: options.judgeDifficulty,
+  };
+  let state = initialSimState(problem);
+  let believedWrong = false;
+  let key = `${options.seed}|prm|${problem.question}`;
+  const out: number[] = [];
+  for (const chunk of steps) {
+    key += `\u0000${chunk}`;
+    const stepRng = createRng(key);
+    const r = replayChunk(problem, state, chunk);
+    const { sensitivity, specificity } = simJudgeRates(
+      chunkDifficulty(problem, state, r.kind, options),
+      rates,
+    );
+    const perceivedWrong = r.wrong ? stepRng.chance(sensitivity) : !stepRng.chance(specificity);
+    if (options.prmTarget === 'step') {
+      out.push(noisyScore(perceivedWrong ? 0.1 : 0.9, options.prmNoise, stepRng));
+    } else if (r.state.phase === 'done') {
+      const right = r.state.answer === truth[truth.length - 1];
+      const saysRight = right ? stepRng.chance(ormRates.specificity) : !stepRng.chance(ormRates.sensitivity);
+      out.push(noisyScore(saysRight ? 0.99 : 0.01, options.prmNoise, stepRng));
+    } else {
+      const corrects = r.kind === 'check' && r.state.value !== state.value;
+      if (perceivedWrong) believedWrong = true;
+      else if (corrects) believedWrong = false;
+      const w = believedWrong ? 1 : 0;
+      const k = Math.min(r.state.k, truth.length - 1);
+      const v = r.state.phase === 'afterOp' ? table.afterOp[k][w] : table.ready[k][w];
+      out.push(noisyScore(v, options.prmNoise, stepRng));
+    }
+    state = r.state;
+  }
+  return out;
 }
 
 /**
  * Reply of the outcome model: `\boxed{Correct}` or `\boxed{Incorrect}` for a whole solution.
- * P(Incorrect | final answer wrong) = orm_sensitivity, P(Correct | right) = orm_specificity.
+ * P(Incorrect | final answer wrong) and P(Correct | right) are orm_sensitivity and
+ * orm_specificity with their error rates grown by the problem's difficulty ({@link simOrmRates}).
  */
-export function simOrmReply(
-  question: string,
-  solution: string,
-  options: Pick<SimOptions, 'ormSensitivity' | 'ormSpecificity'>,
-  rng: Rng,
-): string {
+export function simOrmReply(question: string, solution: string, options: SimOptions, rng: Rng): string {
   const problem = lookupSimQuestion(question);
   if (!problem) return `${NOT_SIM}\n\n\\boxed{${rng.chance(GUESS_CORRECT) ? 'Correct' : 'Incorrect'}}`;
   const right = isSimSolutionCorrect(problem, solution);
-  const says = right ? rng.chance(options.ormSpecificity) : !rng.chance(options.ormSensitivity);
+  const rates = simOrmRates(problem, options);
+  const says = right ? rng.chance(rates.specificity) : !rng.chance(rates.sensitivity);
   return `Simulated outcome model: checked the final answer.\n\n\\boxed{${says ? 'Correct' : 'Incorrect'}}`;
 }

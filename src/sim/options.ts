@@ -16,6 +16,18 @@ export interface SimOptions {
   stepError: number;
   /** Spread of per-problem difficulty: the difficulty factor is exp(s·(2u−1)), normalised to mean 1. */
   difficultySpread: number;
+  /**
+   * Share of the step-error rate that comes from misconceptions: steps of a problem that are traps
+   * (a fixed wrong result the policy falls into again and again), the rest independent slips.
+   */
+  misconception: number;
+  /** Probability that the policy falls into a trap step's misconception each time it (re)samples that step. */
+  recur: number;
+  /**
+   * How judge errors grow with difficulty: every judge's error rate on a chunk is its base rate ×
+   * δ^judge_difficulty (δ = the chunk's step difficulty, mean about 1); 0 = the same rates everywhere.
+   */
+  judgeDifficulty: number;
   /** Probability that the policy writes a check chunk after an operation. */
   checkRate: number;
   /** Probability that a check catches an existing error (and restores the right number). */
@@ -34,21 +46,41 @@ export interface SimOptions {
   criticAccuracy: number;
   /** PRM: standard deviation of the Gaussian noise added to the score's logit. */
   prmNoise: number;
-  /** PRM: what the score tracks — `value` (exact success probability after the step) or `step` (the chunk's own correctness). */
-  prmTarget: 'value' | 'step';
+  /**
+   * PRM: what the score tracks — `value` (the success probability of the state the PRM believes the
+   * solution is in; final step by the outcome model's rates), `step` (the chunk's own correctness as
+   * the PRM perceives it) or `oracle` (the exact success probability: an oracle, not a model).
+   */
+  prmTarget: SimPrmTarget;
+  /** PRM: P(it perceives a wrong chunk as wrong), before difficulty. */
+  prmSensitivity: number;
+  /** PRM: P(it perceives a right chunk as right), before difficulty. */
+  prmSpecificity: number;
   /** Outcome model: P(Incorrect | final answer wrong). */
   ormSensitivity: number;
   /** Outcome model: P(Correct | final answer right). */
   ormSpecificity: number;
 }
 
-/** Defaults: a 10% step-error policy and a 0.9 / 0.9 judge. */
+/** What the simulated PRM's score tracks (see {@link SimOptions.prmTarget}). */
+export type SimPrmTarget = 'value' | 'step' | 'oracle';
+
+/** The PRM targets, for messages and docs. */
+export const SIM_PRM_TARGETS: readonly SimPrmTarget[] = ['value', 'step', 'oracle'];
+
+/**
+ * Defaults: a 10% step-error policy whose errors are half misconceptions (recurring with
+ * probability 0.7 on a trap step), and 0.9 / 0.9 judges whose errors grow with step difficulty.
+ */
 export const DEFAULT_SIM_OPTIONS: Readonly<SimOptions> = Object.freeze({
   seed: 0,
   minSteps: 3,
   maxSteps: 12,
   stepError: 0.1,
   difficultySpread: 1,
+  misconception: 0.5,
+  recur: 0.7,
+  judgeDifficulty: 1,
   checkRate: 0.15,
   catchRate: 0.5,
   falseAlarm: 0,
@@ -59,6 +91,8 @@ export const DEFAULT_SIM_OPTIONS: Readonly<SimOptions> = Object.freeze({
   criticAccuracy: 0.8,
   prmNoise: 1,
   prmTarget: 'value',
+  prmSensitivity: 0.9,
+  prmSpecificity: 0.9,
   ormSensitivity: 0.9,
   ormSpecificity: 0.9,
 });
@@ -72,6 +106,9 @@ const KEYS: Record<string, NumericKey> = {
   max_steps: 'maxSteps',
   step_error: 'stepError',
   difficulty_spread: 'difficultySpread',
+  misconception: 'misconception',
+  recur: 'recur',
+  judge_difficulty: 'judgeDifficulty',
   check_rate: 'checkRate',
   catch_rate: 'catchRate',
   false_alarm: 'falseAlarm',
@@ -85,6 +122,10 @@ const KEYS: Record<string, NumericKey> = {
   critic_accuracy: 'criticAccuracy',
   critic_acc: 'criticAccuracy',
   prm_noise: 'prmNoise',
+  prm_sensitivity: 'prmSensitivity',
+  prm_sens: 'prmSensitivity',
+  prm_specificity: 'prmSpecificity',
+  prm_spec: 'prmSpecificity',
   orm_sensitivity: 'ormSensitivity',
   orm_sens: 'ormSensitivity',
   orm_specificity: 'ormSpecificity',
@@ -94,6 +135,8 @@ const KEYS: Record<string, NumericKey> = {
 /** Options that are probabilities and must lie in [0, 1]. */
 const PROBABILITIES: readonly NumericKey[] = [
   'stepError',
+  'misconception',
+  'recur',
   'checkRate',
   'catchRate',
   'falseAlarm',
@@ -102,6 +145,8 @@ const PROBABILITIES: readonly NumericKey[] = [
   'specificity',
   'formatFailure',
   'criticAccuracy',
+  'prmSensitivity',
+  'prmSpecificity',
   'ormSensitivity',
   'ormSpecificity',
 ];
@@ -122,17 +167,20 @@ export function validateSimOptions(o: SimOptions): SimOptions {
     throw new UsageError('sim: max_steps must be an integer between min_steps and 40');
   if (!Number.isFinite(o.difficultySpread) || o.difficultySpread < 0 || o.difficultySpread > 5)
     throw new UsageError('sim: difficulty_spread must be in [0, 5]');
+  if (!Number.isFinite(o.judgeDifficulty) || o.judgeDifficulty < 0 || o.judgeDifficulty > 5)
+    throw new UsageError('sim: judge_difficulty must be in [0, 5]');
   if (!Number.isFinite(o.prmNoise) || o.prmNoise < 0) throw new UsageError('sim: prm_noise must be ≥ 0');
   if (!Number.isInteger(o.seed)) throw new UsageError('sim: seed must be an integer');
-  if (o.prmTarget !== 'value' && o.prmTarget !== 'step')
-    throw new UsageError('sim: prm must be value or step');
+  if (!SIM_PRM_TARGETS.includes(o.prmTarget))
+    throw new UsageError(`sim: prm must be ${SIM_PRM_TARGETS.join(', ')}, got ${String(o.prmTarget)}`);
   return o;
 }
 
 /**
  * Apply `key=value` pairs (a URL query string without the `?`) on top of `base`. Unknown keys
  * are a UsageError so typos do not pass silently. `judge=perfect` sets sensitivity and
- * specificity to 1 and format failures to 0; `prm=value|step` picks the PRM target.
+ * specificity to 1 and format failures to 0; `prm=value|step|oracle` picks the PRM target
+ * (`oracle` reads exact values: see docs/sim.md).
  */
 export function applySimQuery(base: SimOptions, query: string): SimOptions {
   const out: SimOptions = { ...base };
@@ -147,9 +195,9 @@ export function applySimQuery(base: SimOptions, query: string): SimOptions {
       continue;
     }
     if (k === 'prm') {
-      if (raw !== 'value' && raw !== 'step')
-        throw new UsageError(`sim: prm=${raw} is unknown (value or step)`);
-      out.prmTarget = raw;
+      const target = SIM_PRM_TARGETS.find((t) => t === raw);
+      if (!target) throw new UsageError(`sim: prm=${raw} is unknown (${SIM_PRM_TARGETS.join(', ')})`);
+      out.prmTarget = target;
       continue;
     }
     const name = KEYS[k];

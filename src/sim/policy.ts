@@ -5,10 +5,13 @@ import { DEFAULT_SIM_OPTIONS, type SimOptions } from './options.js';
 import {
   applyOp,
   describeOp,
+  ERROR_OFFSETS,
   lookupSimQuestion,
   opSymbol,
   type SimOp,
   type SimProblem,
+  type SimStep,
+  simSteps,
   solveSimProblem,
   stepErrorProbabilities,
   truthValues,
@@ -211,7 +214,14 @@ export function isSimSolutionCorrect(problem: SimProblem, text: string): boolean
 
 type PolicyOptions = Pick<
   SimOptions,
-  'stepError' | 'difficultySpread' | 'checkRate' | 'catchRate' | 'falseAlarm' | 'restateRate'
+  | 'stepError'
+  | 'difficultySpread'
+  | 'misconception'
+  | 'recur'
+  | 'checkRate'
+  | 'catchRate'
+  | 'falseAlarm'
+  | 'restateRate'
 >;
 
 /**
@@ -312,19 +322,16 @@ export function simSuccessRate(
   return exactValue(problem, [], options);
 }
 
-/** Offsets of a new error. None is 0, so an error on a right number always makes it wrong. */
-const DELTAS = [-10, -2, -1, 1, 2, 10];
-
 /**
  * The offset a new error adds to a result whose deviation from the right number is `deviation`:
- * a uniform pick from {@link DELTAS}, except that an offset that would cancel the deviation is
+ * a uniform pick from {@link ERROR_OFFSETS} (a trap step's misconception: its fixed offset), except that an offset that would cancel the deviation is
  * applied with the opposite sign (the deviation doubles). So an error never lands on the right
  * number — only a catching check restores it — which is what keeps {@link simValueTable} exact.
  * Mirroring (rather than redrawing) consumes the same random draws, so every solution without a
  * would-be cancellation is unchanged.
  */
-function errorOffset(deviation: number, rng: Rng): number {
-  const e = rng.pick(DELTAS);
+function errorOffset(deviation: number, rng: Rng, misconception?: number): number {
+  const e = misconception ?? rng.pick(ERROR_OFFSETS);
   return deviation + e === 0 ? -e : e;
 }
 
@@ -342,7 +349,7 @@ export function sampleNextChunk(
   options: PolicyOptions,
   state: SimState,
   rng: Rng,
-  errorProbs: readonly number[] = stepErrorProbabilities(problem, options),
+  steps: readonly SimStep[] = simSteps(problem, options),
 ): { text: string; state: SimState } | null {
   const H = problem.ops.length;
   if (state.phase === 'done') return null;
@@ -361,7 +368,7 @@ export function sampleNextChunk(
       };
     }
     if (options.falseAlarm > 0 && rng.chance(options.falseAlarm)) {
-      const x = value + rng.pick(DELTAS);
+      const x = value + rng.pick(ERROR_OFFSETS);
       const text = `Check: redoing the calculation from ${start} gives ${x}, not ${value}, so the number is ${x}.`;
       return { text, state: { k, value: x, phase: 'restated' } };
     }
@@ -378,7 +385,13 @@ export function sampleNextChunk(
     return { text, state: { k, value, phase: 'restated' } };
   }
   let result = applyOp(value, problem.ops[k]);
-  if (rng.chance(errorProbs[k])) result += errorOffset(result - truthValues(problem)[k + 1], rng);
+  const step = steps[k];
+  if (rng.chance(step.errorProbability))
+    result += errorOffset(
+      result - truthValues(problem)[k + 1],
+      rng,
+      step.trap ? step.misconceptionOffset : undefined,
+    );
   return { text: opChunk(problem, k, value, result), state: { k: k + 1, value: result, phase: 'afterOp' } };
 }
 
@@ -389,12 +402,12 @@ export function sampleSimChunks(
   state: SimState,
   rng: Rng,
 ): string[] {
-  const errorProbs = stepErrorProbabilities(problem, options);
+  const steps = simSteps(problem, options);
   const out: string[] = [];
   let s = state;
   // The chain always ends: every path reaches k = H within 3 chunks per operation.
   for (;;) {
-    const next = sampleNextChunk(problem, options, s, rng, errorProbs);
+    const next = sampleNextChunk(problem, options, s, rng, steps);
     if (!next) return out;
     out.push(next.text);
     s = next.state;
@@ -457,13 +470,13 @@ export function sampleSimTaggedChunks(
   state: SimState,
   rng: Rng,
 ): string[] {
-  const errorProbs = stepErrorProbabilities(problem, options);
+  const steps = simSteps(problem, options);
   const out: string[] = [];
   let group: string[] = [];
   let last: SimChunkKind = 'unknown';
   let s = state;
   for (;;) {
-    const next = sampleNextChunk(problem, options, s, rng, errorProbs);
+    const next = sampleNextChunk(problem, options, s, rng, steps);
     if (!next) break;
     const kind: SimChunkKind =
       next.state.phase === 'done'

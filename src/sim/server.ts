@@ -207,6 +207,12 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
   if (!(latencyMs >= 0)) throw new StepwiseError('sim serve: latency must be ≥ 0 ms');
   let base = resolveSimOptions(world);
   if (spec) base = parseSimSpec(spec, base).options;
+  if (base.prmTarget === 'oracle')
+    throw new StepwiseError(
+      'sim serve: the oracle PRM (prm=oracle) reads exact values; it is not served world-wide. Name it in the ' +
+        'model of each request (e.g. --judge prm:openai:sim?prm=oracle), so every run that uses it says so',
+      { exitCode: 2 },
+    );
   const serverOptions = base;
   const optionsByModel = new Map<string, SimOptions>();
   const modelOptions = (model: unknown): SimOptions => {

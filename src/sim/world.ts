@@ -134,16 +134,64 @@ export function simDifficulty(problem: SimProblem, options: Pick<SimOptions, 'di
   return Math.exp(s * (2 * u - 1)) / (Math.sinh(s) / s);
 }
 
+/** The offsets a policy error adds to a result (never 0, so an error on a right number makes it wrong). */
+export const ERROR_OFFSETS: readonly number[] = [-10, -2, -1, 1, 2, 10];
+
+/** How the policy errs on each operation of a problem (see {@link simSteps}). */
+export interface SimStep {
+  /** Step difficulty δ_k = difficulty × weight(op_k): mean about 1; judges err more on hard steps. */
+  difficulty: number;
+  /** The step-error rate before misconceptions: min(0.95, step_error × δ_k). */
+  rate: number;
+  /** Whether the step is a trap: the policy holds a misconception about it. */
+  trap: boolean;
+  /** P(this operation is done wrong) each time it is sampled: `recur` on a trap, the slip rate otherwise. */
+  errorProbability: number;
+  /** The offset of the misconception (a trap's error always adds it, so it recurs as the same wrong number). */
+  misconceptionOffset: number;
+}
+
+/** Uniform in [0, 1) from a label: the world's per-problem draws, a function of the question text alone. */
+function unit(label: string): number {
+  return hashString(label) / 4294967296;
+}
+
 /**
- * Per-operation error probabilities: p_k = min(0.95, step_error × difficulty × weight(op_k)).
- * They are the policy's only source of new errors in operation chunks.
+ * Per operation: its difficulty, whether it is a trap, and its error probability. With r_k =
+ * min(0.95, step_error × δ_k), μ = misconception and ρ = recur, operation k is a trap with
+ * probability t_k = min(1, μ·r_k/ρ) (a hash of the question and k), and then erred with
+ * probability ρ; otherwise with the slip rate (r_k − t_k·ρ)/(1 − t_k). Over the trap draw the
+ * mean error probability is r_k, but errors recur: a trap step is wrong on most resamples, always
+ * to the same number. The probabilities are a function of the problem alone, so exact values stay exact.
+ */
+export function simSteps(
+  problem: SimProblem,
+  options: Pick<SimOptions, 'stepError' | 'difficultySpread' | 'misconception' | 'recur'>,
+): SimStep[] {
+  const d = simDifficulty(problem, options);
+  const rho = options.recur;
+  return problem.ops.map((op, k) => {
+    const difficulty = d * OP_WEIGHT[op.kind];
+    const rate = Math.min(0.95, options.stepError * difficulty);
+    const t = rho > 0 ? Math.min(1, (options.misconception * rate) / rho) : 0;
+    const trap = t > 0 && unit(`trap:${k}:${problem.question}`) < t;
+    const slip = t >= 1 ? 0 : Math.max(0, (rate - t * rho) / (1 - t));
+    const misconceptionOffset =
+      ERROR_OFFSETS[Math.floor(unit(`misconception:${k}:${problem.question}`) * ERROR_OFFSETS.length)];
+    return { difficulty, rate, trap, errorProbability: trap ? rho : slip, misconceptionOffset };
+  });
+}
+
+/**
+ * Per-operation error probabilities (each time the operation is sampled): `recur` on trap steps,
+ * the slip rate elsewhere (see {@link simSteps}). They are the policy's only source of new errors
+ * in operation chunks.
  */
 export function stepErrorProbabilities(
   problem: SimProblem,
-  options: Pick<SimOptions, 'stepError' | 'difficultySpread'>,
+  options: Pick<SimOptions, 'stepError' | 'difficultySpread' | 'misconception' | 'recur'>,
 ): number[] {
-  const d = simDifficulty(problem, options);
-  return problem.ops.map((op) => Math.min(0.95, options.stepError * d * OP_WEIGHT[op.kind]));
+  return simSteps(problem, options).map((s) => s.errorProbability);
 }
 
 /** Draw one problem. */

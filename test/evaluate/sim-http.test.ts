@@ -32,7 +32,8 @@ describe('ProcessBench over HTTP against the sim server (acceptance 2)', () => {
     expect(samples).toHaveLength(1000);
 
     const judge = await createJudge(
-      `generative:openai:sim?sensitivity=${sensitivity}&specificity=${specificity}`,
+      // Constant rates (judge_difficulty=0): the metric pipeline is checked against the closed form.
+      `generative:openai:sim?sensitivity=${sensitivity}&specificity=${specificity}&judge_difficulty=0`,
       {
         baseUrl: server.baseURL,
         noCache: true,
@@ -53,7 +54,9 @@ describe('ProcessBench over HTTP against the sim server (acceptance 2)', () => {
       { sensitivity, specificity },
     );
     // The sim engineer's independent derivation of the same formula agrees with ours.
-    expect(expectedProcessBenchScores(rows, { sensitivity, specificity }).f1).toBeCloseTo(expected.f1, 9);
+    expect(
+      expectedProcessBenchScores(rows, { sensitivity, specificity, judgeDifficulty: 0 }).f1,
+    ).toBeCloseTo(expected.f1, 9);
     const m = report.subsets.simset;
     expect(m.n).toBe(1000);
     expect(Math.abs(m.f1! - expected.f1)).toBeLessThan(3);

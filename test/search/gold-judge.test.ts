@@ -15,7 +15,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const home = join(dir, 'home');
 
 describe('gold-reading judges', () => {
-  it('judgeReadsGold: rollout judges and simulated outcome models, not the others', () => {
+  it('judgeReadsGold: rollout judges, simulated outcome models and the oracle PRM, not the others', () => {
+    expect(judgeReadsGold('prm:sim?prm=oracle')).toBe(true);
+    expect(judgeReadsGold('sim:prm?prm_noise=0.5&prm=oracle')).toBe(true);
+    expect(judgeReadsGold('prm:openai:anything?prm=oracle')).toBe(true);
+    expect(judgeReadsGold('prm:sim')).toBe(false);
+    expect(judgeReadsGold('prm:sim?prm=value')).toBe(false);
+    expect(judgeReadsGold('prm:openai:Qwen/Qwen2.5-Math-PRM-7B')).toBe(false);
     expect(judgeReadsGold('rollout:sim')).toBe(true);
     expect(judgeReadsGold('rollout:openai:m?rollouts=4')).toBe(true);
     expect(judgeReadsGold('sim:orm')).toBe(true);

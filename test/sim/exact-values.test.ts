@@ -110,7 +110,14 @@ describe('a wrong number becomes right only through a catching check', () => {
     'Start with 10. Add 2, then add 3, then multiply by 2. What is the final number?',
   )!;
   // Errors as likely as possible: p_k = 0.95 for every operation.
-  const o = resolveSimOptions({ stepError: 1, difficultySpread: 0, checkRate: 0, restateRate: 0 });
+  // No misconceptions: every error draws its offset, so all of them show up.
+  const o = resolveSimOptions({
+    stepError: 1,
+    difficultySpread: 0,
+    misconception: 0,
+    checkRate: 0,
+    restateRate: 0,
+  });
 
   it('an error never cancels an earlier one (+10 is not undone by −10)', () => {
     const prefix = ['Step 1: add 2. 10 + 2 = 22.']; // off by +10

@@ -17,7 +17,10 @@ import {
   firstWrongStep,
   generateSimProblems,
   isSimSolutionCorrect,
+  parseSimQuestion,
   sampleSimSolution,
+  simChunkDifficulties,
+  simJudgeRates,
   simProcessBenchRows,
   wrongChunks,
 } from '../../src/sim/index.js';
@@ -38,8 +41,10 @@ function labelledChunks(count: number, seed: number) {
 describe('simulated generative judge', () => {
   const items = labelledChunks(150, 1);
 
-  it('has the configured sensitivity and specificity, and format-failure rate', async () => {
-    const model = createSimModel('sim?sensitivity=0.8&specificity=0.7&format_failure=0.1&seed=9');
+  it('has the configured sensitivity and specificity, and format-failure rate (judge_difficulty=0)', async () => {
+    const model = createSimModel(
+      'sim?sensitivity=0.8&specificity=0.7&format_failure=0.1&judge_difficulty=0&seed=9',
+    );
     const tally = { wrongNeg: 0, wrong: 0, rightPos: 0, right: 0, failed: 0, total: 0 };
     for (const it of items) {
       const r = await model.generate({
@@ -70,6 +75,57 @@ describe('simulated generative judge', () => {
     expect(Math.abs(sens - 0.8)).toBeLessThan(4 * Math.sqrt((0.8 * 0.2) / tally.wrong));
     expect(Math.abs(spec - 0.7)).toBeLessThan(4 * Math.sqrt((0.7 * 0.3) / tally.right));
     expect(Math.abs(fail - 0.1)).toBeLessThan(4 * Math.sqrt((0.1 * 0.9) / tally.total));
+  });
+
+  it('by default its errors grow with step difficulty: it misses more on hard steps, and more than its base rate on wrong chunks', async () => {
+    const model = createSimModel('sim?seed=9');
+    // Chunks split at the median step difficulty; the rates the judge should have on each.
+    const withDifficulty = items.map((it) => {
+      const p = parseSimQuestion(it.question)!;
+      const d = simChunkDifficulties(p, [...it.history, it.chunk], DEFAULT_SIM_OPTIONS).at(-1)!;
+      return { ...it, difficulty: d.difficulty };
+    });
+    const sorted = withDifficulty.map((x) => x.difficulty).sort((a, b) => a - b);
+    const median = sorted[Math.floor(sorted.length / 2)];
+    const tally = {
+      easy: { n: 0, miss: 0, expected: 0 },
+      hard: { n: 0, miss: 0, expected: 0 },
+      right: { n: 0, neg: 0, expected: 0 },
+    };
+    for (const it of withDifficulty) {
+      const r = await model.generate({
+        messages: renderJudgeMessages({ problem: it.question, history: it.history, chunk: it.chunk }),
+        n: 16,
+      });
+      const rates = simJudgeRates(it.difficulty, DEFAULT_SIM_OPTIONS);
+      for (const s of r.samples) {
+        const v = parseJudgeVerdict(s.text);
+        if (it.wrong) {
+          const t = it.difficulty > median ? tally.hard : tally.easy;
+          t.n++;
+          t.expected += 1 - rates.sensitivity;
+          if (v === 'Positive') t.miss++;
+        } else {
+          tally.right.n++;
+          tally.right.expected += 1 - rates.specificity;
+          if (v === 'Negative') tally.right.neg++;
+        }
+      }
+    }
+    for (const t of [tally.easy, tally.hard]) {
+      expect(t.n).toBeGreaterThan(300);
+      const e = t.expected / t.n;
+      expect(Math.abs(t.miss / t.n - e)).toBeLessThan(4 * Math.sqrt((e * (1 - e)) / t.n));
+    }
+    const missEasy = tally.easy.miss / tally.easy.n;
+    const missHard = tally.hard.miss / tally.hard.n;
+    expect(missHard).toBeGreaterThan(missEasy + 0.03);
+    // Wrong chunks sit on hard steps more often, so the judge misses more than 1 − sensitivity on them.
+    expect((tally.easy.miss + tally.hard.miss) / (tally.easy.n + tally.hard.n)).toBeGreaterThan(0.1);
+    const fa = tally.right.expected / tally.right.n;
+    expect(Math.abs(tally.right.neg / tally.right.n - fa)).toBeLessThan(
+      4 * Math.sqrt((fa * (1 - fa)) / tally.right.n),
+    );
   });
 
   it('a perfect judge rejects exactly the wrong chunks', async () => {
@@ -119,6 +175,9 @@ describe('simulated generative judge', () => {
     const f1 = (2 * a * c) / (a + c);
     const expected = expectedProcessBenchScores(rows, rates);
     expect(errN).toBe(500);
+    // The per-chunk rates grow with difficulty, so the constant-rate formula is off: the test can tell them apart.
+    const constant = expectedProcessBenchScores(rows, { ...rates, judgeDifficulty: 0 });
+    expect(Math.abs(expected.f1 - constant.f1)).toBeGreaterThan(2);
     expect(Math.abs(f1 - expected.f1)).toBeLessThan(3);
     expect(Math.abs(a - expected.error_acc)).toBeLessThan(4);
     expect(Math.abs(c - expected.correct_acc)).toBeLessThan(4);
@@ -183,21 +242,27 @@ describe('simulated critic, PRM and outcome model', () => {
     }
   });
 
-  it('PRM: noiseless scores are the exact values (value) or 0.9/0.1 (step); noise keeps the order on average', async () => {
+  it('PRM: only prm=oracle gives the exact values; step scores follow the perceived chunk; a prefix keeps its scores', async () => {
     const [p] = generateSimProblems({ count: 1, seed: 8, minSteps: 8, maxSteps: 8 });
     let sol = sampleSimSolution(p, DEFAULT_SIM_OPTIONS, 1);
     for (let s = 2; firstWrongStep(p, sol) < 0; s++) sol = sampleSimSolution(p, DEFAULT_SIM_OPTIONS, s);
     const input = renderQwenPrmInput(p.question, sol);
     const exact = exactStepValues(p, sol).slice(1);
-    const v = await createSimModel('sim?prm_noise=0').pool!(input);
-    v.data.forEach(([, pos], i) => {
+    const oracle = await createSimModel('sim?prm_noise=0&prm=oracle').pool!(input);
+    oracle.data.forEach(([, pos], i) => {
       expect(pos).toBeCloseTo(Math.min(0.99, Math.max(0.01, exact[i])), 10);
     });
-    const s = await createSimModel('sim?prm_noise=0&prm=step').pool!(input);
+    // A PRM that perceives every chunk right (rates 1) gives 0.9 / 0.1 under prm=step.
+    const s = await createSimModel('sim?prm_noise=0&prm=step&prm_sens=1&prm_spec=1').pool!(input);
     const wrong = wrongChunks(p, sol);
     s.data.forEach(([, pos], i) => {
       expect(pos).toBeCloseTo(wrong[i] ? 0.1 : 0.9, 10);
     });
+    // Causal: the scores of a prefix are the same whether or not later steps follow.
+    const model = createSimModel('sim');
+    const whole = (await model.pool!(input)).data;
+    const head = (await model.pool!(renderQwenPrmInput(p.question, sol.slice(0, 4)))).data;
+    expect(head).toEqual(whole.slice(0, 4));
 
     const noisy = createSimModel('sim?prm_noise=1&prm=step');
     let wrongMean = 0;
@@ -216,11 +281,51 @@ describe('simulated critic, PRM and outcome model', () => {
         nr++;
       }
     }
-    expect(rightMean / nr - wrongMean / nw).toBeGreaterThan(0.5);
+    expect(rightMean / nr - wrongMean / nw).toBeGreaterThan(0.4);
+  });
+
+  it('PRM (default): the final step follows the outcome model rates, so best-of-4 by it falls short of pass@4 (the oracle reaches it)', async () => {
+    const problems = generateSimProblems({ count: 300, seed: 12 });
+    const value = createSimModel('sim?orm_sens=0.8&orm_spec=0.85&judge_difficulty=0');
+    const oracle = createSimModel('sim?prm=oracle');
+    const t = { wrongLow: 0, wrong: 0, rightHigh: 0, right: 0 };
+    let pass4 = 0;
+    let best4 = 0;
+    let best4Oracle = 0;
+    for (const [i, p] of problems.entries()) {
+      const sols = [0, 1, 2, 3].map((j) => sampleSimSolution(p, DEFAULT_SIM_OPTIONS, 4 * i + j));
+      const right = sols.map((sol) => isSimSolutionCorrect(p, sol.join('\n\n')));
+      const last = async (m: typeof value) =>
+        Promise.all(
+          sols.map(async (sol) => (await m.pool!(renderQwenPrmInput(p.question, sol))).data.at(-1)![1]),
+        );
+      const v = await last(value);
+      const o = await last(oracle);
+      v.forEach((score, j) => {
+        if (right[j]) {
+          t.right++;
+          if (score > 0.5) t.rightHigh++;
+        } else {
+          t.wrong++;
+          if (score < 0.5) t.wrongLow++;
+        }
+      });
+      const argmax = (xs: number[]) => xs.indexOf(Math.max(...xs));
+      if (right.some(Boolean)) pass4++;
+      if (right[argmax(v)]) best4++;
+      if (right[argmax(o)]) best4Oracle++;
+    }
+    // Outcome rates, within the noise of the score (prm_noise 1 flips ≈ 0 verdicts at 0.99 / 0.01).
+    expect(Math.abs(t.wrongLow / t.wrong - 0.8)).toBeLessThan(4 * Math.sqrt((0.8 * 0.2) / t.wrong) + 0.01);
+    expect(Math.abs(t.rightHigh / t.right - 0.85)).toBeLessThan(
+      4 * Math.sqrt((0.85 * 0.15) / t.right) + 0.01,
+    );
+    expect(best4Oracle).toBe(pass4);
+    expect(pass4 - best4).toBeGreaterThanOrEqual(0.03 * problems.length);
   });
 
   it('outcome model: configured rates on final-answer correctness', async () => {
-    const model = createSimModel('sim?orm_sens=0.85&orm_spec=0.75&seed=1');
+    const model = createSimModel('sim?orm_sens=0.85&orm_spec=0.75&judge_difficulty=0&seed=1');
     const t = { wrongNo: 0, wrong: 0, rightYes: 0, right: 0 };
     for (const [i, p] of generateSimProblems({ count: 300, seed: 6 }).entries()) {
       const sol = sampleSimSolution(p, DEFAULT_SIM_OPTIONS, i).join('\n\n');

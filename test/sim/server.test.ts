@@ -152,6 +152,14 @@ describe('sim server', () => {
     expect(json.data[0].data).toHaveLength(solution.length);
     expect(json.data[0].data).toEqual((await createSimModel('sim?seed=3').pool!(input)).data);
     expect((await post(server, '/pooling', { input: 'not a PRM input' })).status).toBe(400);
+    // The oracle PRM only when a request names it (so the judge spec of every run using it shows it).
+    const oracle = await post(server, '/pooling', { model: 'sim?prm=oracle', input });
+    expect(oracle.json.data[0].data).toEqual(
+      (await createSimModel('sim?seed=3&prm=oracle').pool!(input)).data,
+    );
+    expect(oracle.json.data[0].data).not.toEqual(json.data[0].data);
+    await expect(startSimServer({ spec: 'sim?prm=oracle' })).rejects.toThrow(/oracle.*model of each request/);
+    await expect(startSimServer({ prmTarget: 'oracle' })).rejects.toThrow(/prm=oracle/);
   });
 
   it('counts in /metrics exactly the usage it reported', async () => {

@@ -10,12 +10,15 @@ import {
   renderSimQuestion,
   replaySimChunks,
   resolveSimOptions,
+  sampleNextChunk,
   sampleSimChunks,
   sampleSimSolution,
+  simSteps,
   simSuccessRate,
   simValueTable,
   solveSimProblem,
   stepErrorProbabilities,
+  truthValues,
   wrongChunks,
 } from '../../src/sim/index.js';
 
@@ -59,6 +62,69 @@ describe('sim problems', () => {
   });
 });
 
+describe('misconceptions: errors recur within a problem', () => {
+  const problems = generateSimProblems({ count: 400, seed: 2 });
+
+  it('a trap step is wrong on about `recur` of its resamples, always to the same number; other steps slip independently', () => {
+    const steps = problems.flatMap((p) => simSteps(p, O).map((s, k) => ({ p, s, k })));
+    const traps = steps.filter((x) => x.s.trap);
+    // About misconception × rate / recur of the steps are traps (≈ 0.5 × 0.1 / 0.7 ≈ 7%).
+    expect(traps.length / steps.length).toBeGreaterThan(0.04);
+    expect(traps.length / steps.length).toBeLessThan(0.11);
+    const rng = createRng('resample');
+    for (const { p, k, s } of [...traps.slice(0, 20), ...steps.filter((x) => !x.s.trap).slice(0, 20)]) {
+      // The state right before operation k with the right number (a restatement already written).
+      const truth = truthValues(p);
+      const state = { k, value: truth[k], phase: 'restated' as const };
+      const wrongValues = new Set<number>();
+      let wrong = 0;
+      const M = 400;
+      for (let j = 0; j < M; j++) {
+        const next = sampleNextChunk(p, O, state, rng)!;
+        if (next.state.value !== truth[k + 1]) {
+          wrong++;
+          wrongValues.add(next.state.value);
+        }
+      }
+      const q = s.errorProbability;
+      expect(Math.abs(wrong / M - q)).toBeLessThanOrEqual(4 * Math.sqrt((q * (1 - q)) / M) + 1e-9);
+      if (s.trap) {
+        expect(q).toBe(O.recur);
+        expect(wrongValues.size).toBe(1);
+      } else {
+        expect(q).toBeLessThan(s.rate);
+        if (wrong > 20) expect(wrongValues.size).toBeGreaterThan(2);
+      }
+    }
+  });
+
+  it('errors correlate: a step wrong in one solution is wrong in another of the same problem far more often than on average', () => {
+    let both = 0;
+    let first = 0;
+    let second = 0;
+    let pairs = 0;
+    problems.forEach((p, i) => {
+      const ea = firstWrongStep(p, sampleSimSolution(p, O, 10_000 + i)) >= 0;
+      const eb = firstWrongStep(p, sampleSimSolution(p, O, 20_000 + i)) >= 0;
+      pairs++;
+      if (ea) first++;
+      if (eb) second++;
+      if (ea && eb) both++;
+    });
+    // P(second has an error | first has one) is well above P(second has an error).
+    expect(both / first).toBeGreaterThan(second / pairs + 0.1);
+  });
+
+  it('without misconceptions the error probability of every step is its rate', () => {
+    const o = resolveSimOptions({ misconception: 0 });
+    for (const p of problems.slice(0, 50))
+      for (const s of simSteps(p, o)) {
+        expect(s.trap).toBe(false);
+        expect(s.errorProbability).toBeCloseTo(s.rate, 12);
+      }
+  });
+});
+
 describe('exact values', () => {
   const p = parseSimQuestion('Start with 10. Add 2, then multiply by 3. What is the final number?')!;
 
@@ -66,6 +132,7 @@ describe('exact values', () => {
     const o = resolveSimOptions({
       stepError: 0.1,
       difficultySpread: 0,
+      misconception: 0,
       checkRate: 0.5,
       catchRate: 0.4,
       falseAlarm: 0,

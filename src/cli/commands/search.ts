@@ -284,7 +284,8 @@ export async function buildSearchDeps(
   if (gold.length > 0 && !f.allowGoldJudge)
     throw new UsageError(
       `${gold.map(([flag, spec]) => `${flag} ${spec}`).join(' and ')} reads the gold answer (a rollout judge checks ` +
-        'its rollouts against it; a simulated outcome model knows whether the answer is right), so the search ' +
+        'its rollouts against it; a simulated outcome model knows whether the answer is right; the simulated ' +
+        'oracle PRM, prm=oracle, reads exact values), so the search ' +
         'it steers is an oracle, not a test of search. Pass --allow-gold-judge to run it anyway: every result ' +
         'then says judgeUsedGold: true.',
     );
