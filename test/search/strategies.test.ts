@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BAD_MARKER } from '../../src/prompts/refine.js';
-import { runStrategy, STRATEGY_NAMES } from '../../src/search/registry.js';
+import { getStrategy, runStrategy, STRATEGY_NAMES } from '../../src/search/registry.js';
 import type { SearchResult } from '../../src/search/types.js';
 import { boxedChecker as checker, fakeJudge, fakePolicy, fakeProblem } from './fakes.js';
 
@@ -289,13 +289,16 @@ describe('registry', () => {
   it('runs every strategy, each result carrying policy and judge cost', async () => {
     for (const name of STRATEGY_NAMES) {
       const { policy, counters } = fakePolicy();
-      const { judge } = fakeJudge({ sensitivity: 0.9, specificity: 0.9 });
+      const { judge, calls } = fakeJudge({ sensitivity: 0.9, specificity: 0.9 });
       const r = await runStrategy(name, problem, { n: 4 }, { policy, judge, checker });
       expect(r.strategy).toBe(name);
       expect(r.finalText.length).toBeGreaterThan(0);
       expect(r.cost.policy.calls).toBe(counters.calls);
       expect(r.cost.policy.completionTokens).toBeGreaterThan(0);
-      expect(typeof r.cost.judge.calls).toBe('number');
+      // The judge cost is the calls the judge saw: some for a judged strategy, none otherwise.
+      expect(r.cost.judge.calls, name).toBe(calls.calls);
+      if (getStrategy(name).needsJudge) expect(calls.calls, name).toBeGreaterThan(0);
+      else expect(calls.calls, name).toBe(0);
     }
   });
   it('rejects unknown strategies and judge-less runs of judged strategies', async () => {
