@@ -54,9 +54,10 @@ describe('ProcessBench over HTTP against the sim server (acceptance 2)', () => {
       { sensitivity, specificity },
     );
     // The sim engineer's independent derivation of the same formula agrees with ours.
-    expect(
-      expectedProcessBenchScores(rows, { sensitivity, specificity, judgeDifficulty: 0 }).f1,
-    ).toBeCloseTo(expected.f1, 9);
+    expect(expectedProcessBenchScores(rows, { sensitivity, specificity, judgeDifficulty: 0 }).f1).toBeCloseTo(
+      expected.f1,
+      9,
+    );
     const m = report.subsets.simset;
     expect(m.n).toBe(1000);
     expect(Math.abs(m.f1! - expected.f1)).toBeLessThan(3);

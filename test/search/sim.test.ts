@@ -96,7 +96,10 @@ describe('acceptance 1: 300 sim problems, 10% step-error policy, 0.9/0.9 judge (
       gaps[name] = informed - uninformed;
       expect(gaps[name], name).toBeGreaterThanOrEqual(floor);
     }
-    console.log('simulated accuracy lost with a judge that knows nothing (150 problems):', JSON.stringify(gaps));
+    console.log(
+      'simulated accuracy lost with a judge that knows nothing (150 problems):',
+      JSON.stringify(gaps),
+    );
   }, 240_000);
 });
 
