@@ -4,6 +4,8 @@
  *
  *   npx tsx bench/search.ts [problems=300] [step_error=0.1] [sensitivity=0.9] [specificity=0.9]
  */
+// The composition root: registers the model providers (sim, openai, gguf) that createModel looks up.
+import '../src/providers/index.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createJudge } from '../src/judge/create.js';
 import { createPolicy } from '../src/models/policy.js';

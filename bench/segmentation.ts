@@ -8,6 +8,8 @@
  *
  *   npx tsx bench/segmentation.ts [--problems 60] [--n 4] [--rollouts 8] [--world sim] [--seed 0]
  */
+// The composition root: registers the model providers (sim, openai, gguf) that createModel looks up.
+import '../src/providers/index.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

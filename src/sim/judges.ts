@@ -217,7 +217,7 @@ export function simCriticReply(
       simDifficulty(problem, options),
       options.judgeDifficulty,
     );
-    if (rng.chance(miss) && steps.length > 0) {
+    if (!rng.chance(1 - miss) && steps.length > 0) {
       const other = rng.int(0, steps.length - 1); // n choices other than the truth among n + 1
       answer = other - 1 >= truth ? other : other - 1;
     }
