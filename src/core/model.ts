@@ -63,11 +63,24 @@ export interface Usage {
   completionTokens: number;
 }
 
+/**
+ * Something a backend did differently from what was asked, said out loud instead of silently:
+ * `unsupported-setting` (a request field it ignored or served another way: `n`, `logprobs`,
+ * `messages`, `extra`), `compatibility` (it served the request, with a caveat), `other`.
+ */
+export interface ModelWarning {
+  type: 'unsupported-setting' | 'compatibility' | 'other';
+  /** The request field or feature concerned: `n`, `logprobs`, `messages`, `extra`, … */
+  feature: string;
+  /** What happened, for a person. */
+  details: string;
+}
+
 export interface GenerateResult {
   samples: Sample[];
   usage: Usage;
   /** Settings the backend could not honour, said out loud instead of silently dropped. */
-  warnings: string[];
+  warnings: ModelWarning[];
   /** True when every sample came from the cache (no model call made; usage is then zero). */
   cached?: boolean;
 }

@@ -1,4 +1,4 @@
-import { StepwiseError } from '../core/errors.js';
+import { StepwiseError, UnsupportedCapabilityError } from '../core/errors.js';
 import type { Judgment } from '../core/types.js';
 import type { LanguageModel } from '../models/types.js';
 import { renderQwenPrmInput } from '../prompts/prm.js';
@@ -51,7 +51,8 @@ export function createPoolingPrmJudge(model: LanguageModel, settings: PoolingPrm
     const indices = chunksToJudge(chunks.length, options);
     if (indices.length === 0) return [];
     if (!model.pool || !model.capabilities.pooling) {
-      throw new StepwiseError(
+      throw new UnsupportedCapabilityError(
+        { provider: model.provider, model: model.modelId, capability: 'pooling' },
         `model ${model.provider}:${model.modelId} has no /pooling endpoint: a prm: judge needs a vLLM server ` +
           'running a process reward model (e.g. `vllm serve Qwen/Qwen2.5-Math-PRM-7B --task reward`)',
       );

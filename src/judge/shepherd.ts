@@ -1,4 +1,4 @@
-import { StepwiseError } from '../core/errors.js';
+import { StepwiseError, UnsupportedCapabilityError } from '../core/errors.js';
 import type { Judgment } from '../core/types.js';
 import type { LanguageModel, TokenLogprob } from '../models/types.js';
 import { renderShepherdInput } from '../prompts/prm.js';
@@ -75,7 +75,8 @@ export function createShepherdJudge(model: LanguageModel, settings: ShepherdPrmS
   async function scoreStep(prefix: string, options: JudgeOptions, cost: JudgeCost): Promise<number | null> {
     if (method === 'score') {
       if (!model.score || !model.capabilities.score) {
-        throw new StepwiseError(
+        throw new UnsupportedCapabilityError(
+          { provider: model.provider, model: model.modelId, capability: 'score' },
           `model ${model.provider}:${model.modelId} gives neither logprobs nor score(): a shepherd: judge needs ` +
             '/v1/completions with logprobs (vLLM, SGLang, llama.cpp) or a local GGUF model',
         );

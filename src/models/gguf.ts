@@ -12,6 +12,7 @@ import type {
   GenerateRequest,
   GenerateResult,
   LanguageModel,
+  ModelWarning,
   Sample,
   ScoreResult,
   TokenLogprob,
@@ -154,16 +155,21 @@ export class GgufModel implements LanguageModel {
   async generate(request: GenerateRequest, options: CallOptions = {}): Promise<GenerateResult> {
     if ((request.prompt === undefined) === (request.messages === undefined))
       throw new StepwiseError('a generate request needs exactly one of `prompt` or `messages`');
-    const warnings: string[] = [];
+    const warnings: ModelWarning[] = [];
+    const unsupported = (feature: string, details: string): void => {
+      warnings.push({ type: 'unsupported-setting', feature, details });
+    };
     const input = request.prompt ?? flattenMessages(request.messages!);
-    if (request.messages) warnings.push('gguf: chat messages are sent as plain "role: content" text');
-    if (request.logprobs !== undefined) warnings.push('gguf: logprobs are not returned by this backend');
+    if (request.messages)
+      unsupported('messages', 'gguf: chat messages are sent as plain "role: content" text');
+    if (request.logprobs !== undefined)
+      unsupported('logprobs', 'gguf: logprobs are not returned by this backend');
     if (request.extra && Object.keys(request.extra).length > 0)
-      warnings.push(`gguf: ignored extra settings ${Object.keys(request.extra).join(', ')}`);
+      unsupported('extra', `gguf: ignored extra settings ${Object.keys(request.extra).join(', ')}`);
     const n = Math.max(1, request.n ?? 1);
     if (n > 1 && !this.warnedSequential) {
       // Said once per model: it is a property of the backend, not of each request.
-      warnings.push(`gguf: n > 1 samples are generated one after another (no shared prefill)`);
+      unsupported('n', 'gguf: n > 1 samples are generated one after another (no shared prefill)');
       this.warnedSequential = true;
     }
     // Without a seed, node-llama-cpp seeds from the clock in seconds: samples drawn in the same

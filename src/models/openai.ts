@@ -1,9 +1,18 @@
 import OpenAI from 'openai';
-import { StepwiseError } from '../core/errors.js';
+import { ModelCallError, StepwiseError, UnsupportedCapabilityError } from '../core/errors.js';
 import { createRng, hashString, type Rng } from '../core/rng.js';
 import type { BatchExchange } from './batch.js';
 import { type Endpoint, EndpointPool } from './endpoints.js';
 import { createKeepAliveFetch, type KeepAliveFetch } from './http-fetch.js';
+import {
+  type ChatLogprobs,
+  ChatReply,
+  type CompletionLogprobs,
+  CompletionReply,
+  checkReply,
+  PoolingReply,
+  ScoreReply,
+} from './openai-api.js';
 import {
   backoffDelay,
   classifyError,
@@ -23,6 +32,7 @@ import type {
   GenerateRequest,
   GenerateResult,
   LanguageModel,
+  ModelWarning,
   Sample,
   ScoreResult,
   TokenLogprob,
@@ -113,44 +123,7 @@ function mapFinish(reason: string | null | undefined): FinishReason {
   return 'other';
 }
 
-interface RawCompletionChoice {
-  index?: number;
-  text?: string;
-  finish_reason?: string | null;
-  stop_reason?: string | number | null;
-  /** SGLang's name for `stop_reason`. */
-  matched_stop?: string | number | null;
-  logprobs?: {
-    tokens?: string[];
-    token_logprobs?: Array<number | null>;
-    top_logprobs?: Array<Record<string, number> | null> | null;
-    text_offset?: number[];
-    /** llama.cpp answers /v1/completions logprobs in the chat layout. */
-    content?: ChatLogprobEntry[] | null;
-  } | null;
-}
-
-interface ChatLogprobEntry {
-  token: string;
-  logprob: number;
-  top_logprobs?: Array<{ token: string; logprob: number }>;
-}
-
-interface RawChatChoice {
-  index?: number;
-  message?: { content?: string | null };
-  finish_reason?: string | null;
-  stop_reason?: string | number | null;
-  matched_stop?: string | number | null;
-  logprobs?: { content?: ChatLogprobEntry[] | null } | null;
-}
-
-interface RawReply<T> {
-  choices?: T[];
-  usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
-}
-
-function completionLogprobs(lp: RawCompletionChoice['logprobs']): TokenLogprob[] | undefined {
+function completionLogprobs(lp: CompletionLogprobs): TokenLogprob[] | undefined {
   if (lp && !lp.tokens && Array.isArray(lp.content)) return chatLogprobs(lp);
   if (!lp?.tokens) return undefined;
   return lp.tokens.map((token, i) => {
@@ -161,9 +134,7 @@ function completionLogprobs(lp: RawCompletionChoice['logprobs']): TokenLogprob[]
   });
 }
 
-function chatLogprobs(
-  lp: { content?: ChatLogprobEntry[] | null } | null | undefined,
-): TokenLogprob[] | undefined {
+function chatLogprobs(lp: ChatLogprobs | CompletionLogprobs): TokenLogprob[] | undefined {
   if (!lp?.content) return undefined;
   return lp.content.map((c) => ({
     token: c.token,
@@ -279,12 +250,22 @@ export class OpenAIModel implements LanguageModel {
     return { ...this.totals, failures: { ...this.totals.failures } };
   }
 
-  private warn(message: string, warnings: string[]): void {
-    if (!warnings.includes(message)) warnings.push(message);
-    if (!this.warned.has(message)) {
-      this.warned.add(message);
-      this.onWarning?.(message);
+  /** Record an `n` the server could not honour (once per request's warnings, once per model to `onWarning`). */
+  private warn(details: string, warnings: ModelWarning[]): void {
+    if (!warnings.some((w) => w.details === details))
+      warnings.push({ type: 'unsupported-setting', feature: 'n', details });
+    if (!this.warned.has(details)) {
+      this.warned.add(details);
+      this.onWarning?.(details);
     }
+  }
+
+  /** A reply that does not have the shape the protocol promises: a typed error naming the field. */
+  private invalidReply(what: string, url: string, problem: string): ModelCallError {
+    return new ModelCallError(
+      { provider: this.provider, model: this.modelId, url, kind: 'invalid-reply', retryable: false },
+      `${what}: ${this.provider}:${this.modelId} at ${url} sent a malformed reply: ${problem}`,
+    );
   }
 
   /**
@@ -299,6 +280,7 @@ export class OpenAIModel implements LanguageModel {
   ): Promise<T> {
     let last: Failure | undefined;
     let lastUrl = '';
+    let attempts = 0;
     for (let retry = 0; ; ) {
       const endpoint = await this.endpoints.acquire(signal);
       let failure: Failure;
@@ -320,6 +302,7 @@ export class OpenAIModel implements LanguageModel {
         this.endpoints.release(endpoint);
       }
       this.totals.failures[failure.kind] = (this.totals.failures[failure.kind] ?? 0) + 1;
+      attempts++;
       last = failure;
       lastUrl = endpoint.url;
       if (!failure.retryable) break;
@@ -339,18 +322,29 @@ export class OpenAIModel implements LanguageModel {
             : backoffDelay(retry - 1, this.policy, this.rng);
       if (wait > 0) await sleep(wait, signal);
     }
-    throw this.finalError(what, last!, lastUrl);
+    throw this.finalError(what, last!, lastUrl, attempts);
   }
 
-  private finalError(what: string, f: Failure, url: string): StepwiseError {
+  private finalError(what: string, f: Failure, url: string, attempts: number): ModelCallError {
     const where = `${this.provider}:${this.modelId} at ${url}`;
+    const data = {
+      provider: this.provider,
+      model: this.modelId,
+      url,
+      kind: f.kind,
+      ...(f.status !== undefined ? { status: f.status } : {}),
+      retryable: f.retryable,
+      attempts,
+    };
     switch (f.kind) {
       case 'refused':
-        return new StepwiseError(
+        return new ModelCallError(
+          data,
           `cannot reach the server for ${where} (connection refused): is it running? Check --base-url / OPENAI_BASE_URL`,
         );
       case 'client':
-        return new StepwiseError(
+        return new ModelCallError(
+          data,
           `${what}: ${where} rejected the request${f.status ? ` (HTTP ${f.status})` : ''}: ${f.message}${
             f.status === 404
               ? ' (is the model name right? `GET /v1/models` lists what the server serves)'
@@ -360,8 +354,9 @@ export class OpenAIModel implements LanguageModel {
           }`,
         );
       default:
-        return new StepwiseError(
-          `${what}: ${where} failed after ${this.policy.maxRetries + 1} attempts (${f.kind}${
+        return new ModelCallError(
+          data,
+          `${what}: ${where} failed after ${attempts} attempt${attempts === 1 ? '' : 's'} (${f.kind}${
             f.status ? `, HTTP ${f.status}` : ''
           }): ${f.message}`,
         );
@@ -434,7 +429,7 @@ export class OpenAIModel implements LanguageModel {
     want: number,
     offset: number,
     signal: AbortSignal | undefined,
-    warnings: string[],
+    warnings: ModelWarning[],
   ): Promise<{ samples: Sample[]; usage: Usage; asked: number; endpoint: Endpoint<OpenAI> }> {
     let used!: Endpoint<OpenAI>;
     let asked = want;
@@ -477,7 +472,8 @@ export class OpenAIModel implements LanguageModel {
               });
             try {
               const answer = await send(asked);
-              const count = (answer as RawReply<unknown>).choices?.length ?? 0;
+              const choices = (answer as { choices?: unknown } | null)?.choices;
+              const count = Array.isArray(choices) ? choices.length : 0;
               // A server that ignores n answers one choice (Ollama); generate() says so.
               if (count > 0) endpoint.nativeN = count >= asked || (endpoint.nativeN === true && count > 1);
               return answer;
@@ -508,11 +504,18 @@ export class OpenAIModel implements LanguageModel {
           },
           signal,
         );
-    const raw = reply as RawReply<RawCompletionChoice & RawChatChoice>;
+    const checked = chat ? checkReply(ChatReply, reply) : checkReply(CompletionReply, reply);
+    if (!checked.ok)
+      throw this.invalidReply(chat ? 'chat completion' : 'completion', used.url, checked.problem);
+    const raw = checked.value;
     if (kind === 'unknown' && continuesAssistant(request)) kind = serverKindFromReply(reply);
-    const choices = (raw.choices ?? []).slice().sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+    const choices = (
+      raw.choices as Array<Partial<ChatReply['choices'][number] & CompletionReply['choices'][number]>>
+    )
+      .slice()
+      .sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
     // `stepwise sim serve` marks its replies: what it wrote is simulated, whatever the spec's name.
-    const simulated = (reply as { simulated?: unknown } | null)?.simulated === true;
+    const simulated = raw.simulated === true;
     const samples: Sample[] = choices.map((c) => {
       const s: Sample = {
         text: chat ? (c.message?.content ?? '') : (c.text ?? ''),
@@ -527,9 +530,7 @@ export class OpenAIModel implements LanguageModel {
         s.stopReason = null;
         s.stopTokenId = stop;
       } else if (stop === null && s.finishReason === 'stop') s.stopReason = null;
-      const lp = chat
-        ? chatLogprobs(c.logprobs as RawChatChoice['logprobs'])
-        : completionLogprobs(c.logprobs as RawCompletionChoice['logprobs']);
+      const lp = chat ? chatLogprobs(c.logprobs) : completionLogprobs(c.logprobs as CompletionLogprobs);
       if (lp) s.logprobs = lp;
       return s;
     });
@@ -555,7 +556,8 @@ export class OpenAIModel implements LanguageModel {
     for (const s of samples) {
       if (s.text.startsWith(prefill)) s.text = s.text.slice(prefill.length);
       else
-        throw new StepwiseError(
+        throw new UnsupportedCapabilityError(
+          { provider: this.provider, model: this.modelId, capability: 'continueAssistant' },
           `${this.provider}:${this.modelId} at ${url} (llama.cpp) did not continue the assistant message: its reply ` +
             'does not begin with the prefilled text, so the server started a new turn (a build without assistant ' +
             'prefill, or --no-prefill-assistant). Use --prompt-form raw, or a llama.cpp build that prefills.',
@@ -587,7 +589,7 @@ export class OpenAIModel implements LanguageModel {
     const n = Math.max(1, request.n ?? 1);
     const samples: Sample[] = [];
     const usage: Usage = { calls: 0, promptTokens: 0, completionTokens: 0 };
-    const warnings: string[] = [];
+    const warnings: ModelWarning[] = [];
     let emptyReplies = 0;
     while (samples.length < n) {
       const want = n - samples.length;
@@ -600,8 +602,16 @@ export class OpenAIModel implements LanguageModel {
       this.totals.completionTokens += reply.usage.completionTokens;
       if (reply.samples.length === 0) {
         if (++emptyReplies >= 3)
-          throw new StepwiseError(
-            `${this.provider}:${this.modelId} at ${reply.endpoint.url} returned no choices`,
+          throw new ModelCallError(
+            {
+              provider: this.provider,
+              model: this.modelId,
+              url: reply.endpoint.url,
+              kind: 'invalid-reply',
+              retryable: false,
+              attempts: emptyReplies,
+            },
+            `${this.provider}:${this.modelId} at ${reply.endpoint.url} returned no choices (${emptyReplies} replies in a row)`,
           );
         continue;
       }
@@ -624,10 +634,12 @@ export class OpenAIModel implements LanguageModel {
    */
   async score(prefix: string, continuation: string, options: CallOptions = {}): Promise<ScoreResult> {
     const text = prefix + continuation;
-    const reply = (await this.withRetries(
+    let url = '';
+    const answer = await this.withRetries(
       'score',
-      (endpoint) =>
-        endpoint.client.completions.create(
+      (endpoint) => {
+        url = endpoint.url;
+        return endpoint.client.completions.create(
           {
             model: this.modelId,
             prompt: text,
@@ -637,14 +649,18 @@ export class OpenAIModel implements LanguageModel {
             logprobs: 0,
           },
           { signal: options.signal, timeout: this.timeoutMs },
-        ) as Promise<unknown>,
+        ) as Promise<unknown>;
+      },
       options.signal,
-    )) as RawReply<RawCompletionChoice>;
-    const lp = reply.choices?.[0]?.logprobs;
-    if (!lp?.tokens || !lp.text_offset || !lp.token_logprobs)
-      throw new StepwiseError(
-        `${this.provider}:${this.modelId}: the server did not return echoed prompt logprobs (score needs echo + logprobs)`,
+    );
+    const checked = checkReply(ScoreReply, answer);
+    if (!checked.ok)
+      throw new UnsupportedCapabilityError(
+        { provider: this.provider, model: this.modelId, capability: 'score' },
+        `${this.provider}:${this.modelId} at ${url}: the server did not return echoed prompt logprobs (score needs echo + logprobs): ${checked.problem}`,
       );
+    const reply = checked.value;
+    const lp = reply.choices[0]!.logprobs;
     // vLLM counts offsets over the decoded prompt tokens from 0, BOS included: the echoed prompt is
     // then longer than `text` by the BOS text, and every offset is shifted by that much.
     const reported = reply.usage?.prompt_tokens;
@@ -673,19 +689,23 @@ export class OpenAIModel implements LanguageModel {
 
   /** vLLM `/pooling` (served at the server root): one row of class probabilities per step tag. */
   async pool(input: string, options: CallOptions = {}): Promise<{ data: number[][]; usage: Usage }> {
-    const reply = (await this.withRetries(
+    let url = '';
+    const answer = await this.withRetries(
       'pooling',
-      (endpoint) =>
-        endpoint.client.post(`${serverRoot(endpoint.url)}/pooling`, {
+      (endpoint) => {
+        url = endpoint.url;
+        return endpoint.client.post(`${serverRoot(endpoint.url)}/pooling`, {
           body: { model: this.modelId, input },
           signal: options.signal,
           timeout: this.timeoutMs,
-        }) as Promise<unknown>,
+        }) as Promise<unknown>;
+      },
       options.signal,
-    )) as { data?: Array<{ data?: unknown }>; usage?: { prompt_tokens?: number } };
-    const rows = reply.data?.[0]?.data;
-    if (!Array.isArray(rows))
-      throw new StepwiseError(`${this.provider}:${this.modelId}: /pooling reply has no data[0].data`);
+    );
+    const checked = checkReply(PoolingReply, answer);
+    if (!checked.ok) throw this.invalidReply('pooling', url, checked.problem);
+    const reply = checked.value;
+    const rows = reply.data[0]!.data;
     // A single-step input may come back as one flat row.
     const data = (rows.length > 0 && !Array.isArray(rows[0]) ? [rows] : rows) as number[][];
     this.totals.calls++;

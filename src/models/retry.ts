@@ -1,4 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type { ModelFailureKind } from '../core/errors.js';
 import type { Rng } from '../core/rng.js';
 
 /** When and how long to retry a failed request. */
@@ -44,8 +45,8 @@ export function parseRetryAfter(headers: Headers | undefined, now: number = Date
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-/** What went wrong with one attempt. */
-export type FailureKind = 'rate-limit' | 'server' | 'timeout' | 'connection' | 'refused' | 'client' | 'abort';
+/** What went wrong with one attempt (an HTTP-level failure: never `invalid-reply`). */
+export type FailureKind = Exclude<ModelFailureKind, 'invalid-reply'>;
 
 export interface Failure {
   kind: FailureKind;

@@ -123,7 +123,7 @@ export async function sampleProblem(
     signal: options.signal,
     noCache: options.noCache,
   });
-  for (const w of result.warnings) options.onWarning?.(w);
+  for (const w of result.warnings) options.onWarning?.(w.details);
   const by = options.segmentBy ?? 'paragraph';
   const segmentation = options.segmentation ?? options.policy.segmentation ?? 'paragraph';
   const samples: SampledSolution[] = [];

@@ -6,6 +6,7 @@ import type {
   GenerateRequest,
   GenerateResult,
   LanguageModel,
+  ModelWarning,
   Sample,
   Usage,
 } from '../core/model.js';
@@ -235,8 +236,13 @@ export function simGenerate(
   const promptTokens = hasPrompt
     ? countSimTokens(request.prompt as string)
     : countSimMessageTokens(request.messages ?? []);
-  const warnings: string[] = [];
-  if (request.logprobs !== undefined) warnings.push('sim: logprobs are not supported; none returned');
+  const warnings: ModelWarning[] = [];
+  if (request.logprobs !== undefined)
+    warnings.push({
+      type: 'unsupported-setting',
+      feature: 'logprobs',
+      details: 'sim: logprobs are not supported; none returned',
+    });
   const usage: Usage = { calls: 1, promptTokens, completionTokens };
   return { samples, usage, warnings, role: route.role };
 }

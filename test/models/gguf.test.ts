@@ -23,7 +23,7 @@ describe('GGUF backend (stories260K)', () => {
   it('generates n samples with per-sample seeds, reproducibly', async () => {
     const req = { prompt: 'Once upon a time', n: 2, maxTokens: 16, seed: 3, temperature: 1 };
     const a = await model.generate(req);
-    expect(a.warnings.join(' ')).toMatch(/one after another/);
+    expect(a.warnings.map((w) => w.details).join(' ')).toMatch(/one after another/);
     const b = await model.generate(req);
     expect(a.samples).toHaveLength(2);
     expect(a.samples.map((s) => s.text)).toEqual(b.samples.map((s) => s.text));
@@ -34,7 +34,7 @@ describe('GGUF backend (stories260K)', () => {
     }
     expect(a.usage.calls).toBe(2);
     // The backend says once that it samples sequentially.
-    expect(b.warnings.join(' ')).not.toMatch(/one after another/);
+    expect(b.warnings.map((w) => w.details).join(' ')).not.toMatch(/one after another/);
   });
 
   it('without a seed, the samples of one request still differ', async () => {
@@ -78,7 +78,7 @@ describe('GGUF backend (stories260K)', () => {
       ]),
     ).toBe('user: Hi\n\nassistant: Once');
     const r = await model.generate({ messages: [{ role: 'user', content: 'Tell a story' }], maxTokens: 4 });
-    expect(r.warnings.join(' ')).toMatch(/plain/);
+    expect(r.warnings.map((w) => w.details).join(' ')).toMatch(/plain/);
   });
 
   it('says how to install node-llama-cpp when it is missing', () => {

@@ -97,7 +97,11 @@ describe('OpenAIModel', () => {
     const m = model({ model: 'm', baseUrl: s.url });
     const r = await m.generate({ prompt: 'p', n: 4, seed: 5, maxTokens: 8 });
     expect(r.samples).toHaveLength(4);
-    expect(r.warnings.join(' ')).toMatch(/n > 1/);
+    expect(r.warnings).toContainEqual({
+      type: 'unsupported-setting',
+      feature: 'n',
+      details: expect.stringMatching(/n > 1/),
+    });
     // One rejected request, then four single-sample requests with distinct derived seeds.
     expect(s.requests.map((q) => q.outcome)).toEqual(['bad-request', 'ok', 'ok', 'ok', 'ok']);
     const seeds = s.requests.slice(1).map((q) => q.body.seed);
@@ -123,7 +127,7 @@ describe('OpenAIModel', () => {
     const m = model({ model: 'm', baseUrl: s.url });
     const r = await m.generate({ prompt: 'p', n: 3, maxTokens: 8 });
     expect(r.samples).toHaveLength(3);
-    expect(r.warnings.join(' ')).toMatch(/1 of n=3/);
+    expect(r.warnings.map((w) => w.details).join(' ')).toMatch(/1 of n=3/);
     expect(s.requests).toHaveLength(3);
     expect(s.requests[0].body.n).toBe(3);
     expect(s.requests[1].body.n).toBeUndefined();

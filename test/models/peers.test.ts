@@ -173,7 +173,7 @@ describe('llama.cpp (current, recorded from ../shared/bin/llama-server)', () => 
     const r = await m.generate({ prompt: 'Once upon a time', n: 5, maxTokens: 8, temperature: 1 });
     expect(r.samples).toHaveLength(5);
     expect(s.requests.map((q) => q.status)).toEqual([400, 200, 200, 200, 200, 200]);
-    expect(r.warnings.join(' ')).toMatch(/rejected n = 5 \(HTTP 400/);
+    expect(r.warnings.map((w) => w.details).join(' ')).toMatch(/rejected n = 5 \(HTTP 400/);
     await m.generate({ prompt: 'Once upon a time', n: 2, maxTokens: 8, temperature: 1 });
     expect(s.requests.slice(6).map((q) => q.body.n)).toEqual([undefined, undefined]);
   });
@@ -236,6 +236,6 @@ describe('Ollama', () => {
     expect(s.requests[1].body.continue_final_message).toBeUndefined();
     expect(s.requests[1].body.n).toBe(3);
     expect(s.requests.slice(2).every((q) => q.body.n === undefined)).toBe(true);
-    expect(r.warnings.join(' ')).toMatch(/returned 1 of n=3/);
+    expect(r.warnings.map((w) => w.details).join(' ')).toMatch(/returned 1 of n=3/);
   });
 });

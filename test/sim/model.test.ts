@@ -202,7 +202,7 @@ describe('in-process model', () => {
     const messages = renderPolicyMessages(problem.question, 'We start with 3.\n\n');
     const c = await model.generate({ messages, seed: 1 });
     expect(c.usage.promptTokens).toBe(messages.reduce((s, m) => s + countSimTokens(m.content) + 2, 0));
-    expect((await model.generate({ prompt, logprobs: 1 })).warnings[0]).toMatch(/logprobs/);
+    expect((await model.generate({ prompt, logprobs: 1 })).warnings[0]?.details).toMatch(/logprobs/);
   });
 
   it('routes judge, critic, outcome-model and refine prompts', async () => {
