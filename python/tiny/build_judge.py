@@ -19,21 +19,23 @@ from .export_gguf import export
 from .model import Config, Decoder
 
 
-def base_eval(run: str) -> dict:
-    last = None
-    with open(os.path.join(run, "log.jsonl")) as f:
+def base_eval(ckpt_path: str) -> dict:
+    """The judge base: a checkpoint of the policy's run, with its held-out evaluation."""
+    ck = torch.load(ckpt_path, map_location="cpu")
+    held = None
+    with open(os.path.join(os.path.dirname(ckpt_path), "log.jsonl")) as f:
         for line in f:
             row = json.loads(line)
-            if "eval" in row:
-                last = row
-    return {"trainingSteps": last["step"], "seconds": last["seconds"], "heldoutAccuracy": last["eval"]}
+            if "eval" in row and row.get("step") == ck["step"]:
+                held = row["eval"]
+    return {"trainingSteps": ck["step"], "seconds": ck["seconds"], "heldoutAccuracy": held}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("run")
     ap.add_argument("models")
-    ap.add_argument("--base", help="the judge base's run folder (its last evaluation goes in the card)")
+    ap.add_argument("--base", help="the judge base's checkpoint (its step and held-out evaluation go in the card)")
     args = ap.parse_args()
     start, evals = None, []
     with open(os.path.join(args.run, "log.jsonl")) as f:
@@ -62,10 +64,14 @@ def main() -> None:
         "trainingSteps": best["step"],
         "seconds": ck["seconds"],
         "seed": ck["seed"],
-        "initializedFrom": "the judge base: the policy's checkpoint trained further on the same task "
-                           "(python/tiny/train_judge.sh), vocabulary extended by the judge prompt's phrases",
+        "initializedFrom": "the judge base: a later checkpoint of the policy's own training run (the policy "
+                           "trained further on the same task, python/tiny/train_judge.sh), vocabulary extended "
+                           "by the judge prompt's phrases",
         "base": base_eval(args.base) if args.base else None,
         "trainingRows": start["train"] if start else None,
+        "data": {k: start[k] for k in ("rows", "counts") if start and k in start},
+        "options": {k: start["args"].get(k) for k in ("consistent_only", "balance", "steps", "lr", "batch")}
+        if start else None,
         "validation": {"rows": best["eval"]["n"], "verdictAccuracy": best["eval"]["validVerdictAccuracy"],
                        "against": "the Monte Carlo (rel-effective) labels of held-out export rows"},
         "config": ck["config"],

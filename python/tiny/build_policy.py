@@ -2,7 +2,7 @@
 
     PYTHONPATH=python:<gguf-py> python3 -m tiny.build_policy RUN_DIR models/tiny
 
-The checkpoint is the first one (in training order) whose temperature-1 accuracy on the
+The checkpoint is the first one (in training order) whose temperature-1 accuracy (tags prompt) on the
 held-out problems evaluated during training (the first --eval-count of split heldout, at most
 200) lies in [0.45, 0.75] (else the last one): the policy must err often enough for its
 rollouts to have errors to find. Its card accuracies are then measured afresh on held-out
@@ -42,6 +42,15 @@ def choose(run: str) -> tuple[int, dict]:
     return evals[-1]["step"], evals[-1]
 
 
+def evaluation(run: str, step: int) -> dict:
+    with open(os.path.join(run, "log.jsonl")) as f:
+        for line in f:
+            row = json.loads(line)
+            if "eval" in row and row.get("step") == step:
+                return row
+    return {}
+
+
 def sha256(path: str) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -58,15 +67,17 @@ def main() -> None:
     ap.add_argument("--eval-count", type=int, default=1000)
     args = ap.parse_args()
     torch.set_num_threads(2)
-    step, row = (args.step, {}) if args.step else choose(args.run)
+    step, row = (args.step, evaluation(args.run, args.step)) if args.step else choose(args.run)
     ckpt_path = os.path.join(args.run, f"ckpt-{step}.pt")
     ck = torch.load(ckpt_path, map_location="cpu")
     model = Decoder(Config(**ck["config"]))
     model.load_state_dict(ck["model"])
     vocab = policy_vocab()
     held = problems("heldout", 200 + args.eval_count)[200:]
-    acc0 = evaluate(model, vocab, held, 0.0, ck["seed"])
-    acc1 = evaluate(model, vocab, held, 1.0, ck["seed"])
+    acc0 = evaluate(model, vocab, held, 0.0, ck["seed"], "tags")
+    acc1 = evaluate(model, vocab, held, 1.0, ck["seed"], "tags")
+    para0 = evaluate(model, vocab, held, 0.0, ck["seed"], "paragraph")
+    para1 = evaluate(model, vocab, held, 1.0, ck["seed"], "paragraph")
     os.makedirs(args.models, exist_ok=True)
     out = os.path.join(args.models, "policy.gguf")
     export(ckpt_path, out, "policy")
@@ -83,9 +94,13 @@ def main() -> None:
         "seed": ck["seed"],
         "accuracy": {"t0": acc0, "t1": acc1},
         "accuracyProblems": len(held),
-        "accuracyOn": "held-out problems 200-1199 of split heldout (seed 0), final answer in \\boxed{}",
+        "accuracyOn": "held-out problems 200-1199 of split heldout (seed 0), final answer in \\boxed{}, "
+                      "prompted with stepwise's --segmentation tags instruction",
+        "accuracyParagraph": {"t0": para0, "t1": para1},
+        "segmentations": ["tags", "paragraph"],
         "config": ck["config"],
-        "trainingLog": {"selectedBy": f"first checkpoint with held-out t1 accuracy in [{LOW}, {HIGH}]",
+        "trainingLog": {"selectedBy": f"checkpoint {step} (--step)" if args.step else
+                        f"first checkpoint with held-out t1 accuracy in [{LOW}, {HIGH}]",
                         "evalAtSelection": row.get("eval")},
     }
     with open(card_path, "w") as f:

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from .model import Config
-from .vocab import judge_vocab, policy_vocab
+from .vocab import BYTE, UNUSED, judge_vocab, policy_vocab
 
 # stepwise's chat form is [user: instruction + "\n\nProblem: " + question, (assistant: prefix)];
 # its raw form is the same user text + "\n\nSolution:\n" + prefix. Render the former as the latter.
@@ -37,8 +37,13 @@ JUDGE_CHAT_TEMPLATE = (
 
 
 def export(ckpt_path: str, out: str, kind: str, chat_template: str | None = None) -> None:
+    import os
+
     import gguf  # from llama.cpp's gguf-py
 
+    # Written beside the target, then renamed over it: a process that has the old file mapped
+    # (llama.cpp mmaps models) keeps reading the old bytes instead of faulting on a truncated file.
+    final, out = out, out + ".tmp"
     ck = torch.load(ckpt_path, map_location="cpu")
     cfg = Config(**ck["config"])
     sd = ck["model"]
@@ -60,7 +65,12 @@ def export(ckpt_path: str, out: str, kind: str, chat_template: str | None = None
     w.add_tokenizer_model("llama")
     w.add_token_list(vocab.tokens)
     w.add_token_scores([0.0] * len(vocab))
-    w.add_token_types(vocab.types)
+    # The byte-fallback tokens are stored as UNUSED: llama.cpp still finds them by their text
+    # when it tokenizes a character outside the vocabulary, but never writes them out. A network
+    # that samples a lone byte (0x80-0xFF) would otherwise write invalid UTF-8, which
+    # llama-server's reply parser (common/chat.cpp common_chat_peg_parse) rejects with HTTP 500
+    # "does not match the expected Content-only format", on /v1/completions and chat alike.
+    w.add_token_types([UNUSED if t == BYTE else t for t in vocab.types])
     w.add_bos_token_id(vocab.bos)
     w.add_eos_token_id(vocab.eos)
     w.add_unk_token_id(vocab.unk)
@@ -92,6 +102,7 @@ def export(ckpt_path: str, out: str, kind: str, chat_template: str | None = None
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
+    os.replace(out, final)
 
 
 def main() -> None:

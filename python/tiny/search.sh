@@ -1,25 +1,37 @@
 #!/bin/sh
 # Search with the tiny judge on held-out problems (docs/tiny.md): plain sampling, best-of-2,
-# best-of-4 and chunk-reset through `stepwise search`, same seed, then accuracies with 95% intervals and the
-# paired differences from plain sampling (python -m tiny.compare).
-#   [COUNT=300] [TEMPERATURE=1] sh python/tiny/search.sh      (outputs in build/tiny/search)
+# best-of-4 and chunk-reset through `stepwise search`, the policy writing `<chunk>` tags, same
+# seed, then accuracies with 95% intervals and the paired differences from plain sampling
+# (python -m tiny.compare). Problems 1300.. of split heldout: never used to train or choose
+# anything.
+#   [COUNT=300] [TEMPERATURE=1] [OUT=build/tiny/search] [STRATEGIES="sample chunk-reset best-of-2 best-of-4"]
+#   [SEGMENTATION=tags] [JUDGE_VOTES=1] [MAX_ATTEMPTS=5] sh python/tiny/search.sh
 set -eu
 cd "$(dirname "$0")/../.."
 COUNT=${COUNT:-300}
 TEMPERATURE=${TEMPERATURE:-1}
-OUT=build/tiny/search
+OUT=${OUT:-build/tiny/search}
+SEGMENTATION=${SEGMENTATION:-tags}
+STRATEGIES=${STRATEGIES:-sample chunk-reset best-of-2 best-of-4}
+JUDGE_VOTES=${JUDGE_VOTES:-1}
+MAX_ATTEMPTS=${MAX_ATTEMPTS:-5}
 mkdir -p "$OUT"
 export STEPWISE_HOME="$OUT/home"
 PYTHONPATH=python /usr/bin/python3 -m tiny.task --split heldout --offset 1300 --count "$COUNT" --out "$OUT/problems.jsonl"
 run() { # NAME STRATEGY N
   node bin/stepwise.js search --dataset jsonl --path "$OUT/problems.jsonl" --strategy "$2" --n "$3" \
     --policy gguf:models/tiny/policy.gguf --judge generative:gguf:models/tiny/judge.gguf \
-    --temperature "$TEMPERATURE" --seed 0 --max-tokens 96 --max-step-tokens 32 --no-cache --quiet \
+    --segmentation "$SEGMENTATION" --judge-votes "$JUDGE_VOTES" --max-attempts "$MAX_ATTEMPTS" \
+    --temperature "$TEMPERATURE" --seed 0 --max-tokens 96 --max-step-tokens 48 --no-cache --quiet \
     --out "$OUT/search-$1.jsonl" --json > "$OUT/summary-$1.json"
 }
-run sample sample 1
-run chunk-reset chunk-reset 1
-run best-of-2 best-of-n 2
-run best-of-4 best-of-n 4
-PYTHONPATH=python /usr/bin/python3 -m tiny.compare "$OUT/search-sample.jsonl" "$OUT/search-chunk-reset.jsonl" \
-  "$OUT/search-best-of-2.jsonl" "$OUT/search-best-of-4.jsonl" | tee "$OUT/compare.json"
+FILES=""
+for s in $STRATEGIES; do
+  case "$s" in
+    best-of-*) run "$s" best-of-n "${s#best-of-}" ;;
+    *) run "$s" "$s" 1 ;;
+  esac
+  FILES="$FILES $OUT/search-$s.jsonl"
+done
+# shellcheck disable=SC2086
+PYTHONPATH=python /usr/bin/python3 -m tiny.compare $FILES | tee "$OUT/compare.json"

@@ -123,7 +123,7 @@ def training_stream(seed: int, reserved: set[str]):
             yield p
 
 
-CHUNK_SEP = "\n\n"
+MODES = ("paragraph", "tags")
 
 
 def step_text(problem: Problem, k: int) -> str:
@@ -135,13 +135,34 @@ def step_text(problem: Problem, k: int) -> str:
     return text
 
 
-def solution_chunks(problem: Problem) -> list[str]:
-    """The correct solution's chunks, each with its tags."""
-    return [f"<chunk>{step_text(problem, k)}</chunk>" for k in range(len(problem.ops))]
+FAMILY = {"add": "additive", "subtract": "additive", "multiply": "multiplicative"}
 
 
-def solution_text(problem: Problem) -> str:
-    return CHUNK_SEP.join(solution_chunks(problem))
+def chunk_groups(problem: Problem) -> list[list[int]]:
+    """How a tags solution groups the operations: a chunk is a maximal run of operations of one
+    family (additions and subtractions; multiplications), so a new chunk opens when the phase of
+    the calculation changes. Fewer chunks than operations whenever two neighbours share a family."""
+    groups: list[list[int]] = []
+    for k, (kind, _) in enumerate(problem.ops):
+        if groups and FAMILY[problem.ops[groups[-1][-1]][0]] == FAMILY[kind]:
+            groups[-1].append(k)
+        else:
+            groups.append([k])
+    return groups
+
+
+def solution_chunks(problem: Problem, mode: str = "tags") -> list[str]:
+    """The correct solution's chunks as written. `paragraph`: one operation per chunk, no tags.
+    `tags`: each group of `chunk_groups` in `<chunk>…</chunk>`, its operations one per line."""
+    if mode == "paragraph":
+        return [step_text(problem, k) for k in range(len(problem.ops))]
+    return ["<chunk>" + "\n".join(step_text(problem, k) for k in g) + "</chunk>" for g in chunk_groups(problem)]
+
+
+def solution_text(problem: Problem, mode: str = "tags") -> str:
+    """`paragraph`: chunks separated by a blank line; `tags`: chunks one per line (stepwise's
+    written prefix under tags joins chunks with a newline and ends right after `</chunk>`)."""
+    return ("\n\n" if mode == "paragraph" else "\n").join(solution_chunks(problem, mode))
 
 
 STEP_RE = re.compile(r"^(-?\d+)([+\-×])(\d+)=(-?\d+)(?: \\boxed\{(-?\d+)\})?$")
@@ -157,11 +178,12 @@ def strip_tags(chunk: str) -> str:
     return s.strip()
 
 
-def step_is_right(problem: Problem, k: int, chunk: str) -> bool:
+def op_is_right(problem: Problem, k: int, line: str) -> bool:
+    """Operation k written as `line` (`a<op>b=c`, `\\boxed{}` on the last operation only)."""
     truth = problem.truth()
     if k >= len(problem.ops):
         return False
-    m = STEP_RE.match(strip_tags(chunk))
+    m = STEP_RE.match(line.strip())
     if not m:
         return False
     a, sym, b, c, boxed = m.groups()
@@ -177,14 +199,27 @@ def step_is_right(problem: Problem, k: int, chunk: str) -> bool:
     )
 
 
+def chunk_ops(chunk: str) -> list[str]:
+    """A chunk's operations: its lines (tags and blank lines left out)."""
+    return [line for line in strip_tags(chunk).split("\n") if line.strip()]
+
+
 def first_error(problem: Problem, chunks: list[str]) -> int:
     """Index of the first chunk that is not right; -1 when every chunk is right and the
-    solution is complete. An incomplete solution whose chunks are all right has its first error
-    at the position of the missing chunk (len(chunks)), which callers may treat as unlabeled."""
-    for k, chunk in enumerate(chunks):
-        if not step_is_right(problem, k, chunk):
-            return k
-    return -1 if len(chunks) == len(problem.ops) else len(chunks)
+    solution is complete. A chunk is right when it holds at least one operation and each of its
+    operations is the next right one (a chunk may group several). An incomplete solution whose
+    chunks are all right has its first error at the position of the missing chunk
+    (len(chunks)), which callers may treat as unlabeled."""
+    k = 0
+    for i, chunk in enumerate(chunks):
+        ops = chunk_ops(chunk)
+        if not ops:
+            return i
+        for line in ops:
+            if not op_is_right(problem, k, line):
+                return i
+            k += 1
+    return -1 if k == len(problem.ops) else len(chunks)
 
 
 def split_chunks(text: str) -> list[str]:

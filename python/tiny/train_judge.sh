@@ -1,20 +1,20 @@
 #!/bin/sh
-# `npm run tiny:judge`: the tiny generative judge (docs/tiny.md). Needs the policy
-# (npm run tiny:train) and the judge's data (SPLIT=train OUT=build/tiny/judge-data ROLLOUTS=4
-# sh python/tiny/loop.sh 1000: policy samples on training problems, labeled by stepwise label,
+# `npm run tiny:judge`: the tiny generative judge (docs/tiny.md). Needs the policy run
+# (npm run tiny:train, which trains on to step 2500 after the policy's checkpoint is chosen) and
+# the judge's data (SPLIT=train OUT=build/tiny/judge-data ROLLOUTS=4 sh python/tiny/loop.sh 2000:
+# policy samples on training problems under --segmentation tags, labeled by stepwise label,
 # exported by stepwise export --task judge-rl).
-#  1. judge base: the policy's checkpoint trained further on the same task (better arithmetic:
-#     a judge that redoes a step's arithmetic with the policy's own weights repeats its slips);
+#  1. judge base: a later checkpoint of the policy's own run (the policy trained further: better
+#     arithmetic; a judge that redoes a step with the policy's own weights repeats its slips);
 #  2. SFT on the judge RL export (analysis + verdict), best validation checkpoint → judge.gguf.
 set -eu
 cd "$(dirname "$0")/../.."
 SRC=build/tiny/llama-src
 [ -d "$SRC/gguf-py" ] || git clone -q node_modules/node-llama-cpp/llama/gitRelease.bundle "$SRC"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
-POLICY_CKPT=${POLICY_CKPT:-build/tiny/policy/ckpt-750.pt}
-PYTHONPATH=python nice -n 15 /usr/bin/python3 -m tiny.train_policy --init "$POLICY_CKPT" --out build/tiny/judge-base \
-  --steps 1250 --stop-at 250 --eval-every 250 --eval-count 100 --dim 64 --layers 3 --heads 4 --ffn 192 \
-  --lr 2e-3 --threads 1 --seed 1
-PYTHONPATH=python nice -n 15 /usr/bin/python3 -m tiny.train_judge --data build/tiny/judge-data/judge-rl.jsonl \
-  --init build/tiny/judge-base/ckpt-250.pt --out build/tiny/judge --steps 400 --eval-every 100 --lr 2e-3
-PYTHONPATH="python:$SRC/gguf-py" nice -n 15 /usr/bin/python3 -m tiny.build_judge build/tiny/judge models/tiny --base build/tiny/judge-base
+BASE_CKPT=${BASE_CKPT:-build/tiny/policy/ckpt-1500.pt}
+DATA=${DATA:-build/tiny/judge-data/judge-rl.jsonl}
+PYTHONPATH=python nice -n 15 /usr/bin/python3 -m tiny.train_judge --data "$DATA" --init "$BASE_CKPT" \
+  --out build/tiny/judge --steps 600 --eval-every 100 --lr 2e-3 ${JUDGE_FLAGS:-}
+PYTHONPATH="python:$SRC/gguf-py" nice -n 15 /usr/bin/python3 -m tiny.build_judge build/tiny/judge models/tiny \
+  --base "$BASE_CKPT"

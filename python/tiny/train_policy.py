@@ -1,5 +1,9 @@
 """SFT of the tiny policy on correct solutions, prompted exactly as stepwise's raw policy
-prompt renders them (src/prompts/policy.ts): POLICY_HEAD + question + SOLUTION_MARK + solution.
+prompt renders them (src/prompts/policy.ts): instruction + question + SOLUTION_MARK + solution.
+Each training problem is drawn in one of the two segmentations at random (seeded): the
+paragraph instruction with one operation per blank-line paragraph, or the tags instruction with
+`<chunk>`s that group an operation run of one family (task.chunk_groups), so the policy follows
+the segmentation its prompt asks for.
 
     python3 -m tiny.train_policy --out build/tiny/policy [--steps 4000] [--seed 1]
 
@@ -20,19 +24,20 @@ import torch
 import torch.nn.functional as F
 
 from .model import Config, Decoder, generate
-from .task import final_answer, problems, reserved_questions, solution_text, training_stream
-from .vocab import POLICY_HEAD, SOLUTION_MARK, policy_vocab
+from .task import MODES, final_answer, problems, reserved_questions, solution_text, training_stream
+from .vocab import HEADS, SOLUTION_MARK, policy_vocab
 
 
-def prompt_ids(vocab, question: str) -> list[int]:
-    return [vocab.bos] + vocab.encode(POLICY_HEAD + question + SOLUTION_MARK)
+def prompt_ids(vocab, question: str, mode: str = "tags") -> list[int]:
+    return [vocab.bos] + vocab.encode(HEADS[mode] + question + SOLUTION_MARK)
 
 
 def batch_tensors(vocab, items):
+    """items: (problem, mode) pairs."""
     seqs, masks = [], []
-    for p in items:
-        pr = prompt_ids(vocab, p.question)
-        sol = vocab.encode(solution_text(p)) + [vocab.eos]
+    for p, mode in items:
+        pr = prompt_ids(vocab, p.question, mode)
+        sol = vocab.encode(solution_text(p, mode)) + [vocab.eos]
         seqs.append(pr + sol)
         masks.append([0] * len(pr) + [1] * len(sol))
     T = max(len(s) for s in seqs)
@@ -44,9 +49,9 @@ def batch_tensors(vocab, items):
     return x, m
 
 
-def evaluate(model, vocab, items, temperature: float, seed: int) -> float:
+def evaluate(model, vocab, items, temperature: float, seed: int, mode: str = "tags") -> float:
     gen = torch.Generator().manual_seed(seed)
-    outs = generate(model, [prompt_ids(vocab, p.question) for p in items], 96, temperature, vocab.eos, gen)
+    outs = generate(model, [prompt_ids(vocab, p.question, mode) for p in items], 96, temperature, vocab.eos, gen)
     right = sum(final_answer(vocab.decode(o)) == p.answer for o, p in zip(outs, items))
     return right / len(items)
 
@@ -68,7 +73,7 @@ def main() -> None:
     ap.add_argument("--init", help="start from this checkpoint's weights (e.g. a judge base: the policy trained further)")
     ap.add_argument("--stop-at", type=int, help="stop after this step (the schedule still spans --steps)")
     ap.add_argument("--stop-in", type=float, nargs=2, metavar=("LOW", "HIGH"),
-                    help="stop at the first evaluation whose temperature-1 accuracy is in [LOW, HIGH]")
+                    help="stop at the first evaluation whose temperature-1 accuracy (tags) is in [LOW, HIGH]")
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -92,6 +97,7 @@ def main() -> None:
     # A continued run draws its own problems (the seed namespace includes the start checkpoint).
     stream = training_stream(args.seed if not args.init else f"{args.seed}:continued", reserved_questions())
     held = problems("heldout", args.eval_count)
+    modes = random.Random(f"tiny:modes:{args.seed}:{args.init or ''}")
     log = open(os.path.join(args.out, "log.jsonl"), "a")
     meta = {"config": cfg.to_dict(), "args": vars(args), "parameters": model.parameters_count()}
     log.write(json.dumps({"start": meta}) + "\n")
@@ -102,7 +108,7 @@ def main() -> None:
         for g in opt.param_groups:
             g["lr"] = lr_at(step - 1)
         model.train()
-        x, m = batch_tensors(vocab, [next(stream) for _ in range(args.batch)])
+        x, m = batch_tensors(vocab, [(next(stream), modes.choice(MODES)) for _ in range(args.batch)])
         logits = model(x[:, :-1])
         loss_tok = F.cross_entropy(logits.reshape(-1, cfg.vocab), x[:, 1:].reshape(-1), reduction="none")
         mask = m[:, 1:].reshape(-1)
@@ -119,10 +125,11 @@ def main() -> None:
             seconds = time.time() - t0
             acc0 = evaluate(model, vocab, held, 0.0, args.seed)
             acc1 = evaluate(model, vocab, held, 1.0, args.seed)
+            para1 = evaluate(model, vocab, held, 1.0, args.seed, "paragraph")
             torch.save({"model": model.state_dict(), "config": cfg.to_dict(), "step": step,
                         "seconds": round(seconds, 1), "seed": args.seed},
                        os.path.join(args.out, f"ckpt-{step}.pt"))
-            log.write(json.dumps({"step": step, "eval": {"t0": acc0, "t1": acc1, "n": len(held)},
+            log.write(json.dumps({"step": step, "eval": {"t0": acc0, "t1": acc1, "n": len(held), "paragraphT1": para1},
                                   "seconds": round(seconds, 1)}) + "\n")
             log.flush()
             if args.stop_in and args.stop_in[0] <= acc1 <= args.stop_in[1]:

@@ -10,7 +10,7 @@ normal tokens, SPM's merges never fire and every other character is one token, s
 from __future__ import annotations
 
 # Token types as GGUF stores them (llama.cpp's LLAMA_TOKEN_TYPE_*).
-NORMAL, UNKNOWN, CONTROL, USER_DEFINED, BYTE = 1, 2, 3, 4, 6
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 
 SPACE = "\u2581"  # SPM's escaped space
 
@@ -19,10 +19,20 @@ POLICY_HEAD = (
     "Solve the problem step by step. Separate steps with a blank line, and put the final answer in"
     " \\boxed{}.\n\nProblem: "
 )
+# … and its `--segmentation tags` form (TAGS_POLICY_INSTRUCTION).
+TAGS_POLICY_HEAD = (
+    "Solve the problem step by step, writing your reasoning as a sequence of chunks, each wrapped in"
+    " <chunk> and </chunk>. Give every chunk a single clear purpose, such as setting up an equation,"
+    " carrying out one self-contained calculation, or drawing a conclusion, and open a new chunk whenever"
+    " the focus or phase of your reasoning changes. Write nothing outside the chunks, and put the final"
+    " answer in \\boxed{} inside the last chunk.\n\nProblem: "
+)
 SOLUTION_MARK = "\n\nSolution:\n"
+HEADS = {"paragraph": POLICY_HEAD, "tags": TAGS_POLICY_HEAD}
 
 BASE_PHRASES = [
     POLICY_HEAD,
+    TAGS_POLICY_HEAD,
     SOLUTION_MARK,
     "<chunk>",
     "</chunk>",
@@ -106,12 +116,12 @@ class Vocab:
         return out
 
     def decode(self, ids: list[int]) -> str:
+        # Byte-fallback tokens write nothing, as llama.cpp does with the GGUF's types
+        # (export_gguf.py stores them as UNUSED so a sampled lone byte cannot break UTF-8).
         buf = bytearray()
         for i in ids:
             t, ty = self.tokens[i], self.types[i]
-            if ty == BYTE:
-                buf.append(int(t[3:5], 16))
-            elif ty == NORMAL:
+            if ty == NORMAL:
                 buf.extend(t.replace(SPACE, " ").encode("utf-8"))
             elif ty == USER_DEFINED:
                 buf.extend(t.encode("utf-8"))

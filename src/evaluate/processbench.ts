@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { addCosts, emptyCost } from '../core/cost.js';
 import { InputError, StepwiseError, UsageError } from '../core/errors.js';
+import type { Segmentation } from '../core/segment.js';
 import type { Cost, Problem, RoleCost } from '../core/types.js';
 import { loadProcessBench, PROCESSBENCH_SUBSETS } from '../data/processbench.js';
 import type { ProcessBenchRecord } from '../data/types.js';
@@ -128,6 +129,11 @@ export interface ProcessBenchRunOptions {
   /** Recorded on every prediction row; a resumed file must have the same (see jobs/settings). */
   settings?: JobSettings;
   seed?: number;
+  /**
+   * How the judge is shown the earlier steps: `tags` renders them as the policy's `<chunk>`s
+   * (a policy that wrote tags, as the tiny world's does). Default paragraph: `[Step i]` blocks.
+   */
+  segmentation?: Segmentation;
   onProgress?: (p: JobProgress) => void;
   signal?: AbortSignal;
 }
@@ -196,7 +202,11 @@ export async function runProcessBench(options: ProcessBenchRunOptions): Promise<
     ids.add(s.id);
   }
   const earlyExit = threshold.mode === 'verdict';
-  const settings = { votes: options.votes ?? null, seed: options.seed ?? null };
+  const settings = {
+    votes: options.votes ?? null,
+    seed: options.seed ?? null,
+    ...(options.segmentation === 'tags' ? { segmentation: 'tags' } : {}),
+  };
   if (!options.fresh) checkResumable(options.predictionsPath, judge.name, settings);
   const records = await runJsonlJob<ProcessBenchRecord, ProcessBenchPrediction>({
     items: samples,
@@ -213,6 +223,7 @@ export async function runProcessBench(options: ProcessBenchRunOptions): Promise<
         firstErrorOnly: earlyExit,
         votes: options.votes,
         seed: options.seed,
+        segmentation: options.segmentation,
         signal: options.signal,
       });
       return {

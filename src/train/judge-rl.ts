@@ -86,10 +86,13 @@ export function buildJudgeRlSet(rows: readonly LabeledSolution[], options: Judge
         continue;
       }
       sawSignal = true;
+      // The prompt the generative judge gets at inference for this solution: under tags, the
+      // earlier chunks as the policy's own `<chunk>`s.
       const prompt = renderJudgeMessages({
         problem: row.problem,
         history: texts.slice(0, i),
         chunk: texts[i],
+        segmentation: row.segmentation,
       });
       if (estimateTokens(prompt.map((m) => m.content).join('\n')) > maxTokens) {
         stats.tooLong++;

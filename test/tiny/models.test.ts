@@ -31,37 +31,44 @@ const card = JSON.parse(readFileSync(join(MODELS, 'card.json'), 'utf8')) as Reco
 
 // Held-out problems (python -m tiny.task --split heldout --offset 1200 --count 6), never trained on,
 // with the PyTorch model's greedy continuation (python/tiny/model.py generate, temperature 0)
-// as it was before export: llama.cpp must compute the same network.
-const HELD_OUT: Array<{ question: string; answer: string; greedy: string }> = [
+// as it was before export, under each segmentation's prompt: llama.cpp must compute the same
+// network. Under tags the policy groups a run of additions and subtractions into one chunk.
+const HELD_OUT: Array<{ question: string; answer: string; tags: string; paragraph: string }> = [
   {
     question: 'Start with 19. Multiply by 2, then subtract 3, then subtract 3. What is the final number?',
     answer: '32',
-    greedy: '<chunk>19×2=38</chunk>\n\n<chunk>38-3=35</chunk>\n\n<chunk>35-3=31 \\boxed{31}</chunk>',
+    tags: '<chunk>19×2=38</chunk>\n<chunk>38-3=35\n35-3=32 \\boxed{32}</chunk>',
+    paragraph: '19×2=38\n\n38-3=35\n\n35-3=32 \\boxed{32}',
   },
   {
     question: 'Start with 19. Multiply by 2, then add 5, then subtract 8. What is the final number?',
     answer: '35',
-    greedy: '<chunk>19×2=38</chunk>\n\n<chunk>38+5=43</chunk>\n\n<chunk>43-8=30 \\boxed{30}</chunk>',
+    tags: '<chunk>19×2=38</chunk>\n<chunk>38+5=43\n43-8=35 \\boxed{35}</chunk>',
+    paragraph: '19×2=38\n\n38+5=43\n\n43-8=35 \\boxed{35}',
   },
   {
     question: 'Start with 16. Multiply by 3, then subtract 9. What is the final number?',
     answer: '39',
-    greedy: '<chunk>16×3=48</chunk>\n\n<chunk>48-9=49 \\boxed{49}</chunk>',
+    tags: '<chunk>16×3=48</chunk>\n<chunk>48-9=39 \\boxed{39}</chunk>',
+    paragraph: '16×3=48\n\n48-9=39 \\boxed{39}',
   },
   {
     question: 'Start with 11. Subtract 9, then add 9. What is the final number?',
     answer: '11',
-    greedy: '<chunk>11-9=2</chunk>\n\n<chunk>2+9=11 \\boxed{11}</chunk>',
+    tags: '<chunk>11-9=2\n2\n22+9=31 \\boxed{31}</chunk>',
+    paragraph: '11-9=2\n\n2+9=11 \\boxed{11}',
   },
   {
     question: 'Start with 12. Multiply by 3, then add 9, then subtract 8. What is the final number?',
     answer: '37',
-    greedy: '<chunk>12×3=36</chunk>\n\n<chunk>36+9=45</chunk>\n\n<chunk>45-8=36 \\boxed{36}</chunk>',
+    tags: '<chunk>12×3=36</chunk>\n<chunk>36+9=45\n45-8=37 \\boxed{37}</chunk>',
+    paragraph: '12×3=36\n\n36+9=45\n\n45-8=37 \\boxed{37}',
   },
   {
     question: 'Start with 14. Add 9, then add 9, then subtract 4. What is the final number?',
     answer: '28',
-    greedy: '<chunk>14+9=23</chunk>\n\n<chunk>23+9=32</chunk>\n\n<chunk>32-4=29 \\boxed{29}</chunk>',
+    tags: '<chunk>14+9=23\n23+9=32\n32-4=28 \\boxed{28}</chunk>',
+    paragraph: '14+9=23\n\n23+9=32\n\n32-4=28 \\boxed{28}',
   },
 ];
 
@@ -129,11 +136,11 @@ describe('tiny models card', () => {
     },
   );
 
-  it('gives the policy its held-out accuracies', () => {
-    for (const a of [card.policy.accuracy.t0, card.policy.accuracy.t1]) {
-      expect(a).toBeGreaterThanOrEqual(0);
-      expect(a).toBeLessThanOrEqual(1);
-    }
+  it('gives the policy held-out accuracies that leave real errors to find', () => {
+    expect(card.policy.accuracy.t1).toBeGreaterThanOrEqual(0.4);
+    expect(card.policy.accuracy.t1).toBeLessThanOrEqual(0.8);
+    expect(card.policy.accuracy.t0).toBeGreaterThanOrEqual(card.policy.accuracy.t1);
+    expect(card.policy.accuracy.t0).toBeLessThanOrEqual(1);
   });
 });
 
@@ -144,38 +151,66 @@ describe('tiny policy in llama-server', () => {
   }, 90_000);
   afterAll(() => stopServer(server?.proc));
 
-  async function complete(prompt: string): Promise<string> {
-    const r = await fetch(`${server!.url}/v1/completions`, {
+  async function post(path: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+    const r = await fetch(`${server!.url}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ prompt, max_tokens: 96, temperature: 0 }),
+      body: JSON.stringify(body),
     });
-    expect(r.status).toBe(200);
-    return ((await r.json()) as { choices: Array<{ text: string }> }).choices[0].text;
+    return { status: r.status, json: (await r.json()) as Record<string, unknown> };
   }
 
-  it('is healthy and continues stepwise’s raw policy prompt exactly as the trained network does', async () => {
-    let right = 0;
-    for (const p of HELD_OUT) {
-      const text = await complete(renderPolicyPrompt(p.question));
-      expect(text).toBe(p.greedy);
-      // Each chunk one operation: `<chunk>a<op>b=c</chunk>`, the last with the boxed answer.
-      expect(text).toMatch(/^(<chunk>-?\d+[+\-×]\d+=-?\d+( \\boxed\{-?\d+\})?<\/chunk>(\n\n|$))+$/);
-      if (text.includes(`\\boxed{${p.answer}}`)) right++;
-    }
-    // A policy that errs (card accuracy.t0 ≈ 0.72): on these six it is right once.
-    expect(right).toBe(1);
-  }, 60_000);
+  async function complete(prompt: string): Promise<string> {
+    const r = await post('/v1/completions', { prompt, max_tokens: 96, temperature: 0 });
+    expect(r.status).toBe(200);
+    return (r.json as { choices: Array<{ text: string }> }).choices[0].text;
+  }
+
+  it.each(['tags', 'paragraph'] as const)(
+    'follows the %s instruction of stepwise’s raw policy prompt exactly as the trained network does',
+    async (segmentation) => {
+      let right = 0;
+      for (const p of HELD_OUT) {
+        const text = await complete(renderPolicyPrompt(p.question, '', segmentation));
+        expect(text).toBe(p[segmentation]);
+        if (segmentation === 'tags') expect(text).toMatch(/^<chunk>[^]*<\/chunk>$/);
+        else expect(text).not.toContain('<chunk>');
+        if (text.includes(`\\boxed{${p.answer}}`)) right++;
+      }
+      // A policy that errs (card accuracy.t0 ≈ 0.8): under tags it gets one of these six wrong.
+      expect(right).toBe(segmentation === 'tags' ? 5 : 6);
+    },
+    60_000,
+  );
 
   it('its stored chat template renders stepwise’s chat-form messages to the raw prompt', async () => {
     const p = HELD_OUT[0];
-    const prefix = '<chunk>19×2=38</chunk>\n\n';
-    const r = await fetch(`${server!.url}/apply-template`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ messages: renderPolicyMessages(p.question, prefix) }),
+    for (const [segmentation, prefix] of [
+      ['tags', '<chunk>19×2=38</chunk>'],
+      ['paragraph', '19×2=38\n\n'],
+    ] as const) {
+      const r = await post('/apply-template', { messages: renderPolicyMessages(p.question, prefix, segmentation) });
+      expect(r.json.prompt).toBe(renderPolicyPrompt(p.question, prefix, segmentation));
+    }
+  });
+
+  it('never writes a lone byte: a sampled byte-fallback token answers 200 on both endpoints', async () => {
+    // Token 198 is <0xC3>, the first byte of a two-byte UTF-8 character. A network that writes it
+    // alone writes invalid UTF-8, and llama-server's reply parser then answers 500 ("does not
+    // match the expected Content-only format"). The GGUF stores byte tokens as UNUSED: llama.cpp
+    // still reads them, but writes nothing for them.
+    const prompt = renderPolicyPrompt(HELD_OUT[0].question);
+    const biased = { max_tokens: 12, temperature: 1, seed: 1, logit_bias: [[198, 40]] };
+    const completion = await post('/v1/completions', { prompt, ...biased });
+    expect(completion.status, JSON.stringify(completion.json)).toBe(200);
+    const chat = await post('/v1/chat/completions', {
+      messages: renderPolicyMessages(HELD_OUT[0].question),
+      ...biased,
     });
-    expect(((await r.json()) as { prompt: string }).prompt).toBe(renderPolicyPrompt(p.question, prefix));
+    expect(chat.status, JSON.stringify(chat.json)).toBe(200);
+    // The tokenizer still reads characters outside the vocabulary, as their bytes.
+    const tok = await post('/tokenize', { content: 'é' });
+    expect(tok.json.tokens).toEqual([3 + 0xc3, 3 + 0xa9]);
   });
 });
 
@@ -186,10 +221,12 @@ describe('tiny judge in llama-server', () => {
   }, 90_000);
   afterAll(() => stopServer(server?.proc));
 
+  // A tags solution's second chunk with a slip (48-9 is 39), as stepwise's generative judge sends it.
   const messages = renderJudgeMessages({
     problem: 'Start with 16. Multiply by 3, then subtract 9. What is the final number?',
-    history: ['<chunk>16×3=48</chunk>'],
-    chunk: '<chunk>48-9=49 \\boxed{49}</chunk>',
+    history: ['16×3=48'],
+    chunk: '48-9=49 \\boxed{49}',
+    segmentation: 'tags',
   });
 
   it('its chat template renders stepwise’s judge messages as the gguf backend flattens them', async () => {
@@ -205,11 +242,12 @@ describe('tiny judge in llama-server', () => {
     const r = await fetch(`${server!.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ messages, max_tokens: 32, temperature: 0 }),
+      body: JSON.stringify({ messages, max_tokens: 48, temperature: 0 }),
     });
     expect(r.status).toBe(200);
     const text = ((await r.json()) as { choices: Array<{ message: { content: string } }> }).choices[0].message
       .content;
-    expect(text).toMatch(/^48-9=\d+ vs \d+ \\boxed\{(Positive|Negative)\}$/);
+    // The analysis redoes the step the problem calls for, then the verdict.
+    expect(text).toBe('48-9=39 \\boxed{39}\n\\boxed{Negative}');
   });
 });

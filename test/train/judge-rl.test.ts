@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseJudgePrompt } from '../../src/prompts/judge.js';
+import { parseJudgePrompt, renderJudgeMessages } from '../../src/prompts/judge.js';
 import { buildJudgeRlSet, estimateTokens } from '../../src/train/judge-rl.js';
 import { labeledFixture } from './fixtures.js';
 
@@ -45,5 +45,27 @@ describe('judge RL set', () => {
     const set = buildJudgeRlSet(rows, { signal: 'ms-soft', balance: false });
     expect(set.stats.negativesBefore).toBe(30);
     expect(() => buildJudgeRlSet(rows, { signal: 'nope' })).toThrow(/no chunk has a label for signal "nope"/);
+  });
+
+  it('a solution labeled under tags gets the prompt the judge is sent for it: earlier chunks as <chunk>s', () => {
+    const tagged = rows.slice(0, 3).map((r) => ({ ...r, segmentation: 'tags' as const }));
+    const set = buildJudgeRlSet(tagged, { signal: 'abs-q', balance: false });
+    const later = set.examples.filter((e) => e.chunkIndex > 0);
+    expect(later.length).toBeGreaterThan(0);
+    for (const e of later) {
+      const row = tagged.find((r) => r.id === e.solutionId)!;
+      const texts = row.chunks.map((c) => c.text);
+      expect(e.prompt).toEqual(
+        renderJudgeMessages({
+          problem: row.problem,
+          history: texts.slice(0, e.chunkIndex),
+          chunk: texts[e.chunkIndex],
+          segmentation: 'tags',
+        }),
+      );
+      expect(e.prompt[1].content).toContain(`<chunk>${texts[0]}</chunk>`);
+      expect(e.prompt[1].content).not.toContain('[Step 1]');
+      expect(parseJudgePrompt(e.prompt)?.segmentation).toBe('tags');
+    }
   });
 });

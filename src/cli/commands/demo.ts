@@ -3,6 +3,7 @@ import { basename, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { StepwiseError } from '../../core/errors.js';
+import { type Segmentation, splitWritten } from '../../core/segment.js';
 import type { Cost, Problem } from '../../core/types.js';
 import type { ProcessBenchRecord } from '../../data/types.js';
 import { chunkRowsPath, evaluateChunks, readLabeledSolutions } from '../../evaluate/chunks.js';
@@ -208,8 +209,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
   );
   runs.push(demoRun);
 
+  // The tiny policy writes its own `<chunk>`s (docs/tiny.md); the simulated demo keeps paragraphs.
+  const segmentation: Segmentation = simulated ? 'paragraph' : 'tags';
   const model = await createModel(policySpec);
-  const policy: Policy = createPolicy(model);
+  const policy: Policy = createPolicy(model, { segmentation });
   const judge: StepJudge = await createJudge(judgeSpec);
   try {
     // Problems (written so the same run can be repeated with `stepwise sample --dataset jsonl`).
@@ -225,7 +228,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
     const sampleRun = startRun(
       store,
       'sample',
-      { world, simulated, policy: policySpec, n: options.samples ?? 4 },
+      { world, simulated, policy: policySpec, n: options.samples ?? 4, segmentation },
       file('samples.jsonl'),
     );
     runs.push(sampleRun);
@@ -248,16 +251,23 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
     const rollouts = options.rollouts ?? 8;
     log(`[2/5] labeling ${labelCount} solutions with ${rollouts} rollouts per prefix`);
     const byId = new Map(problems.map((p) => [p.id, p]));
-    const toLabel: SolutionToLabel[] = sampled.slice(0, labelCount).map((r) => ({
-      id: `${r.id}#0`,
-      problem: byId.get(r.id)!,
-      chunks: r.samples[0].chunks.map((c) => c.text),
-      correct: r.samples[0].correct,
-    }));
+    const toLabel: SolutionToLabel[] = sampled.slice(0, labelCount).map((r) => {
+      const s = r.samples[0];
+      // Under tags, prefixes are the policy's own text cut right after a `</chunk>`.
+      const split = segmentation === 'tags' ? splitWritten(s.text, 'tags') : undefined;
+      return {
+        id: `${r.id}#0`,
+        problem: byId.get(r.id)!,
+        chunks: s.chunks.map((c) => c.text),
+        correct: s.correct,
+        segmentation: s.segmentation ?? segmentation,
+        ...(split?.method === 'tags' ? { written: { text: s.text, ends: split.ends } } : {}),
+      };
+    });
     const labelRun = startRun(
       store,
       'label',
-      { world, simulated, policy: policySpec, rollouts, solutions: labelCount },
+      { world, simulated, policy: policySpec, rollouts, solutions: labelCount, segmentation },
       file('labels.jsonl'),
     );
     runs.push(labelRun);
@@ -319,6 +329,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
       predictionsPath: file('processbench-predictions.jsonl'),
       fresh: true,
       seed,
+      segmentation,
     });
     writeFileSync(file('processbench-report.json'), `${JSON.stringify(pb, null, 2)}\n`);
     const pbSim = pb.subsets[world] ?? { error_acc: null, correct_acc: null, f1: null, n: 0 };
@@ -339,7 +350,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
     const summaries: Array<{ label: string; summary: SearchSummary; config: Record<string, unknown> }> = [];
     const searchModel = simulated ? model : await createModel(policySpec, { noCache: true });
     const searchJudge = simulated ? judge : await createJudge(judgeSpec, { noCache: true });
-    const searchDeps = { policy: simulated ? policy : createPolicy(searchModel), judge: searchJudge };
+    const searchDeps = { policy: simulated ? policy : createPolicy(searchModel, { segmentation }), judge: searchJudge };
     let bench: BenchReport;
     try {
       for (const r of runsOf) {
@@ -347,7 +358,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
         const { summary, runId } = await searchDataset({
           problems,
           strategy: r.strategy,
-          config: { seed, ...r.config },
+          config: { seed, segmentation, ...r.config },
           deps: searchDeps,
           out,
           fresh: true,
@@ -401,7 +412,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
       const swept = await benchSearch({
         problems,
         specs: rest,
-        config: { seed },
+        config: { seed, segmentation },
         deps: searchDeps,
         policy: policySpec,
         judge: judgeSpec,
