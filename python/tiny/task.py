@@ -1,17 +1,22 @@
 """The miniature world's task: multi-step arithmetic with exact step truth.
 
 Problems are the sim world's family ("Start with 7. Add 5, then multiply by 3. What is the
-final number?"); solutions are written one operation per chunk in the `<chunk>…</chunk>` tags
-format, chunks separated by a blank line, the last chunk also carrying `\\boxed{answer}`:
+final number?"). A solution writes one operation per line, `a<op>b=c`, the last one also
+carrying `\\boxed{answer}`, in either of stepwise's segmentations:
 
-    <chunk>7+5=12</chunk>
+    paragraph (one operation per chunk)      tags (a chunk per run of one family of operations)
 
-    <chunk>12×3=36 \\boxed{36}</chunk>
+    7+5=12                                   <chunk>7+5=12
+                                             12-3=9</chunk>
+    12-3=9                                   <chunk>9×3=27 \\boxed{27}</chunk>
 
-Chunk k is right exactly when it reads `a<op>b=c` with a the true value after k operations,
+    9×3=27 \\boxed{27}
+
+Operation k is right exactly when it reads `a<op>b=c` with a the true value after k operations,
 <op> and b the problem's operation k, c the true value after it, and `\\boxed{}` present (and
-right) on the last operation only. The first chunk that is not right is the exact first error.
-Everything is seeded: the same seed gives the same problems.
+right) on the last operation only. A chunk is right when each of its operations is; the first
+chunk that is not right is the exact first error. Everything is seeded: the same seed gives the
+same problems.
 """
 
 from __future__ import annotations
