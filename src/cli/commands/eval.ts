@@ -50,6 +50,7 @@ interface ProcessBenchFlags extends JudgeFlags {
   out?: string;
   fresh?: boolean;
   criticTemplate?: string;
+  segmentation?: Segmentation;
 }
 
 /** The `--critic-template` file's text, its slots checked (exit 2 naming the file). */
@@ -193,6 +194,7 @@ async function runJudge(flags: ProcessBenchFlags): Promise<void> {
     earlyExit: threshold.mode === 'verdict',
     // The prompt decides the predictions: another template is another run.
     ...(criticTemplate !== undefined ? { criticTemplate } : {}),
+    ...(flags.segmentation === 'tags' ? { segmentation: 'tags' } : {}),
   });
   const runId = startRun(db, 'eval processbench', { ...config, job: settings }, resolve(flags.out));
   const bar = createProgressBar(`processbench${judge.simulated ? ' (simulated)' : ''}`, {
@@ -211,6 +213,7 @@ async function runJudge(flags: ProcessBenchFlags): Promise<void> {
       fresh: flags.fresh,
       settings,
       seed: flags.seed,
+      segmentation: flags.segmentation,
       onProgress: (p) => {
         bar.update(p.done, p.total);
         // Keep the run record's progress fresh for `stepwise runs` without a write per sample.
@@ -396,6 +399,11 @@ export function register(program: Command): void {
     .option(
       '--critic-template <file>',
       'critic judges: prompt template with {problem} and {tagged_response} slots, sent verbatim (e.g. the official ProcessBench one; default: our own wording)',
+    )
+    .addOption(
+      segmentationOption(
+        'how a generative judge is shown earlier steps (default paragraph: [Step i] blocks; tags: as <chunk>s, for steps a policy wrote in tags)',
+      ),
     )
     .addHelpText(
       'after',
