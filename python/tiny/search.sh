@@ -5,7 +5,7 @@
 # (python -m tiny.compare). Problems 1300.. of split heldout: never used to train or choose
 # anything.
 #   [COUNT=300] [TEMPERATURE=1] [OUT=build/tiny/search] [STRATEGIES="sample chunk-reset best-of-2 best-of-4"]
-#   [SEGMENTATION=tags] [JUDGE_VOTES=1] [MAX_ATTEMPTS=5] sh python/tiny/search.sh
+#   [SEGMENTATION=tags] [JUDGE_VOTES=1] [MAX_ATTEMPTS=5] [JUDGE=models/tiny/judge.gguf] sh python/tiny/search.sh
 set -eu
 cd "$(dirname "$0")/../.."
 COUNT=${COUNT:-300}
@@ -20,7 +20,7 @@ export STEPWISE_HOME="$OUT/home"
 PYTHONPATH=python /usr/bin/python3 -m tiny.task --split heldout --offset 1300 --count "$COUNT" --out "$OUT/problems.jsonl"
 run() { # NAME STRATEGY N
   node bin/stepwise.js search --dataset jsonl --path "$OUT/problems.jsonl" --strategy "$2" --n "$3" \
-    --policy gguf:models/tiny/policy.gguf --judge generative:gguf:models/tiny/judge.gguf \
+    --policy gguf:models/tiny/policy.gguf --judge "generative:gguf:${JUDGE:-models/tiny/judge.gguf}" \
     --segmentation "$SEGMENTATION" --judge-votes "$JUDGE_VOTES" --max-attempts "$MAX_ATTEMPTS" \
     --temperature "$TEMPERATURE" --seed 0 --max-tokens 96 --max-step-tokens 48 --no-cache --quiet \
     --out "$OUT/search-$1.jsonl" --json > "$OUT/summary-$1.json"

@@ -58,7 +58,7 @@ def written_lines(text: str) -> list[str]:
     return out
 
 
-def analysis(user: str) -> tuple[str, bool]:
+def analysis(user: str, compare: bool = False) -> tuple[str, bool]:
     """StepWiser's short analysis, made for a tiny network: for each line of the new chunk,
     the line the problem and the previous steps call for (the previous result, the problem's
     next operation, its value; `\\boxed{}` on the last operation), computed afresh. Returns the
@@ -85,7 +85,9 @@ def analysis(user: str) -> tuple[str, bool]:
         want = f"{prev}{SYMBOL[kind]}{b}={value}"
         if k == len(problem.ops) - 1:
             want += f" \\boxed{{{value}}}"
-        expected.append(want)
+        # With `compare`, the chunk's own line is set beside the recomputed one (`39 vs 49`-style
+        # comparisons next to each other are easier for a tiny network than across the prompt).
+        expected.append(f"{want} vs {line}" if compare else want)
         same = same and line == want
         m = STEP_RE.match(line)
         prev = int(m.group(4)) if m else value
@@ -111,7 +113,7 @@ def as_paragraphs(user: str) -> str | None:
     return user[:a] + blocks + user[user.index(CHUNK_MARK, a):]
 
 
-def load_rows(path: str, consistent_only: bool = False) -> tuple[list[tuple[str, str, str]], dict]:
+def load_rows(path: str, consistent_only: bool = False, compare: bool = False) -> tuple[list, dict]:
     """(prompt, target, label) per export row. With `consistent_only`, rows whose analysis
     disagrees with the row's Monte Carlo label are dropped: rejection sampling of analyses
     against the label, the judge RL reward's rule."""
@@ -122,7 +124,7 @@ def load_rows(path: str, consistent_only: bool = False) -> tuple[list[tuple[str,
         label = r["label"]
         label = label if isinstance(label, str) else ("Positive" if label else "Negative")
         user = next(m["content"] for m in prompt if m["role"] == "user")
-        text, same = analysis(user)
+        text, same = analysis(user, compare)
         counts["rows"] += 1
         if consistent_only and same != (label == "Positive"):
             counts["dropped"] += 1
@@ -175,13 +177,15 @@ def main() -> None:
     ap.add_argument("--consistent-only", action="store_true",
                     help="drop rows whose analysis disagrees with their Monte Carlo label")
     ap.add_argument("--balance", action="store_true", help="equal Positive and Negative rows in training")
+    ap.add_argument("--analysis", choices=["recompute", "compare"], default="recompute",
+                    help="recompute: the lines the step calls for; compare: each beside the chunk's own line")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
     os.makedirs(args.out, exist_ok=True)
     vocab = judge_vocab()
-    groups, counts = load_rows(args.data, args.consistent_only)
+    groups, counts = load_rows(args.data, args.consistent_only, args.analysis == "compare")
     rng.shuffle(groups)
     n_valid = max(1, int(len(groups) * args.valid_share))
     # A row and its paragraph copy stay on the same side of the split; validation uses the
