@@ -17,7 +17,10 @@ JUDGE_VOTES=${JUDGE_VOTES:-1}
 MAX_ATTEMPTS=${MAX_ATTEMPTS:-5}
 mkdir -p "$OUT"
 export STEPWISE_HOME="$OUT/home"
-PYTHONPATH=python /usr/bin/python3 -m tiny.task --split heldout --offset 1300 --count "$COUNT" --out "$OUT/problems.jsonl"
+# SPLIT=train OFFSET=2000: training problems the judge never saw, for choosing search settings
+# without touching the test problems.
+PYTHONPATH=python /usr/bin/python3 -m tiny.task --split "${SPLIT:-heldout}" --offset "${OFFSET:-1300}" --count "$COUNT" \
+  --out "$OUT/problems.jsonl"
 run() { # NAME STRATEGY N
   node bin/stepwise.js search --dataset jsonl --path "$OUT/problems.jsonl" --strategy "$2" --n "$3" \
     --policy gguf:models/tiny/policy.gguf --judge "generative:gguf:${JUDGE:-models/tiny/judge.gguf}" \
