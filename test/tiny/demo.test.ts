@@ -59,14 +59,22 @@ describe('stepwise demo on the tiny world', () => {
     expect(budgets('majority')).toEqual([2, 4]);
     for (const p of report.accuracyVsCompute) expect(p.tokensPerProblem).toBeGreaterThan(0);
     // The tiny policy writes its own <chunk>s: samples, labels and search all run under tags.
-    const samples = readFileSync(join(dir, 'out', 'samples.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const samples = readFileSync(join(dir, 'out', 'samples.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     for (const r of samples) {
       expect(r.segmentation).toBe('tags');
       for (const s of r.samples) expect(s.text).toMatch(/^<chunk>/);
     }
-    const labels = readFileSync(join(dir, 'out', 'labels.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const labels = readFileSync(join(dir, 'out', 'labels.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     for (const r of labels) expect(r.segmentation).toBe('tags');
-    const searched = readFileSync(join(dir, 'out', 'search-chunk-reset.jsonl'), 'utf8').trim().split('\n');
+    const searched = readFileSync(join(dir, 'out', 'search-chunk-reset.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
     for (const l of searched) expect(JSON.parse(l).segmentation).toBe('tags');
     const written = JSON.parse(readFileSync(join(dir, 'out', 'report.json'), 'utf8'));
     expect(written.world).toBe('tiny');

@@ -29,7 +29,8 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'stepwise-tiny-label-'));
   writeFileSync(
     join(dir, 'problems.jsonl'),
-    QUESTIONS.map(([question, answer], i) => JSON.stringify({ id: `p${i}`, question, answer })).join('\n') + '\n',
+    QUESTIONS.map(([question, answer], i) => JSON.stringify({ id: `p${i}`, question, answer })).join('\n') +
+      '\n',
   );
   // Four slots of the tiny model's 256-token context.
   server = await startLlamaServer({ model: MODEL, slots: 4, ctx: 1024 });
@@ -73,7 +74,10 @@ describe('tiny policy through llama-server', () => {
         samples,
         '--quiet',
       ]);
-      const sampled = readFileSync(samples, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const sampled = readFileSync(samples, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(sampled).toHaveLength(QUESTIONS.length);
       for (const r of sampled) {
         expect(r.segmentation).toBe('tags');
@@ -108,10 +112,14 @@ describe('tiny policy through llama-server', () => {
           '--out',
           labels,
           '--quiet',
+          '--json',
         ]),
       );
       expect(summary.segmentation).toBe('tags');
-      const rows = readFileSync(labels, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const rows = readFileSync(labels, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(rows.map((r) => r.id).sort()).toEqual(['garbled#0', 'p0#0', 'p1#0', 'p2#0', 'p3#0']);
       for (const row of rows) {
         expect(row.segmentation).toBe('tags');

@@ -350,7 +350,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
     const summaries: Array<{ label: string; summary: SearchSummary; config: Record<string, unknown> }> = [];
     const searchModel = simulated ? model : await createModel(policySpec, { noCache: true });
     const searchJudge = simulated ? judge : await createJudge(judgeSpec, { noCache: true });
-    const searchDeps = { policy: simulated ? policy : createPolicy(searchModel, { segmentation }), judge: searchJudge };
+    const searchDeps = {
+      policy: simulated ? policy : createPolicy(searchModel, { segmentation }),
+      judge: searchJudge,
+    };
     let bench: BenchReport;
     try {
       for (const r of runsOf) {
