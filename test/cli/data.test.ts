@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jsonLines, runCli } from '../data/run-cli.js';
 import { sharedData } from '../support/shared-data.js';
+import { tempDir } from '../support/temp.js';
 
 describe('stepwise data', () => {
   it('data --help explains its subcommands and arguments', () => {
@@ -67,7 +67,7 @@ describe('stepwise data', () => {
   });
 
   it('acceptance 5: a JSONL whose line 3 is broken exits 2 naming file and line 3, no stack trace', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'stepwise-cli-'));
+    const dir = tempDir('stepwise-cli-');
     const bad = join(dir, 'bad.jsonl');
     writeFileSync(
       bad,
@@ -85,7 +85,7 @@ describe('stepwise data', () => {
   });
 
   it('a bad field names it; --limit, --split and the default human output work', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'stepwise-cli-'));
+    const dir = tempDir('stepwise-cli-');
     writeFileSync(join(dir, 'g.jsonl'), '{"question":"q","answer":"#### 1"}\n{"question":"q2"}\n');
     const bad = runCli(['data', 'show', 'gsm8k', '--path', join(dir, 'g.jsonl'), '--json']);
     expect(bad.code).toBe(2);
@@ -109,7 +109,7 @@ describe('stepwise data', () => {
   });
 
   it('data pull fails fast with a clear message when offline (this machine is)', () => {
-    const cache = mkdtempSync(join(tmpdir(), 'stepwise-cache-'));
+    const cache = tempDir('stepwise-cache-');
     const { code, stderr } = runCli(['data', 'pull', 'humaneval', '--timeout', '3'], {
       env: { STEPWISE_CACHE: cache },
     });

@@ -1,8 +1,8 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, startCli } from '../support/cli.js';
+import { tempDir } from '../support/temp.js';
 
 function lines(file: string): Array<Record<string, unknown>> {
   return readFileSync(file, 'utf8')
@@ -15,7 +15,7 @@ describe('Ctrl-C: runs recorded as interrupted; bench search keeps each finished
   let dir: string;
   beforeAll(() => {
     if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing: run `npm run build` first');
-    dir = mkdtempSync(join(tmpdir(), 'stepwise-interrupt-'));
+    dir = tempDir('stepwise-interrupt-');
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -1,11 +1,12 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { existsSync, rmSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebServer } from '../../src/server/app.js';
 import { openStore } from '../../src/store/db.js';
 import { getRun, listRuns, processStartTime, startRun } from '../../src/store/runs.js';
 import { BIN, startCli } from '../support/cli.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * A job killed outright (SIGKILL: nothing runs in the process) cannot record that it stopped;
@@ -15,7 +16,7 @@ describe('a SIGKILLed job is not "running" forever', () => {
   let dir: string;
   beforeAll(() => {
     if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing: run `npm run build` first');
-    dir = mkdtempSync(join(tmpdir(), 'stepwise-killed-'));
+    dir = tempDir('stepwise-killed-');
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -1,10 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, startCli } from '../support/cli.js';
 import { startFlakyServer } from '../support/flaky-server.js';
 import { sharedData } from '../support/shared-data.js';
+import { tempDir } from '../support/temp.js';
 
 function rows(
   file: string,
@@ -19,7 +19,7 @@ describe('reruns never mix settings; the cache answers only for the endpoint tha
   let dir: string;
   beforeAll(() => {
     if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing: run `npm run build` first');
-    dir = mkdtempSync(join(tmpdir(), 'stepwise-rerun-'));
+    dir = tempDir('stepwise-rerun-');
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -1,13 +1,12 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { finishRun, openStore, startRun } from '../../src/store/index.js';
 import { jsonLines, runCli } from '../data/run-cli.js';
+import { tempDir } from '../support/temp.js';
 
 describe('stepwise runs', () => {
   it('lists runs from the store, newest first, as a table or JSON lines', () => {
-    const home = mkdtempSync(join(tmpdir(), 'stepwise-runs-'));
+    const home = tempDir('stepwise-runs-');
     const db = openStore(join(home, 'store.sqlite'));
     const a = startRun(db, 'label', { m: 4 }, 'labels.jsonl');
     finishRun(db, a, 'done', { problems: 12 });
@@ -35,7 +34,7 @@ describe('stepwise runs', () => {
   });
 
   it('an empty home says so and creates no store', () => {
-    const home = mkdtempSync(join(tmpdir(), 'stepwise-runs-'));
+    const home = tempDir('stepwise-runs-');
     const { code, stdout } = runCli(['runs'], { env: { STEPWISE_HOME: home } });
     expect(code).toBe(0);
     expect(stdout).toBe('no runs recorded yet\n');

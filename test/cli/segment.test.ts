@@ -1,10 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadProcessBench } from '../../src/data/index.js';
 import { runCli } from '../data/run-cli.js';
 import { sharedData } from '../support/shared-data.js';
+import { tempDir } from '../support/temp.js';
 
 describe('stepwise segment', () => {
   it('--help at the top level lists segment, data and runs, each with a one-line description', () => {
@@ -27,7 +27,7 @@ describe('stepwise segment', () => {
   });
 
   it('reads a FILE; steps, lines and chunk-tags modes', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'stepwise-seg-'));
+    const dir = tempDir('stepwise-seg-');
     writeFileSync(join(dir, 's.txt'), 'Step 1: a\nStep 2: b\n  c');
     const steps = JSON.parse(runCli(['segment', '--by', 'steps', join(dir, 's.txt'), '--json']).stdout);
     expect(steps.chunks.map((c: { text: string }) => c.text)).toEqual(['Step 1: a', 'Step 2: b\n  c']);
@@ -47,7 +47,7 @@ describe('stepwise segment', () => {
   });
 
   it("--original validates a model's <chunk> tagging and falls back with the reason", () => {
-    const dir = mkdtempSync(join(tmpdir(), 'stepwise-seg-'));
+    const dir = tempDir('stepwise-seg-');
     writeFileSync(join(dir, 'orig.txt'), 'Let x = 2.\n\nThen 2x = 4.');
     const good = runCli(['segment', '--original', join(dir, 'orig.txt'), '--json'], {
       input: '<chunk>Let x = 2.\n\nThen 2x = 4.</chunk>',

@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, startCli } from '../support/cli.js';
 import { sharedData } from '../support/shared-data.js';
+import { tempDir } from '../support/temp.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -19,7 +19,7 @@ describe('sim refuses other worlds, one vocabulary, methods in the repository', 
   let home: string;
   beforeAll(() => {
     if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing: run `npm run build` first');
-    dir = mkdtempSync(join(tmpdir(), 'stepwise-vocab-'));
+    dir = tempDir('stepwise-vocab-');
     home = join(dir, 'home');
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sharedData } from '../support/shared-data.js';
+import { tempDir } from '../support/temp.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -19,7 +19,7 @@ function stepwise(args: string[], home: string) {
 
 describe('stepwise label-code', () => {
   it('writes TRL stepwise rows, resumes, and feeds stepwise export', { timeout: 120_000 }, () => {
-    const dir = mkdtempSync(join(tmpdir(), 'stepwise-label-code-'));
+    const dir = tempDir('stepwise-label-code-');
     const out = join(dir, 'labels.jsonl');
     const args = ['label-code', '--dataset', 'mbpp', '--path', sharedData('mbpp/mbpp.jsonl'), '--limit', '4'];
     const first = stepwise(
@@ -68,7 +68,7 @@ describe('stepwise label-code', () => {
   });
 
   it('says what is wrong with bad flags (exit 2, no stack trace)', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'stepwise-label-code-'));
+    const dir = tempDir('stepwise-label-code-');
     const bad = stepwise(['label-code', '--dataset', 'gsm8k', '--out', join(dir, 'x.jsonl')], dir);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/--dataset must be one of mbpp, humaneval/);

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CODE_POLICY_INSTRUCTION } from '../../src/prompts/code.js';
 import { sharedData } from '../support/shared-data.js';
+import { tempDir } from '../support/temp.js';
 
 const bin = new URL('../../bin/stepwise.js', import.meta.url).pathname;
 
@@ -46,7 +46,7 @@ describe('stepwise sample on a code set', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const port = (server.address() as { port: number }).port;
-    const dir = mkdtempSync(join(tmpdir(), 'stepwise-code-sample-'));
+    const dir = tempDir('stepwise-code-sample-');
     const out = join(dir, 'samples.jsonl');
     try {
       const code = await new Promise<number | null>((resolve) => {

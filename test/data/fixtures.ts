@@ -1,10 +1,10 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { tempDir } from '../support/temp.js';
 
 /** A fresh temporary folder holding `files` (relative path → content). */
 export function fixtureDir(files: Record<string, string | Buffer>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'stepwise-data-'));
+  const dir = tempDir('stepwise-data-');
   for (const [name, content] of Object.entries(files)) {
     const p = join(dir, name);
     mkdirSync(dirname(p), { recursive: true });

@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StepwiseError, UsageError } from '../../src/core/errors.js';
 import { loadGsm8k, PULL_SOURCES, pullDataset } from '../../src/data/index.js';
+import { tempDir } from '../support/temp.js';
 import { jsonl } from './fixtures.js';
 
 /** A fetch that serves fixed bodies by URL and records what was asked (no network). */
@@ -22,7 +22,7 @@ function fakeFetch(bodies: Record<string, string>): { fetch: typeof fetch; urls:
 
 describe('data pull', () => {
   it('downloads each default split into <dest>/<set>/ where the loaders find it', async () => {
-    const dest = mkdtempSync(join(tmpdir(), 'stepwise-pull-'));
+    const dest = tempDir('stepwise-pull-');
     const test = PULL_SOURCES.gsm8k!.file('test');
     const train = PULL_SOURCES.gsm8k!.file('train');
     const rows = jsonl([{ question: 'Q?', answer: '#### 3' }]);
@@ -45,7 +45,7 @@ describe('data pull', () => {
   });
 
   it('offline: a clear message naming the URL and where to put the file; no partial file left', async () => {
-    const dest = mkdtempSync(join(tmpdir(), 'stepwise-pull-'));
+    const dest = tempDir('stepwise-pull-');
     const offline = (async () => {
       throw new TypeError('fetch failed', {
         cause: Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }),
@@ -61,7 +61,7 @@ describe('data pull', () => {
   });
 
   it('HTTP errors and Git LFS pointers are failures, not data', async () => {
-    const dest = mkdtempSync(join(tmpdir(), 'stepwise-pull-'));
+    const dest = tempDir('stepwise-pull-');
     const { url } = PULL_SOURCES.prm800k!.file('phase2_test');
     const lfs = fakeFetch({ [url]: 'version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12\n' });
     await expect(pullDataset('prm800k', { dest, fetch: lfs.fetch })).rejects.toThrow(/Git LFS pointer/);

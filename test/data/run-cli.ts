@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDir } from '../support/temp.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -23,7 +23,7 @@ export function runCli(
   if (!existsSync(join(root, 'dist/cli/main.js')))
     throw new Error('dist/ is missing: run `npm run build` before the CLI tests (npm test does)');
   // Each run gets its own store folder, removed when the run is done (tests leave nothing in /tmp).
-  const home = mkdtempSync(join(tmpdir(), 'stepwise-home-'));
+  const home = tempDir('stepwise-home-');
   const result = spawnSync(process.execPath, [join(root, 'bin/stepwise.js'), ...args], {
     cwd: root,
     input: options.input ?? '',

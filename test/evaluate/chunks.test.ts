@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -14,12 +13,13 @@ import { simProcessBenchRows } from '../../src/sim/dataset.js';
 import { wrongChunks } from '../../src/sim/policy.js';
 import { lookupSimQuestion } from '../../src/sim/world.js';
 import { runCli } from '../data/run-cli.js';
+import { tempDir } from '../support/temp.js';
 
 let dir: string;
 let labelsFile: string;
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'stepwise-chunks-'));
+  dir = tempDir('stepwise-chunks-');
   // A label file in the `stepwise label` layout whose labels are the sim world's truth (a chunk
   // is negative when it introduces an error), so a judge's recall per class is known in advance.
   const rows = simProcessBenchRows({ count: 400, errorShare: 0.6 }, { seed: 5, stepError: 0.15 });

@@ -1,11 +1,11 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCli } from '../support/cli.js';
 import { sharedData } from '../support/shared-data.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * Issue 16, acceptance 5: `eval processbench --judge critic:openai:m --critic-template FILE` sends
@@ -13,7 +13,7 @@ import { sharedData } from '../support/shared-data.js';
  * is the official ProcessBench one, read from ../shared/data (data: never copied into the repo).
  */
 
-const dir = mkdtempSync(join(tmpdir(), 'stepwise-critic-template-'));
+const dir = tempDir('stepwise-critic-template-');
 const received: string[] = [];
 let server: http.Server;
 let url = '';

@@ -1,6 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,13 +16,14 @@ import { createJudge } from '../../src/judge/create.js';
 import type { StepJudge } from '../../src/judge/types.js';
 import { createSimModel } from '../../src/sim/model.js';
 import { sharedData } from '../support/shared-data.js';
+import { tempDir } from '../support/temp.js';
 
 let dir: string;
 let dataset: ProcessBenchRecord[];
 const root = new URL('../..', import.meta.url).pathname;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'stepwise-pb-'));
+  dir = tempDir('stepwise-pb-');
   dataset = await loadProcessBenchSamples({ path: sharedData('processbench') });
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,5 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedStepJudgeMetrics } from '../../src/evaluate/metrics.js';
@@ -7,12 +6,13 @@ import { loadProcessBenchSamples, runProcessBench } from '../../src/evaluate/pro
 import { createJudge } from '../../src/judge/create.js';
 import { expectedProcessBenchScores, simProcessBenchRows } from '../../src/sim/dataset.js';
 import { type SimServer, startSimServer } from '../../src/sim/server.js';
+import { tempDir } from '../support/temp.js';
 
 let dir: string;
 let server: SimServer;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'stepwise-pb-sim-'));
+  dir = tempDir('stepwise-pb-sim-');
   server = await startSimServer({ port: 0 });
 });
 afterAll(async () => {

@@ -1,12 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/core/errors.js';
 import { runJsonlJob } from '../../src/jobs/run-job.js';
 import { flagName, jobSettings, settingsDifferences } from '../../src/jobs/settings.js';
+import { tempDir } from '../support/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'stepwise-settings-'));
+const dir = tempDir('stepwise-settings-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function job(out: string, settings: ReturnType<typeof jobSettings>, fresh = false, items = ['a', 'b']) {

@@ -1,14 +1,14 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { countLines, readLinesSync, streamJsonl } from '../../src/jobs/lines.js';
 import { OrderedOutput } from '../../src/jobs/ordered-output.js';
 import { inShard, parseShard, runStreamJob } from '../../src/jobs/run-job.js';
+import { tempDir } from '../support/temp.js';
 
 let dir: string;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'stepwise-stream-'));
+  dir = tempDir('stepwise-stream-');
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 

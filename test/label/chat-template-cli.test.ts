@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCli } from '../support/cli.js';
 import { type FlakyServer, startFlakyServer } from '../support/flaky-server.js';
 import { sharedData } from '../support/shared-data.js';
+import { tempDir } from '../support/temp.js';
 
 /** Issue 13, acceptance 6: `label --chat-template` sends the model's own rendering, continuing the assistant turn. */
 const QWEN_HEAD =
@@ -15,7 +15,7 @@ const chunks = ['First, 2 + 3 = 5.', 'Then 5 times 2 is 10.', 'So the answer is 
 let dir: string;
 let server: FlakyServer;
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'stepwise-chat-template-cli-'));
+  dir = tempDir('stepwise-chat-template-cli-');
   writeFileSync(
     join(dir, 'L.jsonl'),
     `${JSON.stringify({ id: 's1', problem: 'What is (2 + 3) times 2?', answer: '10', steps: chunks })}\n`,

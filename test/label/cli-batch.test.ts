@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatchFiles, batchCustomId, loadBatchResults } from '../../src/models/batch.js';
@@ -9,6 +8,7 @@ import { type SimServer, startSimServer } from '../../src/sim/server.js';
 import { openStore } from '../../src/store/db.js';
 import { VLLM_BATCH_INPUT_FIELDS, vllmBatchOutputLines } from '../models/vllm-batch-fixture.js';
 import { BIN, startCli } from '../support/cli.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * Issue 17, acceptance 3: `label … --policy openai:sim --base-url URL --batch-out REQ.jsonl`;
@@ -34,7 +34,7 @@ async function freePortNobodyListensOn(): Promise<number> {
 
 beforeAll(async () => {
   if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing');
-  dir = mkdtempSync(join(tmpdir(), 'stepwise-batch-'));
+  dir = tempDir('stepwise-batch-');
   server = await startSimServer({ port: 0 });
   deadUrl = `http://127.0.0.1:${await freePortNobodyListensOn()}/v1`;
   input = join(dir, 'in.jsonl');

@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRng, hashString } from '../../src/core/rng.js';
 import { BIN, startCli } from '../support/cli.js';
+import { tempDir } from '../support/temp.js';
 import { startScriptedServer } from './policy-server.js';
 
 /**
@@ -28,7 +28,7 @@ const SOLUTIONS = 10;
 beforeAll(() => {
   if (!existsSync(BIN) || !existsSync(LABEL_JS))
     throw new Error('dist/ lacks the label command: run `npm run build` first');
-  dir = mkdtempSync(join(tmpdir(), 'stepwise-label-cli-'));
+  dir = tempDir('stepwise-label-cli-');
   input = join(dir, 'rows.jsonl');
   const rows = Array.from({ length: SOLUTIONS }, (_, i) => {
     const steps = Array.from({ length: 4 + (i % 3) }, (_, k) =>

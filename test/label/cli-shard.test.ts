@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mergeJsonl } from '../../src/jobs/merge.js';
 import { BIN, startCli } from '../support/cli.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * Issue 17, acceptance 2: `label --shard 1/3`, `2/3`, `3/3` on 60 solutions, then
@@ -14,7 +14,7 @@ import { BIN, startCli } from '../support/cli.js';
 let dir: string;
 beforeAll(() => {
   if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing');
-  dir = mkdtempSync(join(tmpdir(), 'stepwise-shard-'));
+  dir = tempDir('stepwise-shard-');
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, startCli } from '../support/cli.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * Issue 17, acceptance 1, on a smaller file (the 700 MB run is done by hand, see docs/scale.md):
@@ -24,7 +24,7 @@ const RSS_HOOK =
 
 beforeAll(async () => {
   if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing');
-  dir = mkdtempSync(join(tmpdir(), 'stepwise-stream-cli-'));
+  dir = tempDir('stepwise-stream-cli-');
   const base = join(dir, 'base.jsonl');
   const r = await startCli(
     ['sim', 'dataset', '--processbench', '--count', '2000', '--seed', '4', '--out', base],

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError, UsageError } from '../../src/core/errors.js';
@@ -8,11 +7,12 @@ import { readLabelInput } from '../../src/label/input.js';
 import { labelsSidecarPath, runLabelJob, summarizeSignals } from '../../src/label/job.js';
 import type { LabeledSolutionRecord } from '../../src/label/label.js';
 import { createPolicy } from '../../src/models/policy.js';
+import { tempDir } from '../support/temp.js';
 import { boxedChecker, createFakePolicyModel } from './fake-model.js';
 
 let dir: string;
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'stepwise-label-job-'));
+  dir = tempDir('stepwise-label-job-');
 });
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });

@@ -1,9 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCli } from '../support/cli.js';
 import { type FlakyServer, startFlakyServer } from '../support/flaky-server.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * Issue 13, acceptance 3: a server that answers every request with n > 1 by HTTP 500 "Only one
@@ -13,7 +13,7 @@ import { type FlakyServer, startFlakyServer } from '../support/flaky-server.js';
 let dir: string;
 let server: FlakyServer;
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'stepwise-n-rejected-'));
+  dir = tempDir('stepwise-n-rejected-');
   const rows = [0, 1, 2, 3].map((i) => ({
     id: `s${i}`,
     problem: `What is ${i} + 3?`,

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRng, hashString } from '../../src/core/rng.js';
@@ -9,6 +8,7 @@ import type { LabeledSolutionRecord } from '../../src/label/label.js';
 import { createPolicy } from '../../src/models/policy.js';
 import { createModel } from '../../src/models/spec.js';
 import { checkSolution } from '../../src/verify/check.js';
+import { tempDir } from '../support/temp.js';
 import { startScriptedServer } from './policy-server.js';
 
 /**
@@ -18,7 +18,7 @@ import { startScriptedServer } from './policy-server.js';
 
 let dir: string;
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'stepwise-label-'));
+  dir = tempDir('stepwise-label-');
 });
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });

@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { canonicalJson, generateKeyPrefix, withCache } from '../../src/models/cache.js';
@@ -8,6 +7,7 @@ import { deriveSeed } from '../../src/models/seeds.js';
 import type { GenerateRequest, GenerateResult, LanguageModel } from '../../src/models/types.js';
 import { openStore } from '../../src/store/db.js';
 import { extractAnswer } from '../../src/verify/extract.js';
+import { tempDir } from '../support/temp.js';
 
 /** A counting fake backend: sample i of a call is `${seed}:${i}`. */
 function fakeModel(): LanguageModel & { calls: GenerateRequest[] } {
@@ -49,7 +49,7 @@ function fakeModel(): LanguageModel & { calls: GenerateRequest[] } {
   };
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'stepwise-cache-'));
+const dir = tempDir('stepwise-cache-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('withCache', () => {

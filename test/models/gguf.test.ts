@@ -1,12 +1,12 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StepwiseError } from '../../src/core/errors.js';
 import { createGgufModel, flattenMessages, type GgufModel } from '../../src/models/gguf.js';
 import { parseModelSpec } from '../../src/models/spec.js';
 import { sharedData } from '../support/shared-data.js';
+import { tempDir } from '../support/temp.js';
 
 const MODEL = sharedData('tiny-gguf/stories260K.gguf');
 const BIN = new URL('../../bin/stepwise.js', import.meta.url).pathname;
@@ -113,7 +113,7 @@ describe('GGUF backend (stories260K)', () => {
   });
 
   it('`stepwise sample` runs on the local model (acceptance 4)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'stepwise-gguf-'));
+    const dir = tempDir('stepwise-gguf-');
     try {
       const out = join(dir, 'out.jsonl');
       const args = [BIN, 'sample', '--dataset', 'gsm8k', '--path', sharedData('gsm8k/test.jsonl')];

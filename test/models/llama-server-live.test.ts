@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StepwiseError } from '../../src/core/errors.js';
@@ -9,6 +8,7 @@ import { OpenAIModel } from '../../src/models/openai.js';
 import { startCli } from '../support/cli.js';
 import { type LlamaServer, startLlamaServer, startRecordingProxy } from '../support/llama-server.js';
 import { sharedData } from '../support/shared-data.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * The real llama.cpp server (../shared/bin/llama-server, tiny stories260K model, -np 4, -t 1),
@@ -21,7 +21,7 @@ let dir: string;
 const models: OpenAIModel[] = [];
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'stepwise-llama-live-'));
+  dir = tempDir('stepwise-llama-live-');
   server = await startLlamaServer({ slots: 4 });
   proxy = await startRecordingProxy(server.port);
 }, 60_000);

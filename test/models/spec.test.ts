@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/core/errors.js';
@@ -15,8 +14,9 @@ import {
   registerProvider,
 } from '../../src/models/registry.js';
 import { startFlakyServer } from '../support/flaky-server.js';
+import { tempDir } from '../support/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'stepwise-spec-'));
+const dir = tempDir('stepwise-spec-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('model specs', () => {

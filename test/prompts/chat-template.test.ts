@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -8,6 +7,7 @@ import {
   type TemplateMessage,
 } from '../../src/prompts/chat-template.js';
 import { sharedData } from '../support/shared-data.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * Golden renderings of the real templates in ../shared/data/chat-templates (read from there):
@@ -21,7 +21,7 @@ interface Golden {
 const golden = JSON.parse(
   readFileSync(new URL('../fixtures/chat-templates/golden.json', import.meta.url), 'utf8'),
 ) as Golden;
-const dir = mkdtempSync(join(tmpdir(), 'stepwise-chat-template-'));
+const dir = tempDir('stepwise-chat-template-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('chat templates rendered with @huggingface/jinja', () => {

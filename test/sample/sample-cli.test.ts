@@ -1,11 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadProblems } from '../../src/data/load.js';
 import { BIN, startCli } from '../support/cli.js';
 import { startFlakyServer } from '../support/flaky-server.js';
 import { sharedData } from '../support/shared-data.js';
+import { tempDir } from '../support/temp.js';
 
 const GSM8K = sharedData('gsm8k/test.jsonl');
 
@@ -47,7 +47,7 @@ describe('stepwise sample against a flaky OpenAI-compatible server', () => {
 
   beforeAll(async () => {
     if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing: run `npm run build` first');
-    dir = mkdtempSync(join(tmpdir(), 'stepwise-sample-'));
+    dir = tempDir('stepwise-sample-');
     const { problems } = await loadProblems('gsm8k', { path: GSM8K, limit: 30 });
     goldByQuestion = new Map(problems.map((p) => [p.question, p.answer]));
     idByQuestion = new Map(problems.map((p) => [p.question, p.id]));

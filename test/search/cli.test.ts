@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../support/temp.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const bin = join(root, 'bin/stepwise.js');
@@ -28,7 +28,7 @@ function run(args: string[], cwd: string) {
 
 describe('CLI (spawned from bin/stepwise.js; needs `npm run build`)', () => {
   it('acceptance 5: `stepwise demo --sim` exits 0 in under 60 s offline, says SIMULATED, writes outputs and records runs', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'stepwise-demo-'));
+    const dir = tempDir('stepwise-demo-');
     const r = run(['demo', '--sim'], dir);
     expect(r.status, r.stderr).toBe(0);
     expect(r.ms).toBeLessThan(60_000);
@@ -71,7 +71,7 @@ describe('CLI (spawned from bin/stepwise.js; needs `npm run build`)', () => {
   });
 
   it('solve prints every chunk with its verdict and attempts; --json gives the whole result', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'stepwise-solve-'));
+    const dir = tempDir('stepwise-solve-');
     const q = 'Start with 6. Multiply by 3, then add 8, then subtract 5. What is the final number?';
     const args = [
       'solve',
@@ -102,7 +102,7 @@ describe('CLI (spawned from bin/stepwise.js; needs `npm run build`)', () => {
   });
 
   it('search over --dataset sim resumes, and bench search writes JSON and SVG', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'stepwise-search-'));
+    const dir = tempDir('stepwise-search-');
     const args = ['search', '--dataset', 'sim', '--count', '12', '--strategy', 'best-of-n', '--n', '2'];
     const models = ['--policy', 'sim', '--judge', 'sim:generative'];
     const first = run([...args, ...models, '--out', 'out.jsonl', '--json'], dir);

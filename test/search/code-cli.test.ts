@@ -1,12 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCodePolicyPrompt } from '../../src/prompts/code.js';
 import { startCli } from '../support/cli.js';
 import { type Loopback, listenOnLoopback } from '../support/loopback.js';
 import { sharedData } from '../support/shared-data.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * `stepwise search` over a code data set runs the strategies of src/search in the code domain:
@@ -21,7 +21,7 @@ const mbpp = readFileSync(sharedData('mbpp/mbpp.jsonl'), 'utf8')
 
 const bodies: Array<Record<string, unknown>> = [];
 let server: Loopback;
-const dir = mkdtempSync(join(tmpdir(), 'stepwise-code-search-'));
+const dir = tempDir('stepwise-code-search-');
 
 beforeAll(async () => {
   server = await listenOnLoopback(

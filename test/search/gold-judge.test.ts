@@ -1,16 +1,16 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { judgeReadsGold } from '../../src/judge/spec.js';
 import { startCli } from '../support/cli.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * Issue 16, acceptance 1 and item 7: a judge that reads the gold answer does not steer `search`,
  * `solve` or `bench search` unless `--allow-gold-judge` is given, and then every result says so.
  */
 
-const dir = mkdtempSync(join(tmpdir(), 'stepwise-gold-judge-'));
+const dir = tempDir('stepwise-gold-judge-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const home = join(dir, 'home');
 

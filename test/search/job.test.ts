@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { benchChart, benchSearch, parseBenchSpec } from '../../src/search/bench.js';
@@ -7,13 +6,14 @@ import { logTicks, niceTicks, renderLineChart } from '../../src/search/chart.js'
 import { searchDataset, summarizeSearch } from '../../src/search/dataset.js';
 import { openStore } from '../../src/store/db.js';
 import { getRun, listRuns } from '../../src/store/runs.js';
+import { tempDir } from '../support/temp.js';
 import { boxedChecker as checker, fakeJudge, fakePolicy, fakeProblem } from './fakes.js';
 
 const problems = Array.from({ length: 6 }, (_, i) => fakeProblem(`p${i}`, 3 + (i % 3)));
 
 describe('searchDataset', () => {
   it('writes one record per problem, summarises accuracy and cost, records the run, and resumes', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'search-job-'));
+    const dir = tempDir('search-job-');
     const out = join(dir, 'out.jsonl');
     const db = openStore(':memory:');
     const { policy, counters } = fakePolicy({ stepError: 0.2 });

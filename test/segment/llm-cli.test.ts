@@ -1,9 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startCli } from '../support/cli.js';
 import { sharedData } from '../support/shared-data.js';
+import { tempDir } from '../support/temp.js';
 import { startTaggingServer } from './tagging-server.js';
 
 interface Row {
@@ -14,7 +14,7 @@ interface Row {
   rejected: string[];
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'stepwise-segllm-'));
+const dir = tempDir('stepwise-segllm-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('stepwise segment --by llm (issue 15, acceptance 1)', () => {

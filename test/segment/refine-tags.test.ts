@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { splitWritten } from '../../src/core/segment.js';
@@ -20,6 +19,7 @@ import { runStrategy } from '../../src/search/registry.js';
 import { simDatasetProblems } from '../../src/sim/dataset.js';
 import { createSimModel } from '../../src/sim/model.js';
 import { exportTrainingData, type RefinePrefix } from '../../src/train/export.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * GLoRe refinement under `--segmentation tags` (issue 15): the drafts are quoted and continued as
@@ -46,7 +46,7 @@ function ownFormSim(spec: string): LanguageModel & { requests: GenerateRequest[]
   };
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'stepwise-refine-tags-'));
+const dir = tempDir('stepwise-refine-tags-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('refinement prompts under tags', () => {

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/models/types.js';
@@ -8,6 +7,7 @@ import { parsePolicyPrompt } from '../../src/prompts/policy.js';
 import { parseRefinePrompt } from '../../src/prompts/refine.js';
 import { startCli } from '../support/cli.js';
 import { type SimServeCli, startSimServeCli } from '../support/sim-serve.js';
+import { tempDir } from '../support/temp.js';
 import { type ProxiedRequest, startLoggingProxy } from './logging-proxy.js';
 
 /**
@@ -15,7 +15,7 @@ import { type ProxiedRequest, startLoggingProxy } from './logging-proxy.js';
  * against a real `stepwise sim serve`, with a logging proxy in between to see every request.
  */
 
-const dir = mkdtempSync(join(tmpdir(), 'stepwise-tags-'));
+const dir = tempDir('stepwise-tags-');
 let sim: SimServeCli | undefined;
 let simUrl = '';
 

@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRng } from '../../src/core/rng.js';
@@ -13,8 +12,9 @@ import {
 import { openStore } from '../../src/store/db.js';
 import { finishRun, startRun } from '../../src/store/runs.js';
 import { rawRequest } from '../support/raw-http.js';
+import { tempDir } from '../support/temp.js';
 
-const home = mkdtempSync(join(tmpdir(), 'stepwise-web-'));
+const home = tempDir('stepwise-web-');
 const outputs = join(home, 'outputs');
 const storePath = join(home, 'store.sqlite');
 let server: RunningWebServer;
@@ -382,7 +382,7 @@ describe('attacks from web pages and stray files', () => {
   });
 
   it('a folder served by mistake gives out no hidden, package or non-output file: each is a 404 like a missing one', async () => {
-    const home = mkdtempSync(join(tmpdir(), 'stepwise-home-'));
+    const home = tempDir('stepwise-home-');
     mkdirSync(join(home, '.docker'));
     mkdirSync(join(home, '.config', 'gcloud'), { recursive: true });
     mkdirSync(join(home, 'node_modules', 'pkg'), { recursive: true });

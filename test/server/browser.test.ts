@@ -1,5 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +15,7 @@ import { simDatasetProblems } from '../../src/sim/dataset.js';
 import { type Db, openStore } from '../../src/store/db.js';
 import { finishRun, startRun, updateRunCounts } from '../../src/store/runs.js';
 import { type SelectionRow, selectByJudge } from '../../src/train/select.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * The web view in a real browser (Debian Chromium through playwright-core), over outputs the real
@@ -37,7 +37,7 @@ const CHROMIUM = process.env.STEPWISE_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = resolve('test-artifacts/web');
 
 // A fresh store and model-call cache for this file only (restored afterwards: workers run other files too).
-const home = mkdtempSync(join(tmpdir(), 'stepwise-browser-'));
+const home = tempDir('stepwise-browser-');
 const previousHome = process.env.STEPWISE_HOME;
 process.env.STEPWISE_HOME = home;
 const outputs = join(home, 'outputs');

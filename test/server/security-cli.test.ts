@@ -1,13 +1,13 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { renderPolicyPrompt } from '../../src/prompts/index.js';
 import { generateSimProblems } from '../../src/sim/index.js';
 import { startCli } from '../support/cli.js';
 import { rawRequest } from '../support/raw-http.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * The issue's attacks against the three real server commands, as a user starts them: a
@@ -15,7 +15,7 @@ import { rawRequest } from '../support/raw-http.js';
  * server, and the token kept out of `ps`.
  */
 
-const home = mkdtempSync(join(tmpdir(), 'stepwise-sec-cli-'));
+const home = tempDir('stepwise-sec-cli-');
 const running: ChildProcess[] = [];
 afterAll(() => {
   for (const child of running) if (child.exitCode === null) child.kill('SIGTERM');

@@ -1,11 +1,11 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningWebServer, startWebServer } from '../../src/server/app.js';
 import { openStore } from '../../src/store/db.js';
 import { startRun, updateRunCounts } from '../../src/store/runs.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * Stored XSS through the web view: output files a stranger wrote (a third-party data set, a
@@ -284,7 +284,7 @@ const poisonStrings = (value: unknown): unknown => {
   return value;
 };
 
-const home = mkdtempSync(join(tmpdir(), 'stepwise-xss-'));
+const home = tempDir('stepwise-xss-');
 const outputs = join(home, 'outputs');
 let server: RunningWebServer;
 let browser: Browser;

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -7,8 +6,9 @@ import { register } from '../../src/cli/commands/sim.js';
 import { loadJsonlProblems } from '../../src/data/jsonl.js';
 import { loadProcessBench } from '../../src/data/processbench.js';
 import { firstWrongStep, parseSimQuestion, simSuccessRate, solveSimProblem } from '../../src/sim/index.js';
+import { tempDir } from '../support/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'stepwise-sim-cli-'));
+const dir = tempDir('stepwise-sim-cli-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Run `stepwise sim …` in process; returns what it printed on stdout. */

@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverInfoFromModels } from '../../src/models/server-kind.js';
 import { startCli } from '../support/cli.js';
 import { type SimServeCli, startSimServeCli } from '../support/sim-serve.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * Issue 16, acceptance 4 (item 10): `sample` and `label` against `npx stepwise sim serve` with
@@ -12,7 +12,7 @@ import { type SimServeCli, startSimServeCli } from '../support/sim-serve.js';
  * is (it announces itself in /v1/models), not by the spec's spelling.
  */
 
-const dir = mkdtempSync(join(tmpdir(), 'stepwise-sim-records-'));
+const dir = tempDir('stepwise-sim-records-');
 const home = join(dir, 'home');
 let server: SimServeCli;
 let baseURL = '';

@@ -1,5 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -15,8 +14,9 @@ import {
   startRun,
   updateRunCounts,
 } from '../../src/store/index.js';
+import { tempDir } from '../support/temp.js';
 
-const tempStore = () => join(mkdtempSync(join(tmpdir(), 'stepwise-store-')), 'store.sqlite');
+const tempStore = () => join(tempDir('stepwise-store-'), 'store.sqlite');
 
 describe('store migrations', () => {
   it('a new store is migrated to the latest version, in WAL mode, with runs and cache tables', () => {

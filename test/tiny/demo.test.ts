@@ -1,13 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultTinyDir, runDemo, wilson95 } from '../../src/cli/commands/demo.js';
 import { openStore } from '../../src/store/db.js';
+import { tempDir } from '../support/temp.js';
 
 /** The demo on the tiny real models (a small run: the full one is `npx stepwise demo`). */
 
-const dir = mkdtempSync(join(tmpdir(), 'stepwise-tiny-demo-'));
+const dir = tempDir('stepwise-tiny-demo-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('wilson95', () => {

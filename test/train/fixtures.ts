@@ -1,11 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LabeledSolution } from '../../src/train/label-file.js';
+import { tempDir as trackedTempDir } from '../support/temp.js';
 
-/** A temporary folder for one test file. */
+/** A temporary folder for one test file (removed after the file). */
 export function tempDir(prefix = 'stepwise-train-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  return trackedTempDir(prefix);
 }
 
 /**

@@ -1,10 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCli } from '../support/cli.js';
 import { freePort } from '../support/free-port.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * Acceptance 4 of issue 13: OpenRLHF's remote reward client against `stepwise serve rewards`.
@@ -38,7 +37,7 @@ describe('OpenRLHF remote reward client against `stepwise serve rewards --kind o
   let stop: () => Promise<void>;
   let url: string;
   beforeAll(async () => {
-    home = mkdtempSync(join(tmpdir(), 'stepwise-openrlhf-'));
+    home = tempDir('stepwise-openrlhf-');
     const port = await freePort();
     const { child, done } = startCli(['serve', 'rewards', '--kind', 'outcome', '--port', String(port)], home);
     await new Promise<void>((resolve, reject) => {

@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startCli } from '../support/cli.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * Issue 16, acceptance 3: `export --task sorm --format trl` from a sim `label --signals sorm`
@@ -10,7 +10,7 @@ import { startCli } from '../support/cli.js';
  * positive and a negative last label differ by at most one.
  */
 
-const dir = mkdtempSync(join(tmpdir(), 'stepwise-sorm-cli-'));
+const dir = tempDir('stepwise-sorm-cli-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const lines = (file: string) =>

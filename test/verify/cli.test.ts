@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sharedEval } from '../support/shared-data.js';
+import { tempDir } from '../support/temp.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -11,7 +11,7 @@ function run(file: string, args: string[]): { code: number | null; stdout: strin
   if (!existsSync(join(root, 'dist/index.js'))) {
     throw new Error('dist/ is missing: run `npm run build` before the CLI tests (npm test does)');
   }
-  const home = mkdtempSync(join(tmpdir(), 'stepwise-home-'));
+  const home = tempDir('stepwise-home-');
   const r = spawnSync(process.execPath, [file, ...args], {
     cwd: root,
     encoding: 'utf8',
@@ -47,7 +47,7 @@ describe('stepwise verify', () => {
   });
 
   it('--cases scores a case file and names a bad line', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'verify-cases-'));
+    const dir = tempDir('verify-cases-');
     const good = join(dir, 'cases.jsonl');
     writeFileSync(
       good,
