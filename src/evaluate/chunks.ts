@@ -7,6 +7,7 @@ import type { Segmentation } from '../core/segment.js';
 import type { Cost, Problem, Verdict } from '../core/types.js';
 import { readJsonl } from '../jobs/jsonl.js';
 import type { JobProgress } from '../jobs/run-job.js';
+import { formatFailureShare, repliesOf } from '../judge/common.js';
 import type { StepJudge } from '../judge/types.js';
 import { DEFAULT_SIGNAL_PARAMS, isPositiveLabel, LABEL_SIGNALS, type LabelSignal } from '../label/signals.js';
 import { type ChunkAgreement, chunkAgreement } from './metrics.js';
@@ -171,9 +172,17 @@ export interface ChunkEvalReport extends ChunkAgreement {
   simulated: boolean;
   notice?: string;
   solutions: number;
-  /** Share of solutions whose predicted first error equals the labelled one (solutions with one). */
+  /**
+   * Share of solutions whose predicted first error equals the labelled one, over the solutions
+   * with a labelled first error; a solution the judge abstained on counts as a miss.
+   */
   first_error_accuracy: number | null;
+  /** Solutions whose first error the judge left open (no parsable verdict before its first negative). */
+  abstainedSolutions: number;
+  /** Judge replies with no parsable verdict, the replies read, and the share of unparsable ones. */
   formatFailures: number;
+  replies: number;
+  formatFailureRate: number;
   cost: Cost;
   /** Judge score vs Q̂ over the chunks that have both. */
   calibration: Calibration;
@@ -209,6 +218,8 @@ export async function evaluateChunks(options: {
   let feHits = 0;
   let feN = 0;
   let formatFailures = 0;
+  let replies = 0;
+  let abstainedSolutions = 0;
   const costs: Cost[] = [];
   const simulated = isSimulatedJudge(judge);
   /** Per-chunk rows by solution (solutions finish out of order; rows are written in input order). */
@@ -243,11 +254,14 @@ export async function evaluateChunks(options: {
           if (!j) return; // the judge did not rule on this chunk (e.g. an outcome model)
           pairs.push({ label, predicted });
         });
-        if (s.firstError !== null && !r.abstained) {
+        // An abstention is a miss, as in ProcessBench: the judge did not say where the error is.
+        if (r.abstained) abstainedSolutions++;
+        if (s.firstError !== null) {
           feN++;
-          if (r.firstError === s.firstError) feHits++;
+          if (!r.abstained && r.firstError === s.firstError) feHits++;
         }
         formatFailures += r.formatFailures;
+        replies += repliesOf(r);
         costs.push(r.cost);
         done++;
         options.onProgress?.({ done, total: solutions.length, resumed: 0 });
@@ -267,7 +281,10 @@ export async function evaluateChunks(options: {
     solutions: solutions.length,
     ...chunkAgreement(pairs),
     first_error_accuracy: feN === 0 ? null : feHits / feN,
+    abstainedSolutions,
     formatFailures,
+    replies,
+    formatFailureRate: formatFailureShare(formatFailures, replies),
     cost: costs.length === 0 ? emptyCost() : addCosts(...costs),
     calibration: calibrationOf(rows),
     ...(options.rowsPath ? { chunkRows: basename(options.rowsPath) } : {}),

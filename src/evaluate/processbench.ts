@@ -7,6 +7,7 @@ import { loadProcessBench, PROCESSBENCH_SUBSETS } from '../data/processbench.js'
 import type { ProcessBenchRecord } from '../data/types.js';
 import { type JobProgress, runJsonlJob } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
+import { formatFailureShare, repliesOf } from '../judge/common.js';
 import type { StepJudge } from '../judge/types.js';
 import {
   firstBelow,
@@ -95,7 +96,15 @@ export interface ProcessBenchPrediction {
   scores: number[];
   /** The judge's own first error at its own threshold. */
   judgeFirstError: number;
+  /** Judge replies with no parsable verdict, and the replies read (parsed or not). */
   formatFailures: number;
+  replies?: number;
+  /** The first chunk the judge gave no parsable verdict on (an abstention there), when any. */
+  abstainedAt?: number;
+  /**
+   * The judge gave no usable first-error answer at its own verdicts (no parsable answer, or no
+   * parsable verdict before its first negative chunk). The prediction is then null, a miss.
+   */
   abstained?: boolean;
   /** Judge-role cost of this sample. */
   cost: RoleCost;
@@ -154,10 +163,14 @@ export interface ProcessBenchReport extends ProcessBenchScore {
   };
   votes: number | null;
   samples: number;
-  /** Unparsable judge replies, and their share of all sampled replies. */
+  /** Unparsable judge replies, the replies read (parsed or not), and the share of unparsable ones. */
   formatFailures: number;
+  replies: number;
   formatFailureRate: number;
-  /** Samples where the judge gave no usable answer (scored as misses). */
+  /**
+   * Samples where the judge gave no usable answer (scored as misses): no parsable answer at all,
+   * or no parsable verdict on a chunk before the predicted first error.
+   */
   abstained: number;
   /** What the judge spent in this run (resumed lines included). */
   cost: Cost;
@@ -235,6 +248,8 @@ export async function runProcessBench(options: ProcessBenchRunOptions): Promise<
         scores: r.judgments.map((j) => j.score),
         judgeFirstError: r.firstError,
         formatFailures: r.formatFailures,
+        replies: repliesOf(r),
+        ...(r.abstainedAt !== undefined ? { abstainedAt: r.abstainedAt } : {}),
         ...(r.abstained ? { abstained: true } : {}),
         cost: r.cost.judge,
         judge: judge.name,
@@ -263,15 +278,14 @@ export async function runProcessBench(options: ProcessBenchRunOptions): Promise<
   } else if (threshold.mode === 'fixed') {
     t = threshold.value;
   }
-  const final = records.map((r) => ({
-    ...r,
-    prediction: r.abstained ? null : t === null ? r.judgeFirstError : firstBelow(r.scores, t),
-  }));
+  const final = records.map((r) => ({ ...r, prediction: predictionAt(r, t) }));
   writeJsonlAtomic(options.predictionsPath, final);
 
   const score = processBenchScore(final);
   const formatFailures = final.reduce((s, r) => s + r.formatFailures, 0);
   const cost = addCosts(...final.map((r) => ({ ...emptyCost(), judge: r.cost })));
+  // Rows written before `replies` was recorded count their sampled replies instead.
+  const replies = final.reduce((s, r) => s + (r.replies ?? r.cost.samples), 0);
   const simulated = isSimulatedJudge(judge);
   return {
     benchmark: 'ProcessBench',
@@ -288,12 +302,28 @@ export async function runProcessBench(options: ProcessBenchRunOptions): Promise<
     votes: options.votes ?? null,
     samples: final.length,
     formatFailures,
-    formatFailureRate: cost.judge.samples === 0 ? 0 : formatFailures / cost.judge.samples,
-    abstained: final.filter((r) => r.abstained).length,
+    replies,
+    formatFailureRate: formatFailureShare(formatFailures, replies),
+    abstained: final.filter((r) => r.prediction === null).length,
     cost,
     predictions: options.predictionsPath,
     createdAt: new Date().toISOString(),
   };
+}
+
+/**
+ * A sample's prediction at threshold `t` (null: the judge's own verdicts). Null — a miss — when
+ * the judge gave no usable answer, or abstained on a chunk at or before the predicted first
+ * error (or anywhere, when it predicts none): the first error could be the chunk it said nothing on.
+ */
+export function predictionAt(
+  r: Pick<ProcessBenchPrediction, 'abstained' | 'abstainedAt' | 'judgeFirstError' | 'scores'>,
+  t: number | null,
+): number | null {
+  if (t === null) return r.abstained ? null : r.judgeFirstError;
+  const predicted = firstBelow(r.scores, t);
+  if (r.abstainedAt !== undefined && (predicted < 0 || r.abstainedAt <= predicted)) return null;
+  return predicted;
 }
 
 /** Refuse to resume a predictions file written by another judge or with other settings. */
@@ -334,7 +364,7 @@ function writeJsonlAtomic(path: string, rows: readonly object[]): void {
 export function scorePredictions(
   file: string,
   dataset: readonly ProcessBenchRecord[],
-): ProcessBenchScore & { missing: Record<string, number> } {
+): ProcessBenchScore & { missing: Record<string, number>; abstained: number } {
   if (!existsSync(file)) throw new InputError({ file }, 'file not found');
   const byId = new Map(dataset.map((r) => [r.id, r]));
   const seen = new Set<string>();
@@ -383,7 +413,7 @@ export function scorePredictions(
     const have = rows.filter((r) => r.subset === name).length;
     if (have < total) missing[name] = total - have;
   }
-  return { ...score, missing };
+  return { ...score, missing, abstained: rows.filter((r) => r.prediction === null).length };
 }
 
 /** The exact JSON of `--predictions --json`: `{subsets: {name: {error_acc, correct_acc, f1, n}}, average_f1}`. */

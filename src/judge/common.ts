@@ -56,9 +56,17 @@ export function firstNegative(judgments: readonly Judgment[]): number {
   return judgments.find((j) => j.verdict === 'negative')?.chunkIndex ?? -1;
 }
 
+/** A judgment on which the judge said nothing: every one of its votes was a format failure. */
+export function isAbstention(j: Pick<Judgment, 'formatFailures' | 'votes'>): boolean {
+  const failures = j.formatFailures ?? 0;
+  return failures > 0 && failures >= (j.votes ?? 1);
+}
+
 /**
  * Assemble a result from judgments in chunk order: with `firstErrorOnly`, judgments after the
- * first negative are dropped (the contract says none follow it).
+ * first negative are dropped (the contract says none follow it). A chunk the judge abstained on
+ * before its first negative one makes the whole result an abstention: the first error could be
+ * that chunk.
  */
 export function resultFrom(
   judgments: Judgment[],
@@ -71,7 +79,29 @@ export function resultFrom(
   const kept =
     options.firstErrorOnly && firstError >= 0 ? sorted.filter((j) => j.chunkIndex <= firstError) : sorted;
   const formatFailures = kept.reduce((s, j) => s + (j.formatFailures ?? 0), 0);
-  return { judgments: kept, firstError, cost, formatFailures, ...extra };
+  const replies = kept.reduce((s, j) => s + (j.votes ?? 1), 0);
+  const abstainedAt = kept.find(isAbstention)?.chunkIndex;
+  const abstained = abstainedAt !== undefined && (firstError < 0 || abstainedAt < firstError);
+  return {
+    judgments: kept,
+    firstError,
+    cost,
+    formatFailures,
+    replies,
+    ...(abstainedAt !== undefined ? { abstainedAt } : {}),
+    ...(abstained ? { abstained } : {}),
+    ...extra,
+  };
+}
+
+/** The judge replies a result was read from: its `replies`, else one per vote of each judgment. */
+export function repliesOf(r: Pick<JudgeResult, 'replies' | 'judgments'>): number {
+  return r.replies ?? r.judgments.reduce((s, j) => s + (j.votes ?? 1), 0);
+}
+
+/** Format failures as a share of judge replies (0 when there were none). */
+export function formatFailureShare(formatFailures: number, replies: number): number {
+  return replies > 0 ? formatFailures / replies : 0;
 }
 
 /** Throw the abort reason when the signal has fired. */

@@ -112,6 +112,7 @@ export function createCriticJudge(model: LanguageModel, settings: CriticJudgeSet
       extra: {
         firstError: fe,
         formatFailures: vote.failures,
+        replies: out.samples.length,
         abstained: vote.abstained || undefined,
         solutionScore: valid === 0 ? undefined : vote.answers.filter((a) => a === -1).length / valid,
       },

@@ -29,11 +29,23 @@ export interface JudgeResult {
    */
   firstError: number;
   cost: Cost;
-  /** Judgments whose verdict could not be parsed (counted, never thrown). */
+  /** Judge replies whose verdict could not be parsed (counted, never thrown). */
   formatFailures: number;
   /**
-   * True when the judge gave no usable answer for the whole solution (a critic whose every sample
-   * was unparsable). `firstError` is then −1, but it is not a claim that the solution is correct:
+   * Judge replies read for verdicts (parsed or not): the denominator of the format-failure share.
+   * Counted whether the reply came from the model or its cache. Absent: read it with
+   * `repliesOf` (one per vote of each judgment).
+   */
+  replies?: number;
+  /**
+   * The first judged chunk on which the judge gave no parsable verdict (every vote a format
+   * failure), when there is one: an abstention on that chunk, never a "no error".
+   */
+  abstainedAt?: number;
+  /**
+   * True when the judge gave no usable first-error answer: a critic whose every sample was
+   * unparsable, or a step judge that abstained on a chunk before its first negative one (so its
+   * first error could lie there). `firstError` is then not a claim about the solution:
    * ProcessBench scoring counts such a sample as a miss.
    */
   abstained?: boolean;

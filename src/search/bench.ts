@@ -27,6 +27,10 @@ export interface BenchPoint {
   correct: number;
   checked: number;
   costPerProblem: CostPerProblem;
+  /** With a judge: the share of its replies with no parsable verdict (and their counts). */
+  formatFailures?: number;
+  judgeReplies?: number;
+  formatFailureRate?: number;
 }
 
 /** What `stepwise bench search` writes as JSON. */
@@ -173,6 +177,13 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
       correct: s.correct,
       checked: s.checked,
       costPerProblem: s.costPerProblem,
+      ...(s.judgeReplies !== undefined
+        ? {
+            formatFailures: s.formatFailures,
+            judgeReplies: s.judgeReplies,
+            formatFailureRate: s.formatFailureRate,
+          }
+        : {}),
     };
     points.push(point);
     if (file)

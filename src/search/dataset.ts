@@ -6,6 +6,7 @@ import type { Cost, Problem } from '../core/types.js';
 import { readJsonl } from '../jobs/jsonl.js';
 import { runJsonlJob } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
+import { formatFailureShare } from '../judge/common.js';
 import type { Db } from '../store/db.js';
 import { finishRun, startRun, updateRunCounts } from '../store/runs.js';
 import type { SearchConfig } from './config.js';
@@ -61,6 +62,13 @@ export interface SearchSummary {
   simulated: boolean;
   /** Present and true when the judge read the gold answer: the accuracy is not a fair test. */
   judgeUsedGold?: true;
+  /**
+   * With a judge: its replies with no parsable verdict, the replies read, and the share of
+   * unparsable ones, over every problem.
+   */
+  formatFailures?: number;
+  judgeReplies?: number;
+  formatFailureRate?: number;
 }
 
 /** A search result as an output line. */
@@ -91,9 +99,15 @@ const tokensOf = (c: Cost['policy']): number => c.promptTokens + c.completionTok
 /** Accuracy over problems with a gold answer, and mean cost per problem. */
 export function summarizeSearch(
   strategy: string,
-  records: ReadonlyArray<Pick<SearchRecord, 'correct' | 'answer' | 'cost' | 'simulated' | 'judgeUsedGold'>>,
+  records: ReadonlyArray<
+    Pick<SearchRecord, 'correct' | 'answer' | 'cost' | 'simulated' | 'judgeUsedGold'> &
+      Partial<Pick<SearchRecord, 'stats'>>
+  >,
 ): SearchSummary {
   const cost = addCosts(emptyCost(), ...records.map((r) => r.cost));
+  const num = (v: unknown) => (typeof v === 'number' ? v : 0);
+  const replies = records.reduce((s, r) => s + num(r.stats?.judgeReplies), 0);
+  const formatFailures = records.reduce((s, r) => s + num(r.stats?.formatFailures), 0);
   const checked = records.filter((r) => r.correct !== undefined).length;
   const correct = records.filter((r) => r.correct === true).length;
   const n = Math.max(1, records.length);
@@ -114,6 +128,13 @@ export function summarizeSearch(
     },
     simulated: records.some((r) => r.simulated === true),
     ...(records.some((r) => r.judgeUsedGold === true) ? { judgeUsedGold: true as const } : {}),
+    ...(replies > 0
+      ? {
+          formatFailures,
+          judgeReplies: replies,
+          formatFailureRate: formatFailureShare(formatFailures, replies),
+        }
+      : {}),
   };
 }
 

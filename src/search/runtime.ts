@@ -2,6 +2,7 @@ import { CostLedger } from '../core/cost.js';
 import { StepwiseError, UsageError } from '../core/errors.js';
 import { createRng, type Rng } from '../core/rng.js';
 import type { Judgment, Problem, Verdict } from '../core/types.js';
+import { formatFailureShare, repliesOf } from '../judge/common.js';
 import type { StepJudge } from '../judge/types.js';
 import { wroteSimulated } from '../models/simulated.js';
 import type { ChatMessage, GenerateResult } from '../models/types.js';
@@ -43,8 +44,9 @@ export class SearchRuntime {
   readonly ledger = new CostLedger();
   readonly trace: TraceNode[] = [];
   readonly backtracks: Backtrack[] = [];
-  /** Judgments whose verdict could not be parsed, summed over calls. */
+  /** Judge replies whose verdict could not be parsed, and judge replies read, summed over calls. */
   formatFailures = 0;
+  judgeReplies = 0;
   private readonly rng: Rng;
   /** The kind of problem (math by default, code, …): templates, step splitter, end test, checker. */
   readonly domain: SearchDomain;
@@ -184,6 +186,7 @@ export class SearchRuntime {
     });
     this.ledger.add(r.cost);
     this.formatFailures += r.formatFailures;
+    this.judgeReplies += repliesOf(r);
     const j = r.judgments.find((x) => x.chunkIndex === index + g);
     return this.ruling(j);
   }
@@ -210,6 +213,7 @@ export class SearchRuntime {
     });
     this.ledger.add(r.cost);
     this.formatFailures += r.formatFailures;
+    this.judgeReplies += repliesOf(r);
     const byIndex = new Map(r.judgments.map((j) => [j.chunkIndex, j]));
     return chunks.map((_, i) => this.ruling(byIndex.get(i + g)));
   }
@@ -227,6 +231,7 @@ export class SearchRuntime {
     });
     this.ledger.add(r.cost);
     this.formatFailures += r.formatFailures;
+    this.judgeReplies += repliesOf(r);
     const rulings = r.judgments.filter((j) => j.chunkIndex >= g).map((j) => this.ruling(j));
     return { firstError: r.firstError < 0 ? -1 : Math.max(0, r.firstError - g), rulings };
   }
@@ -252,6 +257,7 @@ export class SearchRuntime {
     });
     this.ledger.add(r.cost);
     this.formatFailures += r.formatFailures;
+    this.judgeReplies += repliesOf(r);
     const j = r.judgments.find((x) => x.chunkIndex === last) ?? r.judgments[r.judgments.length - 1];
     return j ? j.score : 0.5;
   }
@@ -308,7 +314,16 @@ export class SearchRuntime {
       trace: this.trace,
       backtracks: this.backtracks,
       cost: this.ledger.snapshot(),
-      stats: this.formatFailures > 0 ? { ...stats, formatFailures: this.formatFailures } : stats,
+      // Every result of a judged search says how often the judge's replies had no parsable verdict.
+      stats:
+        this.judgeReplies > 0
+          ? {
+              ...stats,
+              formatFailures: this.formatFailures,
+              judgeReplies: this.judgeReplies,
+              formatFailureRate: formatFailureShare(this.formatFailures, this.judgeReplies),
+            }
+          : stats,
       ...(this.simulated ? { simulated: true as const } : {}),
     };
   }

@@ -3,6 +3,7 @@ import { addCosts, emptyCost } from '../core/cost.js';
 import { createRng } from '../core/rng.js';
 import { splitParagraphs } from '../core/segment.js';
 import type { Cost, Problem } from '../core/types.js';
+import { isAbstention, repliesOf } from '../judge/common.js';
 import type { StepJudge } from '../judge/types.js';
 
 /** A problem with its sampled responses (the `stepwise sample` output, plus the question). */
@@ -19,8 +20,14 @@ export interface SelectionRow {
   chosen: { index: number; text: string; meanScore: number } | null;
   /** The outcome-only pick for comparison: a correct response chosen uniformly at random (seeded). */
   outcomeOnly: { index: number; text: string } | null;
-  /** Mean chunk score of every correct response. */
-  candidates: Array<{ index: number; meanScore: number }>;
+  /**
+   * Mean chunk score of every correct response, over the chunks the judge ruled on (a chunk with
+   * no parsable verdict is an abstention, left out; `abstained` counts them).
+   */
+  candidates: Array<{ index: number; meanScore: number; abstained?: number }>;
+  /** Judge replies with no parsable verdict, and the judge replies read. */
+  formatFailures: number;
+  judgeReplies: number;
   cost: Cost;
 }
 
@@ -54,14 +61,28 @@ export async function selectByJudge(
         };
         const correct = p.samples.map((s, index) => ({ s, index })).filter(({ s }) => s.correct);
         let cost = emptyCost();
+        let formatFailures = 0;
+        let judgeReplies = 0;
         const candidates: SelectionRow['candidates'] = [];
+        const ruled = new Set<number>();
         for (const { s, index } of correct) {
           const result = await judge.judge(problem, chunkTexts(s));
           cost = addCosts(cost, result.cost);
-          candidates.push({ index, meanScore: mean(result.judgments.map((j) => j.score)) });
+          formatFailures += result.formatFailures;
+          judgeReplies += repliesOf(result);
+          const said = result.judgments.filter((j) => !isAbstention(j));
+          const abstained = result.judgments.length - said.length;
+          if (said.length > 0) ruled.add(index);
+          candidates.push({
+            index,
+            meanScore: mean(said.map((j) => j.score)),
+            ...(abstained > 0 ? { abstained } : {}),
+          });
         }
+        // A response the judge said nothing about is not a pick on its merits.
         let best: (typeof candidates)[number] | null = null;
-        for (const c of candidates) if (!best || c.meanScore > best.meanScore) best = c;
+        for (const c of candidates)
+          if (ruled.has(c.index) && (!best || c.meanScore > best.meanScore)) best = c;
         const rng = createRng(`${options.seed ?? 0}:${p.id}`);
         const pick = correct.length ? correct[Math.floor(rng.next() * correct.length)] : null;
         const row: SelectionRow = {
@@ -72,6 +93,8 @@ export async function selectByJudge(
             : null,
           outcomeOnly: pick ? { index: pick.index, text: pick.s.text } : null,
           candidates,
+          formatFailures,
+          judgeReplies,
           cost,
         };
         options.onProblemDone?.(row);

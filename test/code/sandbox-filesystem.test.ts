@@ -13,7 +13,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { homedir, userInfo } from 'node:os';
+import { homedir, tmpdir, userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -268,7 +268,7 @@ describe('sandbox filesystem', () => {
     writeFileSync(join(store, 'store.sqlite'), 'runs\n');
     const out = tempDir();
     writeFileSync(join(out, 'labels.jsonl'), '{"label": 1}\n');
-    const hostTmp = tempDir('stepwise-fs-test-');
+    const hostTmp = mkdtempSync(join(tmpdir(), 'stepwise-fs-test-'));
     made.push(hostTmp);
     writeFileSync(join(hostTmp, 'other-run.py'), 'secret = 1\n');
     const saved = { HOME: process.env.HOME, STEPWISE_HOME: process.env.STEPWISE_HOME };

@@ -145,6 +145,8 @@ async function scoreFile(flags: ProcessBenchFlags): Promise<void> {
     process.stderr.write(
       `note: ${name}: ${n} samples of the data set have no prediction; scored over the lines given\n`,
     );
+  if (score.abstained > 0)
+    process.stderr.write(`note: ${score.abstained} predictions are null (no answer): scored as misses\n`);
   process.stderr.write(`${formatScoreTable(score)}\n`);
   if (flags.json) process.stdout.write(`${JSON.stringify(scoreJson(score))}\n`);
 }
@@ -310,7 +312,10 @@ async function runChunks(flags: ChunksFlags): Promise<void> {
             'first error',
             `${r(report.first_error_accuracy)} of solutions: predicted first error = labelled one`,
           ],
-          ['format fails', String(report.formatFailures)],
+          [
+            'format fails',
+            `${report.formatFailures} of ${report.replies} judge replies (${(100 * report.formatFailureRate).toFixed(1)}%); first error left open on ${report.abstainedSolutions} solutions`,
+          ],
           [
             'calibration',
             report.calibration.gap === null

@@ -6,6 +6,7 @@ import { isSimulatedJudge } from '../../evaluate/processbench.js';
 import { readJsonl } from '../../jobs/jsonl.js';
 import { runJsonlJob } from '../../jobs/run-job.js';
 import { jobSettings } from '../../jobs/settings.js';
+import { formatFailureShare } from '../../judge/common.js';
 import { createJudge } from '../../judge/index.js';
 import { finishRun, openStore, startRun } from '../../store/index.js';
 import { validateRows } from '../../train/label-file.js';
@@ -91,12 +92,22 @@ export function register(program: Command): void {
         ).length;
         finishRun(store, runId, 'done', { problems: out.length, picked });
         const simulated = isSimulatedJudge(judge);
+        // Rows resumed from a file written before these counts were kept count as zero.
+        const formatFailures = out.reduce((s, r) => s + (r.formatFailures ?? 0), 0);
+        const judgeReplies = out.reduce((s, r) => s + (r.judgeReplies ?? 0), 0);
+        const formatFailureRate = formatFailureShare(formatFailures, judgeReplies);
         reportJob(
           {
             command: 'select',
             headline: `a response picked for ${picked} of ${out.length} problems by ${o.judge}`,
             world: simulated ? `SIMULATED judge — not a real model` : undefined,
-            lines: [['vs outcome-only', `the judge's pick differs on ${differ} problems`]],
+            lines: [
+              ['vs outcome-only', `the judge's pick differs on ${differ} problems`],
+              [
+                'format fails',
+                `${formatFailures} of ${judgeReplies} judge replies (${(100 * formatFailureRate).toFixed(1)}%)`,
+              ],
+            ],
             wrote: [o.out],
             run: runId,
           },
@@ -108,6 +119,9 @@ export function register(program: Command): void {
             problems: out.length,
             picked,
             differsFromOutcomeOnly: differ,
+            formatFailures,
+            judgeReplies,
+            formatFailureRate,
           },
           o,
         );
