@@ -273,10 +273,16 @@ function labelsView(ctx, s) {
   return [`${summary}${control}`, cards || '<p class="muted empty">This file has no records.</p>'];
 }
 
-function labelValueClass(v) {
+// A soft (ms-soft) label is positive at the threshold its label run used (recorded in job.settings).
+function softThresholdOf(rec) {
+  const t = rec?.job?.settings?.softThreshold;
+  return isNum(t) ? t : 0.5;
+}
+
+function labelValueClass(v, softThreshold = 0.5) {
   if (v === true) return 'pos';
   if (v === false) return 'neg';
-  if (isNum(v)) return v >= 0.5 ? 'pos' : 'neg';
+  if (isNum(v)) return v >= softThreshold - 1e-12 ? 'pos' : 'neg';
   return 'und';
 }
 
@@ -290,13 +296,13 @@ function labelCard(rec, index, color) {
   const chunks = (rec.chunks || [])
     .map((c, i) => {
       const labels = Object.entries(c.labels || {})
-        .map(([s, v]) => `<span class="badge ${labelValueClass(v)}">${esc(s)} ${esc(isNum(v) ? fmt(v, 2) : v === null || v === undefined ? '?' : v ? '+' : '−')}</span>`)
+        .map(([s, v]) => `<span class="badge ${labelValueClass(v, softThresholdOf(rec))}">${esc(s)} ${esc(isNum(v) ? fmt(v, 2) : v === null || v === undefined ? '?' : v ? '+' : '−')}</span>`)
         .join('');
       const style =
         color === 'q'
           ? `border-left-color:${qColor(c.q)};background:${qBackground(c.q)}`
           : '';
-      const cls = color === 'q' ? '' : color === 'verdict' ? own(VERDICT_CLASS, c.verdict, 'und') : labelValueClass(c.labels?.[color]);
+      const cls = color === 'q' ? '' : color === 'verdict' ? own(VERDICT_CLASS, c.verdict, 'und') : labelValueClass(c.labels?.[color], softThresholdOf(rec));
       const verdict = typeof c.verdict === 'string' ? `<span class="badge ${own(VERDICT_CLASS, c.verdict)}">judge: ${esc(c.verdict)}${isNum(c.score) ? ` ${fmt(c.score, 2)}` : ''}</span>` : '';
       // `rollouts` is a count, or the rollouts themselves with `label --keep-rollouts`.
       const m = Array.isArray(c.rollouts) ? c.rollouts.length : c.rollouts;

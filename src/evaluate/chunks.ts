@@ -9,7 +9,7 @@ import { readJsonl } from '../jobs/jsonl.js';
 import type { JobProgress } from '../jobs/run-job.js';
 import { formatFailureShare, repliesOf } from '../judge/common.js';
 import type { StepJudge } from '../judge/types.js';
-import { DEFAULT_SIGNAL_PARAMS, isPositiveLabel, LABEL_SIGNALS, type LabelSignal } from '../label/signals.js';
+import { isPositiveLabel, LABEL_SIGNALS, type LabelSignal, softThresholdOf } from '../label/signals.js';
 import { type ChunkAgreement, chunkAgreement } from './metrics.js';
 import { isSimulatedJudge, SIMULATED_NOTICE } from './processbench.js';
 
@@ -34,7 +34,8 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 /**
  * Read a `stepwise label` output file: one line per solution `{id, problem, answer, chunks: [{text,
  * q, labels: {signal: bool | number | null}}], firstError: {signal: n}}`. Soft (`ms-soft`) labels
- * are positive at ≥ 0.5. Throws an InputError naming line and field.
+ * are positive at or above the soft threshold the file was labelled with (0.5 when it does not
+ * say). Throws an InputError naming line and field.
  */
 export function readLabeledSolutions(file: string, signal: LabelSignal): ChunkEvalSolution[] {
   if (!(LABEL_SIGNALS as readonly string[]).includes(signal))
@@ -53,6 +54,7 @@ export function readLabeledSolutions(file: string, signal: LabelSignal): ChunkEv
     const chunks: string[] = [];
     const labels: Array<boolean | null> = [];
     const q: Array<number | null> = [];
+    const softThreshold = softThresholdOf(value);
     value.chunks.forEach((c, i) => {
       if (!isObj(c) || typeof c.text !== 'string') throw err(`chunks[${i}].text`, 'missing chunk text');
       chunks.push(c.text);
@@ -65,7 +67,7 @@ export function readLabeledSolutions(file: string, signal: LabelSignal): ChunkEv
         );
       if (l !== null && typeof l !== 'boolean' && typeof l !== 'number')
         throw err(`chunks[${i}].labels.${signal}`, 'expected a boolean, a number or null');
-      labels.push(l === null ? null : isPositiveLabel(l, DEFAULT_SIGNAL_PARAMS.softThreshold));
+      labels.push(l === null ? null : isPositiveLabel(l, softThreshold));
     });
     const fe = isObj(value.firstError) ? value.firstError[signal] : undefined;
     const seg = value.segmentation;

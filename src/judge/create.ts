@@ -49,7 +49,7 @@ function pick<T>(flag: T | undefined, fromSpec: T | undefined): T | undefined {
  * `rollout`, `orm`; the model spec is anything `createModel` takes (`openai:<model>` with a base
  * URL, `gguf:<file>`, `sim[?…]`). `sim:<kind>[?…]` is short for `<kind>:sim[?…]`. Judge options in
  * the query (`votes`, `threshold`, `temperature`, `top_p`, `max_tokens`, `concurrency`, `method`,
- * `top_logprobs`, `rollouts`, `signal`, `rollout_tokens`) are taken out; the rest stays with the
+ * `top_logprobs`, `rollouts`, `signal`, `rollout_tokens`, `gamma`, `alpha`, `soft_threshold`) are taken out; the rest stays with the
  * model spec. See docs/judges.md.
  *
  * @example
@@ -166,6 +166,11 @@ function buildJudge(
         name: common.name,
         rollouts: pick(rollouts, numberOption(parsed, 'rollouts', { min: 1, integer: true })),
         signal: sig,
+        params: {
+          gamma: numberOption(parsed, 'gamma', { min: 0 }),
+          alpha: numberOption(parsed, 'alpha', { min: 0 }),
+          softThreshold: numberOption(parsed, 'soft_threshold', { min: 0, max: 1 }),
+        },
         temperature: common.temperature,
         topP: common.topP,
         maxTokens: pick(maxTokens, numberOption(parsed, 'rollout_tokens', { min: 1, integer: true })),

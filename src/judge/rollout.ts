@@ -8,9 +8,11 @@ import {
   type RolloutOptions,
 } from '../label/estimate.js';
 import {
+  bestOfNValue,
   DEFAULT_SIGNAL_PARAMS,
   isPositiveLabel,
   type LabelSignal,
+  PAPER_ROLLOUTS,
   type SignalParams,
   signalLabels,
 } from '../label/signals.js';
@@ -23,7 +25,7 @@ import type { StepJudge } from './types.js';
 /** Settings of the rollout judge. */
 export interface RolloutJudgeSettings {
   name?: string;
-  /** Rollouts per prefix, M. Default 16 (StepWiser). */
+  /** Rollouts per prefix, M. Default: the signal's paper (16 StepWiser; 8 Math-Shepherd, SORM). */
   rollouts?: number;
   /** Which label rule turns Q̂ into a verdict. Default `abs-q` (positive iff Q̂(i) > 0). */
   signal?: LabelSignal;
@@ -46,12 +48,78 @@ const NEEDS_PREVIOUS: readonly LabelSignal[] = ['rel-ratio', 'rel-effective'];
 const defaultChecker: AnswerChecker = (problem, text) => checkSolution(problem, text);
 
 /**
- * The rollout judge (METHODS §3): the Monte Carlo value Q̂(i) of the prefix ending after chunk i —
- * the share of M policy continuations from it that reach the gold answer — is chunk i's score;
- * the verdict follows a label signal of src/label (default Abs-Q: positive iff Q̂(i) > 0).
+ * The score threshold that separates a signal's positives from its negatives, on the scores
+ * {@link signalScore} gives: Abs-Q / Math-Shepherd hard / SORM 1/(2M) (Q̂ is a multiple of 1/M,
+ * so it separates 0 from > 0); Math-Shepherd soft its soft threshold; Rel-Ratio γ (the score is
+ * the ratio); Rel-Effective α/(1 + 2α) (the score maps Q̂ + α·A_μ ∈ [−α, 1 + α] onto [0, 1]).
+ */
+export function signalThreshold(signal: LabelSignal, rollouts: number, params: SignalParams): number {
+  switch (signal) {
+    case 'abs-q':
+    case 'ms-hard':
+    case 'sorm':
+      return 1 / (2 * rollouts);
+    case 'ms-soft':
+      return params.softThreshold;
+    case 'rel-ratio':
+      return params.gamma;
+    case 'rel-effective':
+      return params.alpha / (1 + 2 * params.alpha);
+  }
+}
+
+/**
+ * Chunk i's score in [0, 1] under a signal, from Q̂(i − 1) and Q̂(i) (and for SORM the best value
+ * of any later prefix): the quantity the signal thresholds, so ranking and re-thresholding follow
+ * the signal rather than Q̂ alone. Rel-Ratio: min(1, Q̂(i)/Q̂(i−1)) (1 when Q̂(i−1) = 0 < Q̂(i); the
+ * 0/0 case by its rule). Rel-Effective: (Q̂(i) + α·A_μ(i) + α)/(1 + 2α). SORM: the largest Q̂ of
+ * this or any later prefix (a later correct rollout makes every earlier chunk positive).
+ */
+export function signalScore(
+  signal: LabelSignal,
+  prev: number,
+  cur: number,
+  params: SignalParams,
+  laterBest = 0,
+): number {
+  switch (signal) {
+    case 'abs-q':
+    case 'ms-hard':
+    case 'ms-soft':
+      return cur;
+    case 'sorm':
+      return Math.max(cur, laterBest);
+    case 'rel-ratio':
+      if (prev === 0) return cur > 0 || (params.zeroOverZero === 'no-change' && 1 > params.gamma) ? 1 : 0;
+      return Math.min(1, cur / prev);
+    case 'rel-effective': {
+      const a = params.alpha;
+      const advantage = bestOfNValue(cur, params.bestOfN) - bestOfNValue(prev, params.bestOfN);
+      return Math.min(1, Math.max(0, (cur + a * advantage + a) / (1 + 2 * a)));
+    }
+  }
+}
+
+/**
+ * Keep a score on the side of the threshold its verdict is on: the verdict is decided exactly
+ * (ties such as a ratio equal to γ are negative), the score only in floating point.
+ */
+function scoreOnItsSide(score: number, positive: boolean, threshold: number): number {
+  if (positive) return Math.max(score, threshold);
+  return score < threshold ? score : Math.max(0, threshold - 1e-9);
+}
+
+/**
+ * The rollout judge (METHODS §3): from the Monte Carlo values Q̂ of prefixes — the share of M
+ * policy continuations from a prefix that reach the gold answer — chunk i gets the verdict of
+ * the label signal it is given (default Abs-Q: positive iff Q̂(i) > 0) and a score that signal
+ * thresholds ({@link signalScore}): Q̂(i) for Abs-Q and Math-Shepherd, the ratio for Rel-Ratio,
+ * the effective reward for Rel-Effective; SORM propagates a later positive backward, so a chunk
+ * with Q̂(i) = 0 has the later prefixes estimated until one is positive.
  * Expensive (M rollouts per chunk, one request with n = M each) but needs no trained judge.
  * Needs the problem's gold answer. The rollouts are spent on judging, so they are reported as the
- * judge's cost (calls, samples and tokens of the policy model that rolls out).
+ * judge's cost (calls, samples and tokens of the policy model that rolls out). M defaults to the
+ * signal's paper (16 StepWiser; 8 Math-Shepherd and SORM).
  * With `firstErrorOnly` prefixes are estimated in order and estimation stops at the first negative.
  */
 export function createRolloutJudge(
@@ -60,7 +128,10 @@ export function createRolloutJudge(
 ): StepJudge {
   const name = settings.name ?? `rollout:${policyModel.provider}:${policyModel.modelId}`;
   const signal = settings.signal ?? 'abs-q';
-  const params = { ...DEFAULT_SIGNAL_PARAMS, ...settings.params };
+  const params: SignalParams = { ...DEFAULT_SIGNAL_PARAMS };
+  // Options left undefined (not given in the spec) keep the defaults.
+  for (const [k, v] of Object.entries(settings.params ?? {}))
+    if (v !== undefined) (params as unknown as Record<string, unknown>)[k] = v;
   // Rollouts continue the prefix in the segmentation the chunks were written in (prompt and prefix form).
   const policies = {
     paragraph: createPolicy(policyModel, { form: settings.form }),
@@ -68,12 +139,8 @@ export function createRolloutJudge(
   };
   const checker = settings.checker ?? defaultChecker;
   const memo: PrefixMemo = createPrefixMemo();
-  // Abs-Q's threshold in score terms: Q̂ is a multiple of 1/M, so any value in (0, 1/M] separates 0 from > 0.
-  const rollouts = settings.rollouts ?? 16;
-  const threshold =
-    signal === 'abs-q' || signal === 'ms-hard' || signal === 'sorm'
-      ? 1 / (2 * rollouts)
-      : params.softThreshold;
+  const rollouts = settings.rollouts ?? PAPER_ROLLOUTS[signal];
+  const threshold = signalThreshold(signal, rollouts, params);
 
   return defineJudge(
     policyModel,
@@ -106,16 +173,25 @@ export function createRolloutJudge(
         return e.q;
       };
       const judgeChunk = async (i: number): Promise<Judgment> => {
-        const needsPrev = NEEDS_PREVIOUS.includes(signal);
         const cur = await estimate(i + 1);
-        const prev = needsPrev ? await estimate(i) : cur;
-        // Chunk labels depend only on Q̂(i) and Q̂(i−1): label a two-value vector. SORM's backward
-        // propagation needs later chunks, so SORM is judged as Math-Shepherd hard labels per chunk.
-        const label = signal === 'sorm' ? cur > 0 : signalLabels(signal, [prev, cur], params)[0];
+        const prev = NEEDS_PREVIOUS.includes(signal) ? await estimate(i) : cur;
+        let laterBest = 0;
+        let positive: boolean;
+        if (signal === 'sorm') {
+          // Backward propagation: a chunk is positive when its own prefix or any later one still
+          // reaches the answer; later prefixes are estimated only while none has.
+          for (let k = i + 2; cur === 0 && laterBest === 0 && k <= chunks.length; k++)
+            laterBest = await estimate(k);
+          positive = cur > 0 || laterBest > 0;
+        } else {
+          // The other signals' label of chunk i depends only on Q̂(i − 1) and Q̂(i).
+          positive = isPositiveLabel(signalLabels(signal, [prev, cur], params)[0], params.softThreshold);
+        }
+        const score = signalScore(signal, prev, cur, params, laterBest);
         return {
           chunkIndex: i,
-          verdict: isPositiveLabel(label, params.softThreshold) ? 'positive' : 'negative',
-          score: cur,
+          verdict: positive ? 'positive' : 'negative',
+          score: scoreOnItsSide(score, positive, threshold),
           votes: rollouts,
         };
       };

@@ -31,6 +31,9 @@ export const JUDGE_OPTION_KEYS = [
   'rollouts',
   'signal',
   'rollout_tokens',
+  'gamma',
+  'alpha',
+  'soft_threshold',
 ] as const;
 export type JudgeOptionKey = (typeof JUDGE_OPTION_KEYS)[number];
 

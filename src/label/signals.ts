@@ -18,6 +18,27 @@ export type LabelSignal = (typeof LABEL_SIGNALS)[number];
  */
 export const ANY_CORRECT_SIGNALS: readonly LabelSignal[] = ['abs-q', 'ms-hard', 'sorm'];
 
+/**
+ * Rollouts per prefix each signal's paper uses: StepWiser M = 16 (Abs-Q, Rel-Ratio,
+ * Rel-Effective), Math-Shepherd N = 8 (hard and soft), SORM K = 8 (GLoRe, second-hand).
+ */
+export const PAPER_ROLLOUTS: Readonly<Record<LabelSignal, number>> = Object.freeze({
+  'abs-q': 16,
+  'rel-ratio': 16,
+  'rel-effective': 16,
+  'ms-hard': 8,
+  'ms-soft': 8,
+  sorm: 8,
+});
+
+/**
+ * The default rollouts per prefix for a set of signals labelled from the same rollouts: the
+ * largest any of them uses in its paper (16 as soon as a StepWiser signal is asked, else 8).
+ */
+export function defaultRollouts(signals: readonly LabelSignal[]): number {
+  return signals.length === 0 ? 16 : Math.max(...signals.map((s) => PAPER_ROLLOUTS[s]));
+}
+
 /** How Rel-Ratio treats Q̂(i) = Q̂(i−1) = 0 (the paper does not say). */
 export type ZeroOverZero = 'negative' | 'no-change';
 
@@ -163,6 +184,17 @@ export function isPositiveLabel(
   softThreshold: number = DEFAULT_SIGNAL_PARAMS.softThreshold,
 ): boolean {
   return typeof value === 'number' ? value >= softThreshold - EPS : value;
+}
+
+/**
+ * The soft threshold a `stepwise label` record was labelled with (`job.settings.softThreshold`,
+ * recorded on every row), so readers turn its `ms-soft` values into verdicts and first errors as
+ * the label run did; the default when the row does not say.
+ */
+export function softThresholdOf(record: unknown): number {
+  const job = (record as { job?: { settings?: { softThreshold?: unknown } } } | null)?.job;
+  const t = job?.settings?.softThreshold;
+  return typeof t === 'number' && t >= 0 && t <= 1 ? t : DEFAULT_SIGNAL_PARAMS.softThreshold;
 }
 
 /** Labels of every chunk under one signal (length H = q.length − 1). */

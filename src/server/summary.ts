@@ -1,3 +1,4 @@
+import { isPositiveLabel, softThresholdOf } from '../label/signals.js';
 import type { FileKind } from './files.js';
 
 /**
@@ -64,7 +65,7 @@ export interface LabelFileSummary {
   solutions: number;
   chunks: number;
   signals: string[];
-  /** Share of labelled chunks that are positive, per signal (soft labels at ≥ 0.5). */
+  /** Share of labelled chunks that are positive, per signal (soft labels at the file's soft threshold). */
   positiveShare: Record<string, number>;
   /** Solutions with a first error, per signal. */
   withFirstError: Record<string, number>;
@@ -201,12 +202,13 @@ export function summarizeRecords(kind: FileKind, records: readonly unknown[]): F
         withFirstError[s] ??= 0;
         if (typeof fe === 'number' && fe >= 0) withFirstError[s]++;
       }
+      const softThreshold = softThresholdOf(r);
       for (const c of Array.isArray(r.chunks) ? r.chunks.filter(isObj) : []) {
         chunks++;
         for (const [s, v] of Object.entries(isObj(c.labels) ? c.labels : {})) {
           if (v === null || v === undefined) continue;
           labelled[s] = (labelled[s] ?? 0) + 1;
-          const positive = typeof v === 'number' ? v >= 0.5 : v === true;
+          const positive = typeof v === 'number' ? isPositiveLabel(v, softThreshold) : v === true;
           pos[s] = (pos[s] ?? 0) + (positive ? 1 : 0);
         }
       }

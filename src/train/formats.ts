@@ -1,3 +1,4 @@
+import { softThresholdOf } from '../label/signals.js';
 import { SHEPHERD_TAG } from '../prompts/prm.js';
 import { chunkLabel, type LabeledSolution } from './label-file.js';
 
@@ -22,8 +23,10 @@ export interface MathShepherdRow {
 export function labeledSteps(row: LabeledSolution, signal: string): { steps: string[]; labels: boolean[] } {
   const steps: string[] = [];
   const labels: boolean[] = [];
+  // Soft labels become verdicts at the threshold the row was labelled with.
+  const softThreshold = softThresholdOf(row);
   for (const c of row.chunks) {
-    const l = chunkLabel(c, signal);
+    const l = chunkLabel(c, signal, softThreshold);
     if (l === null) break;
     steps.push(c.text);
     labels.push(l);

@@ -1,5 +1,6 @@
 import { UsageError } from '../core/errors.js';
 import { createRng, shuffled } from '../core/rng.js';
+import { softThresholdOf } from '../label/signals.js';
 import type { ChatMessage } from '../models/types.js';
 import { renderJudgeMessages } from '../prompts/judge.js';
 import { chunkLabel, type LabeledSolution } from './label-file.js';
@@ -80,7 +81,7 @@ export function buildJudgeRlSet(rows: readonly LabeledSolution[], options: Judge
     const texts = row.chunks.map((c) => c.text);
     for (let i = 0; i < row.chunks.length; i++) {
       stats.chunks++;
-      const label = chunkLabel(row.chunks[i], options.signal);
+      const label = chunkLabel(row.chunks[i], options.signal, softThresholdOf(row));
       if (label === null) {
         stats.unlabeled++;
         continue;

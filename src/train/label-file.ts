@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { InputError } from '../core/errors.js';
 import { readJsonl } from '../jobs/jsonl.js';
+import { DEFAULT_SIGNAL_PARAMS, isPositiveLabel } from '../label/signals.js';
 
 /**
  * The rows of a `stepwise label` output file, as the training-data builders read them. Only the
@@ -49,12 +50,17 @@ export function readLabelFile(file: string): LabeledSolution[] {
 
 /**
  * A chunk's label under `signal` as a boolean (positive = good step). Numeric (soft) labels
- * are positive at ≥ 0.5. Returns null when the chunk has no label for that signal.
+ * are positive at or above `softThreshold` — the one the file was labelled with
+ * ({@link softThresholdOf} its row). Returns null when the chunk has no label for that signal.
  */
-export function chunkLabel(chunk: LabeledChunk, signal: string): boolean | null {
+export function chunkLabel(
+  chunk: LabeledChunk,
+  signal: string,
+  softThreshold: number = DEFAULT_SIGNAL_PARAMS.softThreshold,
+): boolean | null {
   const v = chunk.labels[signal];
   if (v === undefined || v === null) return null;
-  return typeof v === 'number' ? v >= 0.5 : v;
+  return isPositiveLabel(v, softThreshold);
 }
 
 /** The signals present in a label file (every key of any chunk's labels), in order of first appearance. */

@@ -112,3 +112,75 @@ describe('rollout judge', () => {
     await expect(judge.judge({ ...problem, answer: '' }, chunks)).rejects.toThrow(/no gold answer/);
   });
 });
+
+describe('rollout judge follows the signal it is given', () => {
+  // Q̂ by prefix length (0 = the bare problem): the rollouts from a prefix of L chunks reach the
+  // gold answer in the share Q[L] (rollout k is correct iff k < Q[L]·M).
+  const Q = [1, 0.75, 0.5, 0, 0.25, 0.25];
+  const five = ['C1 step.', 'C2 step.', 'C3 step.', 'C4 step.', 'C5 step.'];
+  const valued = () =>
+    scriptedModel((req) => {
+      const p = parsePolicyPrompt(req.prompt!)!;
+      const length = (p.prefix.match(/C\d/g) ?? []).length;
+      const n = req.n ?? 1;
+      return Array.from({ length: n }, (_, k) => ({ text: k < Q[length] * n ? '\\boxed{9}' : '\\boxed{8}' }));
+    });
+  const verdicts = (r: { judgments: Array<{ verdict: string }> }) =>
+    r.judgments.map((j) => (j.verdict === 'positive' ? '+' : '-')).join('');
+
+  it('verdicts and scores per signal; a score is at or above the threshold exactly when the verdict is positive', async () => {
+    const expected: Record<string, { verdicts: string; scores?: number[] }> = {
+      'abs-q': { verdicts: '++-++', scores: [0.75, 0.5, 0, 0.25, 0.25] },
+      // Ratios 0.75, 2/3, 0, ∞ (Q̂ rises from 0), 1 against γ = 0.8.
+      'rel-ratio': { verdicts: '---++', scores: [0.75, 2 / 3, 0, 1, 1] },
+      // Q̂(i) + α·A_μ(i) with α = 0.4, n = 4: 0.748, 0.477, −0.375, 0.523, 0.25.
+      'rel-effective': { verdicts: '++-++' },
+      // The prefix after chunk 3 still reaches the answer: chunk 3 is positive by propagation.
+      sorm: { verdicts: '+++++', scores: [0.75, 0.5, 0.25, 0.25, 0.25] },
+      'ms-hard': { verdicts: '++-++' },
+    };
+    for (const [signal, want] of Object.entries(expected)) {
+      const judge = await createJudge(`rollout:openai:x?rollouts=4&signal=${signal}`, { model: valued() });
+      const r = await judge.judge(problem, five);
+      expect(verdicts(r), signal).toBe(want.verdicts);
+      if (want.scores)
+        r.judgments.forEach((j, i) =>
+          expect(j.score, `${signal} chunk ${i}`).toBeCloseTo(want.scores![i], 9),
+        );
+      for (const j of r.judgments)
+        expect(j.score >= judge.threshold!, `${signal} chunk ${j.chunkIndex}`).toBe(j.verdict === 'positive');
+    }
+    // Rel-Effective's score is its effective reward mapped onto [0, 1], not Q̂.
+    const eff = await createJudge('rollout:openai:x?rollouts=4&signal=rel-effective', { model: valued() });
+    const r = await eff.judge(problem, five);
+    const qmu = (q: number) => 1 - (1 - q) ** 4;
+    const v = (i: number) => Q[i + 1] + 0.4 * (qmu(Q[i + 1]) - qmu(Q[i]));
+    r.judgments.forEach((j, i) => expect(j.score).toBeCloseTo((v(i) + 0.4) / 1.8, 9));
+  });
+
+  it('ms-soft uses the soft threshold it is given; rel-ratio its γ', async () => {
+    const soft = await createJudge('rollout:openai:x?rollouts=4&signal=ms-soft&soft_threshold=0.6', {
+      model: valued(),
+    });
+    expect(verdicts(await soft.judge(problem, five))).toBe('+----');
+    expect(soft.threshold).toBe(0.6);
+    const lenient = await createJudge('rollout:openai:x?rollouts=4&signal=rel-ratio&gamma=0.6', {
+      model: valued(),
+    });
+    expect(verdicts(await lenient.judge(problem, five))).toBe('++-++');
+  });
+
+  it('draws the rollouts of the signal’s paper by default: 8 for Math-Shepherd and SORM, 16 for StepWiser signals', async () => {
+    for (const [signal, n] of [
+      ['sorm', 8],
+      ['ms-soft', 8],
+      ['abs-q', 16],
+      ['rel-ratio', 16],
+    ] as const) {
+      const model = valued();
+      const judge = await createJudge(`rollout:openai:x?signal=${signal}`, { model });
+      await judge.judge(problem, five);
+      expect(new Set(model.requests.map((q) => q.n)), signal).toEqual(new Set([n]));
+    }
+  });
+});

@@ -9,7 +9,13 @@ import { jobSettings } from '../../jobs/settings.js';
 import { labelInputSegmentation, streamLabelInput } from '../../label/input.js';
 import { type LabelOutputFormat, type LabelSummary, runLabelJob } from '../../label/job.js';
 import { type SearchMode, type SolutionToLabel, validateLabelOptions } from '../../label/label.js';
-import { LABEL_SIGNALS, type LabelSignal, parseSignals, type ZeroOverZero } from '../../label/signals.js';
+import {
+  defaultRollouts,
+  LABEL_SIGNALS,
+  type LabelSignal,
+  parseSignals,
+  type ZeroOverZero,
+} from '../../label/signals.js';
 import { BatchFiles, BatchPending, loadBatchResults } from '../../models/batch.js';
 import { type CacheStats, cacheStatsOf } from '../../models/cache.js';
 import { createPolicy, type PromptForm } from '../../models/policy.js';
@@ -29,7 +35,7 @@ import { cachePhrase, type JobSummary, JSON_HELP, reportJob, SIMULATED_WORLD } f
 interface LabelFlags {
   input: string;
   policy: string;
-  rollouts: number;
+  rollouts?: number;
   signals: string;
   out: string;
   gamma: number;
@@ -180,7 +186,11 @@ export function register(program: Command): void {
       'policy that continues prefixes: openai:<model>, gguf:<path>, sim[?k=v]',
     )
     .requiredOption('--out <file>', 'output JSONL (resumed when it exists)')
-    .option('--rollouts <M>', 'rollouts per prefix (StepWiser: 16)', intOption('--rollouts', 1), 16)
+    .option(
+      '--rollouts <M>',
+      "rollouts per prefix (default: the papers' — 16 (StepWiser) when any of abs-q, rel-ratio, rel-effective is asked, else 8 (Math-Shepherd N = 8, SORM K = 8))",
+      intOption('--rollouts', 1),
+    )
     .option(
       '--signals <list>',
       `comma-separated signals: ${LABEL_SIGNALS.join(', ')}`,
@@ -308,6 +318,7 @@ export function register(program: Command): void {
     .option('--json', JSON_HELP)
     .action(async (flags: LabelFlags) => {
       const signals = parseSignals(flags.signals);
+      const rollouts = flags.rollouts ?? defaultRollouts(signals);
       let pbSignal: LabelSignal | undefined;
       if (flags.processbenchSignal !== undefined) {
         try {
@@ -323,7 +334,7 @@ export function register(program: Command): void {
       }
       validateLabelOptions({
         signals,
-        rollouts: flags.rollouts,
+        rollouts,
         search: flags.search,
         earlyStop: flags.earlyStop !== undefined,
         params: { gamma: flags.gamma, alpha: flags.alpha, bestOfN: flags.bestOf },
@@ -399,7 +410,7 @@ export function register(program: Command): void {
       const config = {
         input: flags.input,
         policy: flags.policy,
-        rollouts: flags.rollouts,
+        rollouts,
         signals,
         gamma: flags.gamma,
         alpha: flags.alpha,
@@ -447,7 +458,7 @@ export function register(program: Command): void {
             zeroOverZero: flags.zeroOverZero,
           },
           search: flags.search,
-          rollouts: flags.rollouts,
+          rollouts,
           earlyStop:
             flags.earlyStop === undefined
               ? false
