@@ -1,6 +1,7 @@
 import { UsageError } from '../core/errors.js';
 import type { AnswerChecker } from '../label/estimate.js';
 import { LABEL_SIGNALS, type LabelSignal } from '../label/signals.js';
+import { wroteSimulated } from '../models/simulated.js';
 import { type CreateModelOptions, createModel } from '../models/spec.js';
 import type { LanguageModel } from '../models/types.js';
 import { createCriticJudge } from './critic.js';
@@ -93,7 +94,14 @@ export async function createJudge(spec: string, options: CreateJudgeOptions = {}
       concurrency: modelOptions.concurrency ?? modelConcurrency,
     }));
 
-  const judge = buildJudge(parsed, model, {
+  // Simulated by what the model is: a sim backend or sim-spec name, or — for a judge reached as
+  // `openai:anything` against `stepwise sim serve` — any reply the sim server marked as its own.
+  const named = isSimulatedModel(model);
+  let marked = false;
+  const watched = watchReplies(model, () => {
+    marked = true;
+  });
+  const built = buildJudge(parsed, watched, {
     common,
     v,
     t,
@@ -105,7 +113,30 @@ export async function createJudge(spec: string, options: CreateJudgeOptions = {}
     modelConcurrency,
     criticTemplate: options.criticTemplate,
   });
-  return { ...judge, simulated: isSimulatedModel(model), model };
+  return Object.defineProperty({ ...built, model }, 'simulated', {
+    get: () => named || marked,
+    enumerable: true,
+  });
+}
+
+/**
+ * `model` with every generate result looked at: `onSimulated` is called when a sample came from
+ * the simulated world (a marked sim-server reply, also when served from the cache). Everything
+ * else is the model's own, bound to it.
+ */
+function watchReplies(model: LanguageModel, onSimulated: () => void): LanguageModel {
+  return new Proxy(model, {
+    get(target, prop) {
+      if (prop === 'generate')
+        return async (...args: Parameters<LanguageModel['generate']>) => {
+          const result = await target.generate(...args);
+          if (wroteSimulated(result)) onSimulated();
+          return result;
+        };
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
 
 /**

@@ -106,6 +106,8 @@ type StoredSample = {
   t?: number;
   s?: string | null;
   l?: Sample['logprobs'];
+  /** 1: the simulated world wrote it (a marked sim-server reply); a cached copy stays marked. */
+  m?: 1;
 };
 
 /** Samples as one compressed row value: a mode byte, then brotli(JSON) of the compact samples. */
@@ -119,6 +121,7 @@ export function encodeSamples(samples: readonly Sample[], mode: CacheMode): Buff
     } else o.a = extractAnswer(x.text);
     if (x.finishReason !== 'stop') o.f = x.finishReason;
     if (x.completionTokens) o.t = x.completionTokens;
+    if (x.simulated) o.m = 1;
     return o;
   });
   const packed = brotliCompressSync(JSON.stringify(compact), {
@@ -136,6 +139,7 @@ export function decodeSamples(value: Buffer, mode: CacheMode): Sample[] | null {
   return compact.map((o) => {
     const text = kind === FULL ? (o.x ?? '') : o.a === null || o.a === undefined ? '' : `\\boxed{${o.a}}`;
     const sample: Sample = { text, finishReason: o.f ?? 'stop', completionTokens: o.t ?? 0 };
+    if (o.m === 1) sample.simulated = true;
     if (kind === FULL && mode === 'verdicts') {
       // A full row serving a verdicts run: hand over the same reduced text a verdicts row would.
       const a = extractAnswer(sample.text);

@@ -139,6 +139,8 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
     else for (const b of s.budgets) runs.push({ strategy: s.strategy, knob, budget: b });
   }
   const points: BenchPoint[] = [];
+  // A policy or judge reached by any name that the sim server answered marks its records.
+  let recordsSimulated = false;
   const limit = pLimit(Math.max(1, options.concurrency ?? 4));
   const file = options.pointsFile;
   if (file) {
@@ -170,6 +172,7 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
       ),
     );
     const s: SearchSummary = summarizeSearch(run.strategy, records);
+    if (s.simulated) recordsSimulated = true;
     const point: BenchPoint = {
       strategy: run.strategy,
       ...(run.knob ? { knob: run.knob, budget: run.budget } : {}),
@@ -193,7 +196,11 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
       );
     options.onPoint?.(point, i, runs.length);
   }
-  const simulated = options.simulated === true || options.problems.some((p) => p.source === 'sim');
+  const simulated =
+    options.simulated === true ||
+    recordsSimulated ||
+    options.deps.judge?.simulated === true ||
+    options.problems.some((p) => p.source === 'sim');
   const gold = options.deps.judgeUsedGold === true;
   return {
     simulated,

@@ -324,7 +324,10 @@ export class SearchRuntime {
               formatFailureRate: formatFailureShare(this.formatFailures, this.judgeReplies),
             }
           : stats,
-      ...(this.simulated ? { simulated: true as const } : {}),
+      // The judge too: one reached by any name is simulated once the sim server marked a reply.
+      ...(this.simulated || this.deps.judge?.simulated || this.deps.outcome?.simulated
+        ? { simulated: true as const }
+        : {}),
     };
   }
 }

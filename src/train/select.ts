@@ -29,6 +29,8 @@ export interface SelectionRow {
   formatFailures: number;
   judgeReplies: number;
   cost: Cost;
+  /** Present and true when the judge or the policy that wrote the responses is simulated. */
+  simulated?: true;
 }
 
 function chunkTexts(s: SelectionInput['samples'][number]): string[] {

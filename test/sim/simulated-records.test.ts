@@ -1,4 +1,4 @@
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverInfoFromModels } from '../../src/models/server-kind.js';
@@ -101,5 +101,81 @@ describe('records from the sim server say simulated, whatever the spec says', ()
     // The readable summaries name the world too.
     expect(s.stderr).toMatch(/^sample: .*\[SIMULATED world/m);
     expect(l.stderr).toMatch(/^label: .*\[SIMULATED world/m);
+  });
+
+  it('a judge reached as openai:anything is known as simulated by the replies the sim server marks, also from the cache', async () => {
+    const simSamples = join(dir, 'S-sim.jsonl');
+    const s = await startCli(
+      ['sample', '--dataset', 'sim', '--limit', '6', '--policy', 'sim', '--n', '4', '--out', simSamples],
+      home,
+    ).done;
+    expect(s.code, s.stderr).toBe(0);
+    // Responses as if a real policy wrote them (no simulated mark), each problem with a correct
+    // one, so every selection asks the judge: only the judge can make these rows simulated.
+    const samples = join(dir, 'S-judge.jsonl');
+    const unmarked = lines(simSamples)
+      .filter((r) => r.samples.some((x: { correct: boolean }) => x.correct))
+      .slice(0, 3)
+      .map(({ simulated: _s, ...r }) => ({
+        ...r,
+        samples: r.samples.map(({ simulated: _x, ...x }: Record<string, unknown>) => x),
+      }));
+    expect(unmarked).toHaveLength(3);
+    writeFileSync(samples, unmarked.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    const judge = ['--judge', 'generative:openai:anything', '--base-url', baseURL];
+    // Twice: the second run is served from the model-call cache and must still know.
+    for (const out of ['Sel-1.jsonl', 'Sel-2.jsonl']) {
+      const r = await startCli(
+        ['select', '--input', samples, '--dataset', 'sim', ...judge, '--quiet', '--out', join(dir, out)],
+        home,
+      ).done;
+      expect(r.code, r.stderr).toBe(0);
+      const rows = lines(join(dir, out));
+      expect(rows).toHaveLength(3);
+      for (const row of rows) expect(row.simulated, out).toBe(true);
+      expect(JSON.parse(r.stdout).simulated, out).toBe(true);
+    }
+
+    const labels = join(dir, 'L-judge.jsonl');
+    const l = await startCli(
+      [
+        'label',
+        '--input',
+        samples,
+        '--dataset',
+        'sim',
+        '--policy',
+        'sim',
+        '--rollouts',
+        '2',
+        '--signals',
+        'abs-q',
+        '--out',
+        labels,
+      ],
+      home,
+    ).done;
+    expect(l.code, l.stderr).toBe(0);
+    const report = join(dir, 'chunks.json');
+    const e = await startCli(
+      [
+        'eval',
+        'chunks',
+        '--input',
+        labels,
+        '--signal',
+        'abs-q',
+        ...judge,
+        '--quiet',
+        '--json',
+        '--out',
+        report,
+      ],
+      home,
+    ).done;
+    expect(e.code, e.stderr).toBe(0);
+    const written = JSON.parse(readFileSync(report, 'utf8'));
+    expect(written.simulated).toBe(true);
+    expect(written.notice).toMatch(/SIMULATED/);
   });
 });

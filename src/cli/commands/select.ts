@@ -18,6 +18,7 @@ import { JSON_HELP, reportJob } from '../summary.js';
 
 const SampleRow = z.looseObject({
   id: z.string(),
+  simulated: z.boolean().optional(),
   question: z.string().optional(),
   problem: z.string().optional(),
   samples: z.array(
@@ -58,6 +59,8 @@ export function register(program: Command): void {
         const { problems } = await loadProblems(o.dataset, { path: o.path });
         questions = new Map(problems.map((p) => [p.id, p.question]));
       }
+      // Responses a simulated policy wrote keep saying so in the rows picked from them.
+      const simulatedInput = new Set(rows.filter((r) => r.simulated === true).map((r) => r.id));
       const inputs: SelectionInput[] = rows.map((r) => {
         const question = r.question ?? r.problem ?? questions.get(r.id);
         if (question === undefined) throw new UsageError(`no question found for problem ${r.id}`);
@@ -80,8 +83,9 @@ export function register(program: Command): void {
           settings,
           process: async (p) => {
             const [row] = await selectByJudge([p], judge, { seed: o.seed });
-            // A simulated judge's pick says so on its own line.
-            return judge.simulated ? { ...row, simulated: true } : row;
+            // A simulated judge's pick (known by its name or its marked replies) says so on its
+            // own line, and so does a pick among a simulated policy's responses.
+            return judge.simulated || simulatedInput.has(p.id) ? { ...row, simulated: true as const } : row;
           },
           onProgress: (p) => bar.update(p.done, p.total),
         });
@@ -91,7 +95,7 @@ export function register(program: Command): void {
           (r) => r.chosen && r.outcomeOnly && r.chosen.index !== r.outcomeOnly.index,
         ).length;
         finishRun(store, runId, 'done', { problems: out.length, picked });
-        const simulated = isSimulatedJudge(judge);
+        const simulated = isSimulatedJudge(judge) || out.some((r) => r.simulated === true);
         // Rows resumed from a file written before these counts were kept count as zero.
         const formatFailures = out.reduce((s, r) => s + (r.formatFailures ?? 0), 0);
         const judgeReplies = out.reduce((s, r) => s + (r.judgeReplies ?? 0), 0);
