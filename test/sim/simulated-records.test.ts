@@ -126,7 +126,18 @@ describe('records from the sim server say simulated, whatever the spec says', ()
     // Twice: the second run is served from the model-call cache and must still know.
     for (const out of ['Sel-1.jsonl', 'Sel-2.jsonl']) {
       const r = await startCli(
-        ['select', '--input', samples, '--dataset', 'sim', ...judge, '--quiet', '--out', join(dir, out)],
+        [
+          'select',
+          '--input',
+          samples,
+          '--dataset',
+          'sim',
+          ...judge,
+          '--quiet',
+          '--json',
+          '--out',
+          join(dir, out),
+        ],
         home,
       ).done;
       expect(r.code, r.stderr).toBe(0);
