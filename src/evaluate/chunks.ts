@@ -223,7 +223,6 @@ export async function evaluateChunks(options: {
   let replies = 0;
   let abstainedSolutions = 0;
   const costs: Cost[] = [];
-  const simulated = isSimulatedJudge(judge);
   /** Per-chunk rows by solution (solutions finish out of order; rows are written in input order). */
   const rowsOf: ChunkJudgmentRow[][] = solutions.map(() => []);
   options.onProgress?.({ done: 0, total: solutions.length, resumed: 0 });
@@ -250,7 +249,6 @@ export async function evaluateChunks(options: {
             score: j && Number.isFinite(j.score) ? j.score : null,
             agrees: label === null || predicted === null ? null : label === predicted,
             ...(j?.rationale ? { rationale: j.rationale } : {}),
-            ...(simulated ? { simulated: true as const } : {}),
           });
           if (label === null) return;
           if (!j) return; // the judge did not rule on this chunk (e.g. an outcome model)
@@ -270,7 +268,9 @@ export async function evaluateChunks(options: {
       }),
     ),
   );
-  const rows = rowsOf.flat();
+  // Asked after judging: a judge reached by any name is simulated once its replies said so.
+  const simulated = isSimulatedJudge(judge);
+  const rows = rowsOf.flat().map((row) => (simulated ? { ...row, simulated: true as const } : row));
   if (options.rowsPath) {
     mkdirSync(dirname(resolve(options.rowsPath)), { recursive: true });
     writeFileSync(options.rowsPath, rows.map((row) => `${JSON.stringify(row)}\n`).join(''));
