@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ProcessBenchRecord } from '../../src/data/types.js';
 import { runProcessBench } from '../../src/evaluate/processbench.js';
 import { createGenerativeJudge } from '../../src/judge/generative.js';
 import { scriptedModel } from '../support/scripted-model.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * `eval processbench --segmentation tags`: a generative judge is shown the earlier steps as the
@@ -13,7 +13,7 @@ import { scriptedModel } from '../support/scripted-model.js';
  * layout is part of the predictions' settings.
  */
 
-const dir = mkdtempSync(join(tmpdir(), 'stepwise-pb-seg-'));
+const dir = tempDir('stepwise-pb-seg-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const row: ProcessBenchRecord = {

@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, startCli } from '../support/cli.js';
 import { type LlamaServer, startLlamaServer } from '../support/llama-server.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * The StepWiser loop's first two commands on the tiny policy served by the real llama.cpp
@@ -26,7 +26,7 @@ let server: LlamaServer;
 
 beforeAll(async () => {
   if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing: npm run build first');
-  dir = mkdtempSync(join(tmpdir(), 'stepwise-tiny-label-'));
+  dir = tempDir('stepwise-tiny-label-');
   writeFileSync(
     join(dir, 'problems.jsonl'),
     QUESTIONS.map(([question, answer], i) => JSON.stringify({ id: `p${i}`, question, answer })).join('\n') +
