@@ -73,15 +73,15 @@ describe('stepwise verify', () => {
     expect(e.stderr).toMatch(/bad\.jsonl, line 2, field "gold"/);
   });
 
-  it('the peer runner on the package entry: at least 446 agree of 453', () => {
+  it('the peer runner on the package entry: 453 agree of 453', () => {
     const r = run(sharedEval('answer-equiv/run_equiv_cases.mjs'), [join(root, 'dist/index.js')]);
     expect(r.code).toBe(0);
     const last = r.stdout.trim().split('\n').pop() ?? '';
     const m = /^(\d+) agree of 453$/.exec(last);
     expect(m, last).not.toBeNull();
-    expect(Number(m![1])).toBeGreaterThanOrEqual(446);
+    expect(Number(m![1])).toBe(453);
     const byLabel = /equal=false (\d+)\/108 agree/.exec(r.stdout);
     expect(byLabel).not.toBeNull();
-    expect(108 - Number(byLabel![1])).toBeLessThanOrEqual(3);
+    expect(Number(byLabel![1])).toBe(108);
   });
 });
