@@ -117,7 +117,6 @@ describe('llama-server (real llama.cpp, tiny model)', () => {
       ['Once upon a time there was a girl.', 'She had 4 apples.'],
     );
     expect(r.judgments).toHaveLength(2);
-    for (const j of r.judgments) expect(j.score).toBeGreaterThanOrEqual(0);
     const sent = posts().slice(before);
     expect(sent).toHaveLength(2);
     expect(sent.every((q) => q.body.logprobs === 5 && q.body.max_tokens === 1)).toBe(true);

@@ -140,7 +140,6 @@ describe('tiny models card', () => {
     expect(card.policy.accuracy.t1).toBeGreaterThanOrEqual(0.4);
     expect(card.policy.accuracy.t1).toBeLessThanOrEqual(0.8);
     expect(card.policy.accuracy.t0).toBeGreaterThanOrEqual(card.policy.accuracy.t1);
-    expect(card.policy.accuracy.t0).toBeLessThanOrEqual(1);
   });
 });
 
