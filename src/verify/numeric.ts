@@ -181,11 +181,30 @@ export function parsePlainNumber(s: string): number | null {
 
 const CACHE_LIMIT = 5000;
 const cache = new Map<string, CompiledExpression | null>();
+/** Lookups of the parse caches (compiled expressions and canonical forms): hits and misses. */
+const cacheCounts = { hits: 0, misses: 0 };
+
+/** Hits and misses of the parse caches since the last {@link clearParseCaches}. */
+export function parseCacheStats(): { hits: number; misses: number } {
+  return { ...cacheCounts };
+}
+
+/** Empty the parse caches and their counts (bench/verify.ts: every case parsed afresh). */
+export function clearParseCaches(): void {
+  cache.clear();
+  canonicalCache.clear();
+  cacheCounts.hits = 0;
+  cacheCounts.misses = 0;
+}
 
 /** Compile an expression (cached). Returns null when no engine can read it. */
 export function compileExpression(latex: string): CompiledExpression | null {
   const hit = cache.get(latex);
-  if (hit !== undefined) return hit;
+  if (hit !== undefined) {
+    cacheCounts.hits++;
+    return hit;
+  }
+  cacheCounts.misses++;
   const compiled = compileUncached(latex);
   if (cache.size >= CACHE_LIMIT) cache.clear();
   cache.set(latex, compiled);
@@ -329,7 +348,11 @@ const canonicalCache = new Map<string, any>();
 // biome-ignore lint/suspicious/noExplicitAny: compute-engine expression.
 function canonicalForm(latex: string): any {
   const hit = canonicalCache.get(latex);
-  if (hit !== undefined) return hit;
+  if (hit !== undefined) {
+    cacheCounts.hits++;
+    return hit;
+  }
+  cacheCounts.misses++;
   let expr = null;
   try {
     const parsed = ce().parse(latex);
