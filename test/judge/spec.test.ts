@@ -144,9 +144,8 @@ describe('rollout judge follows the signal it is given', () => {
       const r = await judge.judge(problem, five);
       expect(verdicts(r), signal).toBe(want.verdicts);
       if (want.scores)
-        r.judgments.forEach((j, i) =>
-          expect(j.score, `${signal} chunk ${i}`).toBeCloseTo(want.scores![i], 9),
-        );
+        for (const [i, j] of r.judgments.entries())
+          expect(j.score, `${signal} chunk ${i}`).toBeCloseTo(want.scores[i], 9);
       for (const j of r.judgments)
         expect(j.score >= judge.threshold!, `${signal} chunk ${j.chunkIndex}`).toBe(j.verdict === 'positive');
     }
@@ -155,7 +154,7 @@ describe('rollout judge follows the signal it is given', () => {
     const r = await eff.judge(problem, five);
     const qmu = (q: number) => 1 - (1 - q) ** 4;
     const v = (i: number) => Q[i + 1] + 0.4 * (qmu(Q[i + 1]) - qmu(Q[i]));
-    r.judgments.forEach((j, i) => expect(j.score).toBeCloseTo((v(i) + 0.4) / 1.8, 9));
+    for (const [i, j] of r.judgments.entries()) expect(j.score).toBeCloseTo((v(i) + 0.4) / 1.8, 9);
   });
 
   it('ms-soft uses the soft threshold it is given; rel-ratio its γ', async () => {

@@ -9,7 +9,7 @@ import {
 import { sharedData, sharedEval } from '../support/shared-data.js';
 
 describe('peer answer-equivalence suite (../shared/eval/answer-equiv)', () => {
-  it('agrees with all 453 main cases (today\'s figure: a regression fails), no false positive', () => {
+  it("agrees with all 453 main cases (today's figure: a regression fails), no false positive", () => {
     const cases = loadEquivalenceCases(sharedEval('answer-equiv/answer_equiv_cases.jsonl'));
     expect(cases).toHaveLength(453);
     const report = scoreEquivalenceCases(cases);
