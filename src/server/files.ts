@@ -1,5 +1,6 @@
 import { closeSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { recordedSettings } from '../jobs/settings.js';
 import { isSimulatedRecord } from './summary.js';
 
 /**
@@ -55,6 +56,8 @@ export interface FileEntry {
   kind: FileKind;
   /** The file says it is simulated (its own flag, a sim judge/policy spec, or sim-world ids). */
   simulated: boolean;
+  /** Its first record says stepwise wrote it (a job's settings record, the demo's report). */
+  byStepwise: boolean;
   size: number;
   mtime: string;
 }
@@ -137,17 +140,36 @@ export function kindOfRecord(value: unknown, jsonl: boolean): FileKind {
   return 'jsonl';
 }
 
-/** The kind of a JSON / JSONL file, and whether it says it is simulated, from its first record. */
-export function inspectFile(path: string): { kind: FileKind; simulated: boolean } {
+/**
+ * Whether a record says stepwise wrote it: a job's settings record (`job: {command, hash,
+ * settings}`, on every row a job writes) or the demo's report. Data sets (problems, ProcessBench
+ * sets) and other tools' JSON have neither, whatever their shape.
+ */
+export function isStepwiseRecord(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0 && isStepwiseRecord(value[0]);
+  if (typeof value !== 'object' || value === null) return false;
+  if ((value as { kind?: unknown }).kind === 'stepwise-demo') return true;
+  return recordedSettings(value) !== undefined;
+}
+
+/**
+ * The kind of a JSON / JSONL file, whether it says it is simulated, and whether stepwise wrote it
+ * (see {@link isStepwiseRecord}), from its first record.
+ */
+export function inspectFile(path: string): { kind: FileKind; simulated: boolean; byStepwise: boolean } {
   const jsonl = path.endsWith('.jsonl');
   try {
     let first: unknown;
     if (jsonl) first = JSON.parse(head(path, 1 << 20).split('\n')[0]);
-    else if (statSync(path).size > 64 << 20) return { kind: 'json', simulated: false };
+    else if (statSync(path).size > 64 << 20) return { kind: 'json', simulated: false, byStepwise: false };
     else first = JSON.parse(readFileSync(path, 'utf8'));
-    return { kind: kindOfRecord(first, jsonl), simulated: isSimulatedRecord(first) };
+    return {
+      kind: kindOfRecord(first, jsonl),
+      simulated: isSimulatedRecord(first),
+      byStepwise: isStepwiseRecord(first),
+    };
   } catch {
-    return { kind: jsonl ? 'jsonl' : 'json', simulated: false };
+    return { kind: jsonl ? 'jsonl' : 'json', simulated: false, byStepwise: false };
   }
 }
 
