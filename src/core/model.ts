@@ -124,6 +124,12 @@ export interface LanguageModel {
    */
   readonly origin?: string;
   readonly capabilities: Capabilities;
+  /**
+   * What the server says it serves under this name (HTTP backends: the stable fields of the
+   * model's `GET /v1/models` entry on each endpoint), or undefined when it cannot say. Part of
+   * every cache key beside `origin`: another model behind the same URL and name is another model.
+   */
+  fingerprint?(options?: CallOptions): Promise<string | undefined>;
   generate(request: GenerateRequest, options?: CallOptions): Promise<GenerateResult>;
   /** Log-probability of `continuation` after `prefix` (only where `capabilities.score`). */
   score?(prefix: string, continuation: string, options?: CallOptions): Promise<ScoreResult>;

@@ -35,17 +35,20 @@ function sha256(text: string): string {
 
 /**
  * The key prefix of a generate request (what it is stored under: see `rowKey`). "What served
- * it" is the model's `origin` (for HTTP backends the set of endpoint base URLs): a model of the
- * same name behind another server is another model, and its answers are never reused for this one.
+ * it" is the model's `origin` (for HTTP backends the set of endpoint base URLs) and its `fingerprint`
+ * (what `GET /v1/models` says of the model there): a model of the same name behind another server,
+ * or another model swapped in behind the same URL and name, is another model, and its answers are
+ * never reused for this one.
  */
 export function generateKeyPrefix(
   provider: string,
   modelId: string,
   request: GenerateRequest,
   origin?: string,
+  fingerprint?: string,
 ): string {
   const { n: _n, ...rest } = request;
-  return `gen:${sha256(canonicalJson({ provider, origin, model: modelId, request: rest }))}:`;
+  return `gen:${sha256(canonicalJson({ provider, origin, fingerprint, model: modelId, request: rest }))}:`;
 }
 
 /** Counters of one cached model. */
@@ -171,6 +174,9 @@ export function withCache(model: LanguageModel, db: Db, options: { mode?: CacheM
     'INSERT OR REPLACE INTO cache (key, value, created_at) VALUES (?, ?, ?)',
   );
   const stats: CacheStats = { hits: 0, misses: 0, calls: 0, cachedCalls: 0 };
+  /** What serves the model (asked of the backend once; undefined where it cannot say). */
+  const fingerprint = (options: CallOptions): Promise<string | undefined> =>
+    model.fingerprint ? model.fingerprint(options) : Promise.resolve(undefined);
 
   /** Samples 0..k-1 that are cached contiguously from index 0. */
   function cachedSamples(prefix: string, key: Buffer): Sample[] {
@@ -198,7 +204,13 @@ export function withCache(model: LanguageModel, db: Db, options: { mode?: CacheM
     async generate(request: GenerateRequest, options: CallOptions = {}): Promise<GenerateResult> {
       if (options.noCache) return model.generate(request, options);
       const n = Math.max(1, request.n ?? 1);
-      const prefix = generateKeyPrefix(model.provider, model.modelId, request, model.origin);
+      const prefix = generateKeyPrefix(
+        model.provider,
+        model.modelId,
+        request,
+        model.origin,
+        await fingerprint(options),
+      );
       const key = rowKey(prefix);
       const stored = cachedSamples(prefix, key);
       const have = stored.slice(0, n);
@@ -228,7 +240,8 @@ export function withCache(model: LanguageModel, db: Db, options: { mode?: CacheM
     const score = model.score.bind(model);
     cached.score = async (prefixText: string, continuation: string, options: CallOptions = {}) => {
       if (options.noCache) return score(prefixText, continuation, options);
-      const key = `score:${sha256(canonicalJson({ provider: model.provider, origin: model.origin, model: model.modelId, prefixText, continuation }))}`;
+      const served = await fingerprint(options);
+      const key = `score:${sha256(canonicalJson({ provider: model.provider, origin: model.origin, fingerprint: served, model: model.modelId, prefixText, continuation }))}`;
       const row = selectOne.get(key);
       stats.calls++;
       if (row) {
@@ -247,7 +260,8 @@ export function withCache(model: LanguageModel, db: Db, options: { mode?: CacheM
     const pool = model.pool.bind(model);
     cached.pool = async (input: string, options: CallOptions = {}) => {
       if (options.noCache) return pool(input, options);
-      const key = `pool:${sha256(canonicalJson({ provider: model.provider, origin: model.origin, model: model.modelId, input }))}`;
+      const served = await fingerprint(options);
+      const key = `pool:${sha256(canonicalJson({ provider: model.provider, origin: model.origin, fingerprint: served, model: model.modelId, input }))}`;
       const row = selectOne.get(key);
       stats.calls++;
       if (row) {

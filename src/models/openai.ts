@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { canonicalJson } from '../core/canonical-json.js';
 import { ModelCallError, StepwiseError, UnsupportedCapabilityError } from '../core/errors.js';
 import { createRng, hashString, type Rng } from '../core/rng.js';
 import type { BatchExchange } from './batch.js';
@@ -23,7 +24,12 @@ import {
   sleep,
 } from './retry.js';
 import { deriveSeed } from './seeds.js';
-import { type ServerKind, serverInfoFromModels, serverKindFromReply } from './server-kind.js';
+import {
+  modelFingerprint,
+  type ServerKind,
+  serverInfoFromModels,
+  serverKindFromReply,
+} from './server-kind.js';
 import type {
   CallOptions,
   Capabilities,
@@ -195,6 +201,9 @@ export class OpenAIModel implements LanguageModel {
   private readonly serverKind: ServerKind | 'auto';
   /** Per endpoint URL: the family `GET /v1/models` named (asked once, on first need). */
   private readonly kinds = new Map<string, Promise<ServerKind>>();
+  /** Per endpoint URL: the `GET /v1/models` reply (asked once; null when the server gave none). */
+  private readonly modelLists = new Map<string, Promise<unknown>>();
+  private served?: Promise<string | undefined>;
   private readonly totals: OpenAIStats = {
     requests: 0,
     calls: 0,
@@ -396,22 +405,49 @@ export class OpenAIModel implements LanguageModel {
     return body;
   }
 
+  /** An endpoint's `GET /v1/models` reply, asked once (null when it failed). */
+  private modelList(endpoint: Endpoint<OpenAI>, signal: AbortSignal | undefined): Promise<unknown> {
+    let list = this.modelLists.get(endpoint.url);
+    if (!list) {
+      list = (
+        endpoint.client.get('/models', {
+          signal,
+          timeout: Math.min(this.timeoutMs, 30_000),
+        }) as Promise<unknown>
+      ).catch(() => null);
+      this.modelLists.set(endpoint.url, list);
+    }
+    return list;
+  }
+
   /** The server family of an endpoint: configured, or asked of `GET /v1/models` once. */
   private kindOf(endpoint: Endpoint<OpenAI>, signal: AbortSignal | undefined): Promise<ServerKind> {
     if (this.serverKind !== 'auto') return Promise.resolve(this.serverKind);
     let kind = this.kinds.get(endpoint.url);
     if (!kind) {
-      kind = (
-        endpoint.client.get('/models', {
-          signal,
-          timeout: Math.min(this.timeoutMs, 30_000),
-        }) as Promise<unknown>
-      )
-        .then((reply) => serverInfoFromModels(reply).kind)
-        .catch(() => 'unknown' as const);
+      kind = this.modelList(endpoint, signal).then((reply) =>
+        reply === null ? ('unknown' as const) : serverInfoFromModels(reply).kind,
+      );
       this.kinds.set(endpoint.url, kind);
     }
     return kind;
+  }
+
+  /**
+   * What the endpoints say they serve under this model's name (see `modelFingerprint`), asked
+   * once per process: endpoint URL → fingerprint, as canonical JSON. Undefined when no endpoint
+   * answers `GET /v1/models` with this model (the endpoint set alone then keys the cache).
+   */
+  fingerprint(options: CallOptions = {}): Promise<string | undefined> {
+    this.served ??= Promise.all(
+      this.endpoints.endpoints.map(async (e) => {
+        const reply = await this.modelList(e, options.signal);
+        return [e.url, reply === null ? null : modelFingerprint(reply, this.modelId)] as const;
+      }),
+    ).then((pairs) =>
+      pairs.some(([, fp]) => fp !== null) ? canonicalJson(Object.fromEntries(pairs)) : undefined,
+    );
+    return this.served;
   }
 
   /**

@@ -63,6 +63,38 @@ export function serverInfoFromModels(reply: unknown): ServerInfo {
   return { kind, models, simulated };
 }
 
+/**
+ * Servers that stamp `created` of a `/v1/models` entry with the time of the request, not of the
+ * model: vLLM and SGLang (`ModelCard.created` defaults to `int(time.time())`), llama.cpp
+ * (`std::time(0)` in its models handler). Their `created` says nothing about the model.
+ */
+const CREATED_IS_NOW = new Set(['vllm', 'sglang', 'llamacpp']);
+
+/**
+ * What a `/v1/models` reply says about the model named `modelId`: the stable fields of its entry
+ * (id, owner, root/parent checkpoint, context length, llama.cpp's `meta` with parameter count and
+ * size, `created` where it dates the model), or of the only entry when the server lists one model
+ * under another name (llama.cpp serves its one model under any name). Null when the reply names
+ * no such model. Equal models give equal fingerprints across requests.
+ */
+export function modelFingerprint(reply: unknown, modelId: string): Record<string, unknown> | null {
+  const data = (reply as { data?: unknown })?.data;
+  if (!Array.isArray(data)) return null;
+  const entries = data.filter(
+    (m): m is Record<string, unknown> =>
+      typeof m === 'object' && m !== null && typeof (m as { id?: unknown }).id === 'string',
+  );
+  const entry = entries.find((m) => m.id === modelId) ?? (entries.length === 1 ? entries[0] : undefined);
+  if (!entry) return null;
+  const owner = typeof entry.owned_by === 'string' ? entry.owned_by.toLowerCase() : '';
+  const out: Record<string, unknown> = {};
+  for (const key of ['id', 'owned_by', 'root', 'parent', 'max_model_len', 'meta', 'created']) {
+    if (key === 'created' && CREATED_IS_NOW.has(owner)) continue;
+    if (entry[key] !== undefined && entry[key] !== null) out[key] = entry[key];
+  }
+  return out;
+}
+
 /** The family a completion reply gives away, when it does. */
 export function serverKindFromReply(reply: unknown): ServerKind {
   if (typeof reply !== 'object' || reply === null) return 'unknown';
