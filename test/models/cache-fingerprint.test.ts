@@ -1,13 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CachedModel } from '../../src/models/cache.js';
 import { createModel } from '../../src/models/registry.js';
 import { modelFingerprint } from '../../src/models/server-kind.js';
 import { closeStores } from '../../src/store/db.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * The cache key holds what the server says it serves (`GET /v1/models`), not only its URL: two
@@ -15,11 +14,8 @@ import { closeStores } from '../../src/store/db.js';
  * checkpoints; the second must not be answered with the first one's cached text.
  */
 
-const dir = mkdtempSync(join(tmpdir(), 'stepwise-fingerprint-'));
-afterAll(() => {
-  closeStores();
-  rmSync(dir, { recursive: true, force: true });
-});
+const dir = tempDir('stepwise-fingerprint-');
+afterAll(() => closeStores());
 
 /** An OpenAI-compatible server that answers every completion with `answer` and lists `entry`. */
 async function server(port: number, entry: () => Record<string, unknown>, answer: string) {

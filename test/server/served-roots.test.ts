@@ -1,21 +1,20 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { servedRoots } from '../../src/cli/commands/serve-web.js';
 import { StepwiseError } from '../../src/core/errors.js';
 import { jobSettings, withSettings } from '../../src/jobs/settings.js';
 import { openStore } from '../../src/store/db.js';
 import { finishRun, startRun } from '../../src/store/runs.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * `stepwise serve` without --dir serves the current folder only when stepwise wrote outputs
  * there. Files shaped like what stepwise reads (problem sets, ProcessBench sets) are data a
  * stranger's folder holds too — a Mac home's Library/ has JSON of every shape — and do not count.
  */
-const base = mkdtempSync(join(tmpdir(), 'stepwise-served-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+const base = tempDir('stepwise-served-');
 
 const problem = { id: 'p1', question: 'What is 2+2?', answer: '4' };
 const pbRow = { id: 'gsm8k-0', generator: 'm', problem: 'What is 2+2?', steps: ['a', 'b'], label: 1 };
