@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { codeDomain } from '../code/domain.js';
+import { codeDomainFor } from '../code/domain.js';
 import { createCodePolicy } from '../code/policy.js';
 import { StepwiseError, UsageError } from '../core/errors.js';
 import type { Problem } from '../core/types.js';
@@ -85,10 +85,6 @@ function codeProblems(problems: readonly Problem[], policy: Policy): boolean {
     throw new UsageError(
       '--chat-template renders the math solution prompt; code policies keep their own prompt',
     );
-  if (policy.segmentation === 'tags')
-    throw new UsageError(
-      '--segmentation tags is for math solutions: code is written and split in its own steps',
-    );
   return true;
 }
 
@@ -104,7 +100,7 @@ export function policyForProblems(
 ): { problems: Problem[]; policy: Policy } {
   if (!codeProblems(problems, policy)) return { problems: [...problems], policy };
   return {
-    policy: createCodePolicy(policy.model, options),
+    policy: createCodePolicy(policy.model, { ...options, segmentation: policy.segmentation }),
     problems: problems.map((p) => ({
       ...p,
       question: renderCodeProblem(p),
@@ -123,5 +119,9 @@ export function searchDomainFor(
   options: { form?: PromptForm } = {},
 ): { domain: SearchDomain; policy: Policy } {
   if (!codeProblems(problems, policy)) return { domain: mathDomain, policy };
-  return { domain: codeDomain, policy: createCodePolicy(policy.model, options) };
+  const segmentation = policy.segmentation ?? 'paragraph';
+  return {
+    domain: codeDomainFor(segmentation),
+    policy: createCodePolicy(policy.model, { ...options, segmentation }),
+  };
 }

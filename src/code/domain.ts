@@ -1,10 +1,18 @@
+import { UsageError } from '../core/errors.js';
 import type { Sample } from '../core/model.js';
+import {
+  CHUNK_CLOSE,
+  CHUNK_OPEN,
+  codeWithoutTags,
+  type Segmentation,
+  splitWritten,
+} from '../core/segment.js';
 import type { Problem } from '../core/types.js';
 import type { PolicyTemplates } from '../models/policy.js';
 import {
   CODE_SOLUTION_STOP,
-  CODE_STEP_STOP,
   codePrefixFromSteps,
+  codeStepStop,
   renderCodePolicyMessages,
   renderCodePolicyPrompt,
   renderCodeProblem,
@@ -15,11 +23,19 @@ import type { Sandbox, SandboxLimits } from '../verify/code/sandbox.js';
 import { checkCodeSolution, codeTaskOf } from '../verify/code/tasks.js';
 import { joinCodeSteps, splitCodeBlocks } from './blocks.js';
 
-/** The code policy's prompt templates (src/prompts/code.ts): a ```python fence continued block by block. */
-export const CODE_TEMPLATES: PolicyTemplates = {
-  raw: renderCodePolicyPrompt,
-  chat: renderCodePolicyMessages,
-};
+/**
+ * The code policy's prompt templates (src/prompts/code.ts): a ```python fence continued block by
+ * block; under tags each block between `<chunk>` and `</chunk>` lines.
+ */
+export function codeTemplates(segmentation: Segmentation = 'paragraph'): PolicyTemplates {
+  return {
+    raw: (q, prefix) => renderCodePolicyPrompt(q, prefix, segmentation),
+    chat: (q, prefix) => renderCodePolicyMessages(q, prefix, segmentation),
+  };
+}
+
+/** The code policy's prompt templates under `paragraph` (blocks separated by blank lines). */
+export const CODE_TEMPLATES: PolicyTemplates = codeTemplates('paragraph');
 
 /**
  * The code preset of `SearchConfig`: a logical block is a few lines, a whole function rarely more
@@ -65,10 +81,37 @@ export function firstNewBlock(prior: readonly string[], sampleText: string): str
   return newBlocks(prior, sampleText)[0] ?? sampleText;
 }
 
-/** Options of {@link createCodeDomain}: where the tests run. */
+/** Options of {@link createCodeDomain}: where the tests run, and how the policy segments its code. */
 export interface CodeDomainOptions {
   sandbox?: Sandbox;
   limits?: Partial<SandboxLimits>;
+  /**
+   * `paragraph` (default): blocks separated by blank lines, a step is the first new logical block.
+   * `tags`: the policy puts each block between `<chunk>` and `</chunk>` lines; a step is one chunk
+   * as written, prefixes are the policy's own text up to a `</chunk>`, and the tag lines are
+   * removed before the tests run. The search config's `segmentation` must match.
+   */
+  segmentation?: Segmentation;
+}
+
+/**
+ * The content of a one-chunk sample written under tags (`\n<chunk>\n…`, cut at the stop
+ * `</chunk>`, which some servers include): the block with its indentation, and the piece as the
+ * policy wrote it (a block written without its tag is put in one, so every prefix stays chunks).
+ */
+function readTaggedBlock(raw: string): { block: string; piece: string } {
+  const lead = /^\s*/.exec(raw)?.[0] ?? '';
+  let body = raw.slice(lead.length);
+  if (body.endsWith(CHUNK_CLOSE)) body = body.slice(0, -CHUNK_CLOSE.length);
+  const tagged = body.startsWith(CHUNK_OPEN);
+  if (tagged) body = body.slice(CHUNK_OPEN.length);
+  const block = codeWithoutTags(body)
+    .replace(/^[ \t]*\r?\n/, '')
+    .replace(/\s+$/, '');
+  const piece = tagged
+    ? `${lead}${CHUNK_OPEN}${body}${CHUNK_CLOSE}`
+    : `${lead}${CHUNK_OPEN}\n${block}\n${CHUNK_CLOSE}`;
+  return { block: block.trim() === '' ? '' : block, piece };
 }
 
 /**
@@ -80,39 +123,71 @@ export interface CodeDomainOptions {
  * src/search run on it unchanged: `greedyPrmSearch(problem, config, { ...deps, domain })`.
  */
 export function createCodeDomain(options: CodeDomainOptions = {}): SearchDomain {
+  const segmentation = options.segmentation ?? 'paragraph';
+  const tags = segmentation === 'tags';
   return {
     name: 'code',
-    templates: CODE_TEMPLATES,
+    templates: codeTemplates(segmentation),
     preset: CODE_SEARCH_PRESET,
     async check(problem, text) {
-      const check = await checkCodeSolution(problem, text, options);
+      const check = await checkCodeSolution(problem, tags ? codeWithoutTags(text) : text, options);
       return { answer: check.answer, correct: check.correct, detail: check };
     },
-    open(problem) {
+    open(problem, config) {
+      if (config.segmentation !== segmentation)
+        throw new UsageError(
+          `the code domain splits by ${segmentation} but the search config says ${config.segmentation}: build both with the same --segmentation`,
+        );
       const given = givenCode(problem);
       const givenSteps = given === '' ? [] : [given];
       const head = joinCodeSteps(givenSteps);
       const join = (chunks: readonly string[]): string => joinCodeSteps([...givenSteps, ...chunks]);
-      const split = (text: string): string[] =>
+      const blocksOf = (text: string): string[] =>
         newBlocks(
           givenSteps,
           givenSteps.length > 0 && text.startsWith(head) ? text.slice(head.length) : text,
         );
+      // Under tags: the policy's chunks (indentation kept); malformed tags, the blocks of the code.
+      const split = (text: string): string[] => {
+        if (!tags) return blocksOf(text);
+        const w = splitWritten(text, 'tags', { keepIndent: true });
+        return w.method === 'tags' ? w.chunks.map((c) => c.text) : blocksOf(codeWithoutTags(text));
+      };
+      // Under tags: each block → the piece as the policy wrote it, so a prefix is its own text.
+      const written = new Map<string, string>();
+      const prefix = (chunks: readonly string[]): string => {
+        if (!tags) return codePrefixFromSteps([...givenSteps, ...chunks]);
+        const given = codePrefixFromSteps(givenSteps, 'tags');
+        return chunks.reduce(
+          (out, c) =>
+            out + (written.get(c) ?? `${out === '' ? '' : '\n'}${codePrefixFromSteps([c], 'tags')}`),
+          given,
+        );
+      };
       return {
         question: renderCodeProblem(problem),
         given: givenSteps,
-        stepStop: CODE_STEP_STOP,
+        stepStop: codeStepStop(segmentation),
         solutionStop: CODE_SOLUTION_STOP,
         readStep(sample, prior) {
           const cut = cutAtFence(sample);
+          if (tags) {
+            // A step is one chunk as the policy wrote it (its whitespace too: the piece goes into
+            // later prefixes); the code ends at the closing fence.
+            const fence = sample.text.indexOf('```');
+            const { block, piece } = readTaggedBlock(fence >= 0 ? sample.text.slice(0, fence) : sample.text);
+            if (block !== '' && !written.has(block)) written.set(block, piece);
+            return { text: block, final: cut.ended };
+          }
           const block = firstNewBlock([...givenSteps, ...prior], cut.text);
           if (block.trim() === '') return { text: '', final: cut.ended };
           return { text: block, final: cut.ended && block.trim() === cut.text.trim() };
         },
-        readSolution: (sample) => join(split(cutAtFence(sample).text)),
+        // Under tags the solution stays as written (its chunks are what the judge sees).
+        readSolution: (sample) => (tags ? cutAtFence(sample).text : join(split(cutAtFence(sample).text))),
         split,
         join,
-        prefix: (chunks) => codePrefixFromSteps([...givenSteps, ...chunks]),
+        prefix,
         answerOf(text) {
           const code = join(split(text));
           return code.trim() === '' ? null : code;
@@ -124,3 +199,8 @@ export function createCodeDomain(options: CodeDomainOptions = {}): SearchDomain 
 
 /** The code domain with the default sandbox. */
 export const codeDomain: SearchDomain = createCodeDomain();
+
+/** The code domain with the default sandbox, under a segmentation. */
+export function codeDomainFor(segmentation: Segmentation): SearchDomain {
+  return segmentation === 'tags' ? createCodeDomain({ segmentation }) : codeDomain;
+}

@@ -4,6 +4,8 @@ export {
   CODE_TEMPLATES,
   type CodeDomainOptions,
   codeDomain,
+  codeDomainFor,
+  codeTemplates,
   createCodeDomain,
   cutAtFence,
   firstNewBlock,

@@ -232,9 +232,13 @@ export interface WrittenChunks {
 /**
  * Parse `<chunk>`-tagged text in place: contents and their spans in the tagged text itself,
  * and where each chunk's closing tag ends. Well formed = every chunk opened and closed once,
- * no nesting, nothing but whitespace outside the tags, at least one chunk.
+ * no nesting, nothing but whitespace outside the tags, at least one chunk. Contents are trimmed;
+ * with `keepIndent` (code) a content's first line keeps its indentation.
  */
-export function parseWrittenTags(written: string): { chunks: Chunk[]; ends: number[]; problem?: string } {
+export function parseWrittenTags(
+  written: string,
+  options: { keepIndent?: boolean } = {},
+): { chunks: Chunk[]; ends: number[]; problem?: string } {
   const chunks: Chunk[] = [];
   const ends: number[] = [];
   let problem: string | undefined;
@@ -252,6 +256,9 @@ export function parseWrittenTags(written: string): { chunks: Chunk[]; ends: numb
         let end = i;
         while (start < end && /\s/.test(written[start])) start++;
         while (end > start && /\s/.test(written[end - 1])) end--;
+        // Code: the first line keeps its indentation (spaces and tabs back to its line start).
+        if (options.keepIndent && end > start)
+          while (start > open && (written[start - 1] === ' ' || written[start - 1] === '\t')) start--;
         if (end > start) {
           chunks.push({ index: chunks.length, text: written.slice(start, end), span: { start, end } });
           ends.push(i + CLOSE.length);
@@ -273,13 +280,18 @@ export function parseWrittenTags(written: string): { chunks: Chunk[]; ends: numb
  * Split a solution as written under a segmentation. `paragraph`: blank-line paragraphs, each
  * prefix ending where the next paragraph starts. `tags`: the policy's own chunks; a reply whose
  * tags are malformed falls back to the paragraphs of its tag-free text (`method: 'paragraph'`,
- * `problem` says why; spans then index that tag-free text).
+ * `problem` says why; spans then index that tag-free text). `keepIndent` is for code: contents
+ * keep their first line's indentation, and the tag-free text drops the tag lines.
  */
-export function splitWritten(written: string, mode: Segmentation): WrittenChunks {
+export function splitWritten(
+  written: string,
+  mode: Segmentation,
+  options: { keepIndent?: boolean } = {},
+): WrittenChunks {
   if (mode === 'tags') {
-    const parsed = parseWrittenTags(written);
+    const parsed = parseWrittenTags(written, options);
     if (parsed.problem === undefined) return { chunks: parsed.chunks, ends: parsed.ends, method: 'tags' };
-    const plain = stripChunkTags(written);
+    const plain = options.keepIndent ? codeWithoutTags(written) : stripChunkTags(written);
     return { ...paragraphsWithEnds(plain), method: 'paragraph', problem: parsed.problem };
   }
   return { ...paragraphsWithEnds(written), method: 'paragraph' };
@@ -291,6 +303,14 @@ function paragraphsWithEnds(text: string): { chunks: Chunk[]; ends: number[] } {
     chunks,
     ends: chunks.map((_, i) => (i + 1 < chunks.length ? chunks[i + 1].span.start : text.length)),
   };
+}
+
+/**
+ * Code written under tags without its tags: a line holding only `<chunk>` or `</chunk>` goes
+ * with its line break, and any other tag is cut out of its line (the code keeps its indentation).
+ */
+export function codeWithoutTags(written: string): string {
+  return written.replace(/^[ \t]*<\/?chunk>[ \t]*(?:\r?\n|$)/gm, '').replace(/<\/?chunk>/g, '');
 }
 
 /**

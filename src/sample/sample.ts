@@ -1,6 +1,13 @@
 import { existsSync } from 'node:fs';
 import { UsageError } from '../core/errors.js';
-import { type Segmentation, type SegmentBy, segment, splitWritten } from '../core/segment.js';
+import {
+  codeWithoutTags,
+  type Segmentation,
+  type SegmentBy,
+  segment,
+  splitWritten,
+  stripChunkTags,
+} from '../core/segment.js';
 import type { Chunk, Problem } from '../core/types.js';
 import { streamJsonl } from '../jobs/lines.js';
 import { runJsonlJob, runStreamJob } from '../jobs/run-job.js';
@@ -127,8 +134,13 @@ export async function sampleProblem(
   const by = options.segmentBy ?? 'paragraph';
   const segmentation = options.segmentation ?? options.policy.segmentation ?? 'paragraph';
   const samples: SampledSolution[] = [];
+  // Code under tags: chunks keep their indentation, and the tag lines are not part of the program.
+  const code = problem.domain === 'code';
   for (const s of result.samples) {
-    const check = await checkSolution(problem, s.text);
+    const check = await checkSolution(
+      problem,
+      code && segmentation === 'tags' ? codeWithoutTags(s.text) : s.text,
+    );
     const checked = {
       answer: check.answer,
       correct: check.correct,
@@ -136,12 +148,15 @@ export async function sampleProblem(
       finishReason: s.finishReason,
     };
     if (segmentation === 'tags') {
-      const split = splitWritten(s.text, 'tags');
+      // Code: the chunks are what comes before the closing fence.
+      const fence = code ? s.text.indexOf('```') : -1;
+      const written = fence >= 0 ? s.text.slice(0, fence) : s.text;
+      const split = splitWritten(written, 'tags', { keepIndent: code });
       samples.push(
         split.method === 'tags'
           ? { text: s.text, chunks: split.chunks, segmentation: 'tags', ...checked }
           : {
-              text: s.text.replace(/<\/?chunk>/g, ''),
+              text: code ? codeWithoutTags(written) : stripChunkTags(s.text),
               chunks: split.chunks,
               segmentation: 'paragraph',
               tagProblem: split.problem,

@@ -88,7 +88,11 @@ const judge: StepJudge = {
 describe('code policy prompts', () => {
   it('round-trips problem and prefix', () => {
     const prompt = renderCodePolicyPrompt('Add.', 'def add(a, b):\n\n');
-    expect(parseCodePolicyPrompt(prompt)).toEqual({ question: 'Add.', prefix: 'def add(a, b):\n\n' });
+    expect(parseCodePolicyPrompt(prompt)).toEqual({
+      question: 'Add.',
+      prefix: 'def add(a, b):\n\n',
+      segmentation: 'paragraph',
+    });
     expect(parseCodePolicyPrompt('Solve this')).toBeNull();
   });
 });
