@@ -3,7 +3,6 @@ import { createCodeDomain } from '../../src/code/domain.js';
 import { createCodePolicy } from '../../src/code/policy.js';
 import { emptyCost } from '../../src/core/cost.js';
 import { codeWithoutTags, parseWrittenTags } from '../../src/core/segment.js';
-import type { Problem } from '../../src/core/types.js';
 import type { JudgeOptions, JudgeResult, StepJudge } from '../../src/judge/types.js';
 import {
   CODE_POLICY_INSTRUCTION,
@@ -16,6 +15,7 @@ import {
 import { sampleProblem } from '../../src/sample/sample.js';
 import { runStrategy } from '../../src/search/registry.js';
 import { Sandbox } from '../../src/verify/code/sandbox.js';
+import { humanevalAddProblem, scriptedCodeModel, toyAddProblem } from '../support/code-problems.js';
 import { scriptedModel } from '../support/scripted-model.js';
 
 /**
@@ -28,47 +28,10 @@ const sandbox = new Sandbox({ limits: { timeoutMs: 10_000, programTimeoutMs: 10_
 afterAll(() => sandbox.close());
 const domain = createCodeDomain({ sandbox, segmentation: 'tags' });
 
-const problem: Problem = {
-  id: 'toy/add',
-  question: 'Write a function to add two numbers.',
-  answer: 'assert add(1, 2) == 3\nassert add(-1, 1) == 0',
-  domain: 'code',
-  source: 'mbpp',
-  meta: { test_list: ['assert add(1, 2) == 3', 'assert add(-1, 1) == 0'], test_setup_code: '' },
-};
-
-const humaneval: Problem = {
-  id: 'HumanEval/add',
-  question: 'def add(a, b):\n    """Return a + b."""\n',
-  answer: 'def check(candidate):\n    assert candidate(1, 2) == 3\n',
-  domain: 'code',
-  source: 'humaneval',
-  meta: { entry_point: 'add' },
-};
-
-/**
- * A scripted code policy that answers only the tags prompt: for each prefix, the texts to return
- * in order (the last repeats); `'```'` is the closing fence (returned empty, stopped on it).
- */
-function taggedCodeModel(script: Record<string, string[]>) {
-  const served = new Map<string, number>();
-  return scriptedModel(
-    (request) => {
-      const parsed = parseCodePolicyPrompt(request.prompt ?? request.messages ?? '');
-      if (parsed?.segmentation !== 'tags') throw new Error('not a tags code policy prompt');
-      const options = script[parsed.prefix];
-      if (!options) throw new Error(`no script for prefix ${JSON.stringify(parsed.prefix)}`);
-      return Array.from({ length: request.n ?? 1 }, () => {
-        const k = served.get(parsed.prefix) ?? 0;
-        served.set(parsed.prefix, k + 1);
-        const text = options[Math.min(k, options.length - 1)];
-        const end = text === '```';
-        return { text: end ? '' : text, stopReason: end ? '```' : '</chunk>', completionTokens: 5 };
-      });
-    },
-    { provider: 'scripted', modelId: 'scripted-code-tags', capabilities: { logprobs: false } },
-  );
-}
+const problem = toyAddProblem;
+const humaneval = humanevalAddProblem;
+/** The scripted code policy answering only the tags prompt. */
+const taggedCodeModel = (script: Record<string, string[]>) => scriptedCodeModel(script, 'tags');
 
 /** A judge that calls a chunk bad when it says BUG; it records what it was shown. */
 const judged: Array<{ chunks: readonly string[]; options: JudgeOptions }> = [];

@@ -3,7 +3,6 @@ import { createCodeDomain } from '../../src/code/domain.js';
 import { createCodePolicy } from '../../src/code/policy.js';
 import { emptyCost } from '../../src/core/cost.js';
 import { UsageError } from '../../src/core/errors.js';
-import type { Problem } from '../../src/core/types.js';
 import type { JudgeResult, StepJudge } from '../../src/judge/types.js';
 import { parseCodePolicyPrompt, renderCodePolicyPrompt } from '../../src/prompts/code.js';
 import { bestOfN } from '../../src/search/best-of-n.js';
@@ -11,7 +10,7 @@ import { resolveSearchConfig } from '../../src/search/config.js';
 import { greedyPrmSearch } from '../../src/search/greedy-prm.js';
 import { runStrategy } from '../../src/search/registry.js';
 import { Sandbox } from '../../src/verify/code/sandbox.js';
-import { scriptedModel } from '../support/scripted-model.js';
+import { humanevalAddProblem, scriptedCodeModel, toyAddProblem } from '../support/code-problems.js';
 
 /**
  * The search strategies of src/search on the code domain (src/code/domain.ts): the same
@@ -22,44 +21,8 @@ const sandbox = new Sandbox({ limits: { timeoutMs: 10_000, programTimeoutMs: 10_
 afterAll(() => sandbox.close());
 const domain = createCodeDomain({ sandbox });
 
-const problem: Problem = {
-  id: 'toy/add',
-  question: 'Write a function to add two numbers.',
-  answer: 'assert add(1, 2) == 3\nassert add(-1, 1) == 0',
-  domain: 'code',
-  source: 'mbpp',
-  meta: { test_list: ['assert add(1, 2) == 3', 'assert add(-1, 1) == 0'], test_setup_code: '' },
-};
-
-const humaneval: Problem = {
-  id: 'HumanEval/add',
-  question: 'def add(a, b):\n    """Return a + b."""\n',
-  answer: 'def check(candidate):\n    assert candidate(1, 2) == 3\n',
-  domain: 'code',
-  source: 'humaneval',
-  meta: { entry_point: 'add' },
-};
-
-/** A scripted in-process model: for each code prefix, the next texts to return, in order (the last repeats). */
-function scriptedCodeModel(script: Record<string, string[]>) {
-  const served = new Map<string, number>();
-  return scriptedModel(
-    (request) => {
-      const parsed = parseCodePolicyPrompt(request.prompt ?? request.messages ?? '');
-      if (!parsed) throw new Error('not a code policy prompt');
-      const options = script[parsed.prefix];
-      if (!options) throw new Error(`no script for prefix ${JSON.stringify(parsed.prefix)}`);
-      return Array.from({ length: request.n ?? 1 }, () => {
-        const k = served.get(parsed.prefix) ?? 0;
-        served.set(parsed.prefix, k + 1);
-        const text = options[Math.min(k, options.length - 1)];
-        const end = text === '```';
-        return { text: end ? '' : text, stopReason: end ? '```' : '\n\n', completionTokens: text.length };
-      });
-    },
-    { provider: 'scripted', modelId: 'scripted-code', capabilities: { logprobs: false } },
-  );
-}
+const problem = toyAddProblem;
+const humaneval = humanevalAddProblem;
 
 /** A judge that calls a block bad when it says BUG, so-so when it says MEH. */
 const judged: Array<{ question: string; chunks: readonly string[]; only?: number[] }> = [];
