@@ -4,49 +4,36 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { canonicalJson, generateKeyPrefix, withCache } from '../../src/models/cache.js';
 import { deriveSeed } from '../../src/models/seeds.js';
-import type { GenerateRequest, GenerateResult, LanguageModel } from '../../src/models/types.js';
+import type { GenerateRequest, LanguageModel } from '../../src/models/types.js';
 import { openStore } from '../../src/store/db.js';
 import { extractAnswer } from '../../src/verify/extract.js';
+import { scriptedModel } from '../support/scripted-model.js';
 import { tempDir } from '../support/temp.js';
 
-/** A counting fake backend: sample i of a call is `${seed}:${i}`. */
+/** A counting fake backend (the one recording mock model): sample i of a call is `${seed}:${i}`. */
 function fakeModel(): LanguageModel & { calls: GenerateRequest[] } {
-  const calls: GenerateRequest[] = [];
-  return {
-    specificationVersion: 'v1',
-    provider: 'fake',
-    modelId: 'f',
-    capabilities: {
-      n: true,
-      logprobs: false,
-      echo: false,
-      continueAssistant: true,
-      score: true,
-      pooling: true,
+  const model = scriptedModel(
+    (request) =>
+      Array.from({ length: request.n ?? 1 }, (_, i) => ({
+        text: `${request.seed}:${i}`,
+        completionTokens: 3,
+      })),
+    {
+      provider: 'fake',
+      modelId: 'f',
+      capabilities: { logprobs: false, score: true, pooling: true },
+      promptTokens: () => 5,
+      async score(prefix, continuation) {
+        model.requests.push({ prompt: prefix + continuation });
+        return { logprob: -2, tokens: [], usage: { calls: 1, promptTokens: 2, completionTokens: 0 } };
+      },
+      async pool(input) {
+        model.requests.push({ prompt: input });
+        return { data: [[0.1, 0.9]], usage: { calls: 1, promptTokens: 2, completionTokens: 0 } };
+      },
     },
-    calls,
-    async generate(request): Promise<GenerateResult> {
-      calls.push(request);
-      const n = request.n ?? 1;
-      return {
-        samples: Array.from({ length: n }, (_, i) => ({
-          text: `${request.seed}:${i}`,
-          finishReason: 'stop' as const,
-          completionTokens: 3,
-        })),
-        usage: { calls: 1, promptTokens: 5, completionTokens: 3 * n },
-        warnings: [],
-      };
-    },
-    async score(prefix, continuation) {
-      calls.push({ prompt: prefix + continuation });
-      return { logprob: -2, tokens: [], usage: { calls: 1, promptTokens: 2, completionTokens: 0 } };
-    },
-    async pool(input) {
-      calls.push({ prompt: input });
-      return { data: [[0.1, 0.9]], usage: { calls: 1, promptTokens: 2, completionTokens: 0 } };
-    },
-  };
+  );
+  return Object.assign(model, { calls: model.requests });
 }
 
 const dir = tempDir('stepwise-cache-');

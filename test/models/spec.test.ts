@@ -14,6 +14,7 @@ import {
   registerProvider,
 } from '../../src/models/registry.js';
 import { startFlakyServer } from '../support/flaky-server.js';
+import { scriptedModel } from '../support/scripted-model.js';
 import { tempDir } from '../support/temp.js';
 
 const dir = tempDir('stepwise-spec-');
@@ -50,26 +51,10 @@ describe('model specs', () => {
       cached,
       create(spec) {
         made.push(spec);
-        return {
-          specificationVersion: 'v1',
+        return scriptedModel(() => [{ text: spec.id, completionTokens: 1 }], {
           provider: 'echo-test',
           modelId: spec.id,
-          capabilities: {
-            n: true,
-            logprobs: false,
-            echo: false,
-            continueAssistant: false,
-            score: false,
-            pooling: false,
-          },
-          async generate() {
-            return {
-              samples: [{ text: spec.id, finishReason: 'stop', completionTokens: 1 }],
-              usage: { calls: 1, promptTokens: 0, completionTokens: 1 },
-              warnings: [],
-            };
-          },
-        };
+        });
       },
     });
     registerProvider(echo(false));

@@ -3,16 +3,17 @@ import { createRng } from '../../src/core/rng.js';
 import type { Judgment, Problem } from '../../src/core/types.js';
 import type { JudgeOptions, JudgeResult, StepJudge } from '../../src/judge/types.js';
 import { createPolicy, type Policy } from '../../src/models/policy.js';
-import type { GenerateRequest, GenerateResult, LanguageModel, Sample } from '../../src/models/types.js';
+import type { GenerateRequest, LanguageModel, Sample } from '../../src/models/types.js';
 import { parsePolicyPrompt } from '../../src/prompts/policy.js';
 import { parseRefinePrompt } from '../../src/prompts/refine.js';
-import { POLICY_CAPABILITIES } from '../support/scripted-model.js';
+import { scriptedModel } from '../support/scripted-model.js';
 
 /**
  * A tiny scripted world for unit tests: a problem of H steps; each step the fake policy writes
  * is `step k ok` or, with probability `stepError`, `step k bad`; the last step carries
  * `\boxed{42}` when no step of the solution is bad, `\boxed{13}` otherwise. The fake judge reads
- * the word `bad`.
+ * the word `bad`. The policy is a reply function over the one recording mock model
+ * (test/support/scripted-model.ts).
  */
 export interface FakeWorldOptions {
   steps?: number;
@@ -50,17 +51,13 @@ export function fakePolicyModel(opts: FakeWorldOptions = {}): {
   model: LanguageModel;
   counters: FakeCounters;
 } {
-  const counters: FakeCounters = { calls: 0, samples: 0, promptTokens: 0, completionTokens: 0, requests: [] };
   const stepError = opts.stepError ?? 0.1;
   const writeStep = (index: number, draw: number): string =>
     opts.step ? opts.step(index, draw) : `step ${index + 1} ${draw < stepError ? 'bad' : 'ok'}`;
-  const model: LanguageModel = {
-    specificationVersion: 'v1',
-    provider: 'fake',
-    modelId: 'fake-policy',
-    capabilities: POLICY_CAPABILITIES,
-    async generate(req: GenerateRequest): Promise<GenerateResult> {
-      counters.requests.push(req);
+  const promptTokens = (req: GenerateRequest): number =>
+    tokens(req.prompt ?? (req.messages ?? []).map((m) => m.content).join(' '));
+  const model = scriptedModel(
+    (req) => {
       const rng = createRng(`${req.seed ?? 0}:${JSON.stringify(req.prompt ?? req.messages)}`);
       let question: string;
       let prefix: string;
@@ -100,14 +97,20 @@ export function fakePolicyModel(opts: FakeWorldOptions = {}): {
           completionTokens: tokens(text),
         });
       }
-      const promptTokens = tokens(req.prompt ?? (req.messages ?? []).map((m) => m.content).join(' '));
-      const completionTokens = samples.reduce((s, x) => s + x.completionTokens, 0);
       counters.calls++;
       counters.samples += samples.length;
-      counters.promptTokens += promptTokens;
-      counters.completionTokens += completionTokens;
-      return { samples, usage: { calls: 1, promptTokens, completionTokens }, warnings: [] };
+      counters.promptTokens += promptTokens(req);
+      counters.completionTokens += samples.reduce((s, x) => s + x.completionTokens, 0);
+      return samples;
     },
+    { provider: 'fake', modelId: 'fake-policy', capabilities: { logprobs: false }, promptTokens },
+  );
+  const counters: FakeCounters = {
+    calls: 0,
+    samples: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+    requests: model.requests,
   };
   return { model, counters };
 }

@@ -4,7 +4,7 @@ import { createPolicy } from '../../src/models/policy.js';
 import { runStrategy } from '../../src/search/registry.js';
 import { simDatasetProblems } from '../../src/sim/dataset.js';
 import { createSimModel } from '../../src/sim/model.js';
-import { POLICY_CAPABILITIES } from '../support/scripted-model.js';
+import { scriptedModel } from '../support/scripted-model.js';
 
 describe('search results keep the judge rationale (for the web view)', () => {
   it('chunk-reset chunks and trace nodes carry the generative judge analysis', async () => {
@@ -26,21 +26,12 @@ describe('chunk-reset does not re-judge an identical regenerated chunk', () => {
     const { emptyCost } = await import('../../src/core/cost.js');
     // A policy that always writes the same first chunk, then the answer; a judge that rejects it.
     let judgeCalls = 0;
-    const model = {
-      specificationVersion: 'v1' as const,
+    const model = scriptedModel(() => [{ text: 'x = 2', stopReason: '\n\n', completionTokens: 3 }], {
       provider: 'scripted',
       modelId: 'same',
-      capabilities: POLICY_CAPABILITIES,
-      async generate() {
-        return {
-          samples: [
-            { text: 'x = 2', finishReason: 'stop' as const, stopReason: '\n\n', completionTokens: 3 },
-          ],
-          usage: { calls: 1, promptTokens: 5, completionTokens: 3 },
-          warnings: [],
-        };
-      },
-    };
+      capabilities: { logprobs: false },
+      promptTokens: () => 5,
+    });
     const judge = {
       name: 'rejects-all',
       scalar: false,

@@ -19,13 +19,26 @@ export const POLICY_CAPABILITIES: Capabilities = {
   pooling: false,
 };
 
-/** A scripted in-process model: `reply` decides the samples of each request; requests are recorded. */
+/** Settings of {@link scriptedModel} besides its replies. */
+export type ScriptedModelOptions = Omit<Partial<LanguageModel>, 'capabilities'> & {
+  capabilities?: Partial<Capabilities>;
+  /** Prompt tokens a request counts in its usage (default 10). */
+  promptTokens?: (request: GenerateRequest) => number;
+};
+
+/**
+ * The one recording mock model of the test suite: `reply` decides the samples of each request
+ * (finish reason `stop` and 5 completion tokens unless it says otherwise); every request is
+ * recorded in `requests`; usage is one call, the prompt tokens of `promptTokens` and the
+ * samples' completion tokens. The scripted worlds of other tests (test/label/fake-model.ts,
+ * test/search/fakes.ts) are reply functions over it.
+ */
 export function scriptedModel(
   reply: (request: GenerateRequest, callIndex: number) => Array<Partial<Sample> & { text: string }>,
-  extra: Omit<Partial<LanguageModel>, 'capabilities'> & { capabilities?: Partial<Capabilities> } = {},
+  extra: ScriptedModelOptions = {},
 ): LanguageModel & { requests: GenerateRequest[] } {
   const requests: GenerateRequest[] = [];
-  const { capabilities, ...rest } = extra;
+  const { capabilities, promptTokens, ...rest } = extra;
   return {
     specificationVersion: 'v1',
     provider: 'test',
@@ -41,7 +54,11 @@ export function scriptedModel(
       }));
       return {
         samples,
-        usage: { calls: 1, promptTokens: 10, completionTokens: 5 * samples.length },
+        usage: {
+          calls: 1,
+          promptTokens: promptTokens?.(request) ?? 10,
+          completionTokens: samples.reduce((a, s) => a + s.completionTokens, 0),
+        },
         warnings: [],
       };
     },
