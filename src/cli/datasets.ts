@@ -4,6 +4,7 @@ import { codeDomainFor } from '../code/domain.js';
 import { createCodePolicy } from '../code/policy.js';
 import { StepwiseError, UsageError } from '../core/errors.js';
 import type { Problem } from '../core/types.js';
+import { parseFieldMapping } from '../data/jsonl.js';
 import { assertDatasetName, loadProblems } from '../data/load.js';
 import type { Policy, PromptForm } from '../models/policy.js';
 import { parseModelSpec } from '../models/spec.js';
@@ -25,7 +26,13 @@ export interface DatasetFlags {
   limit?: number;
   count?: number;
   simSeed?: number;
+  /** jsonl: where id, question and answer are (`question=problem,answer=gold`). */
+  fields?: string;
 }
+
+/** `--fields`, wherever `--dataset` is. */
+export const FIELDS_HELP =
+  'with --dataset jsonl: where id, question and answer are, e.g. question=problem,answer=gold,id=uid';
 
 /** Problems of `--dataset`: any data set of `loadProblems`, or `sim` (generated, `--count`, `--sim-seed`). */
 export async function loadDatasetProblems(f: DatasetFlags & { policy?: string }): Promise<Problem[]> {
@@ -41,6 +48,7 @@ export async function loadDatasetProblems(f: DatasetFlags & { policy?: string })
     path: f.path,
     limit: f.limit,
     split: f.split,
+    fields: f.fields === undefined ? undefined : parseFieldMapping(f.fields),
   });
   if (problems.length === 0) throw new StepwiseError(`no problems loaded from ${f.dataset}`, { exitCode: 2 });
   return problems;
@@ -57,6 +65,7 @@ export function datasetSettings(f: DatasetFlags): Record<string, unknown> {
     split: f.split,
     path: f.path === undefined ? undefined : resolve(f.path),
     simSeed: f.dataset === 'sim' ? (f.simSeed ?? 0) : undefined,
+    fields: f.fields,
   };
 }
 
@@ -72,7 +81,26 @@ export function addDatasetOptions(cmd: Command): Command {
     .option('--split <name>', 'part of the data set (e.g. gsm8k test|train)')
     .option('--limit <n>', 'only the first n problems', intOption('--limit', 1))
     .option('--count <n>', 'sim: problems to generate (default 100)', intOption('--count', 1))
-    .option('--sim-seed <s>', 'sim: seed of the generated problems (default 0)', intOption('--sim-seed', 0));
+    .option('--sim-seed <s>', 'sim: seed of the generated problems (default 0)', intOption('--sim-seed', 0))
+    .option('--fields <mapping>', FIELDS_HELP);
+}
+
+/**
+ * The data-set flags of a job whose input file names problems by id (`label`, `select`): where to
+ * look up their questions and gold answers. Any data set, `sim` included.
+ */
+export function addDatasetLookupOptions(cmd: Command, what: string): Command {
+  return cmd
+    .option('--dataset <name>', `${what}: sim, gsm8k, math, math500, jsonl, …`)
+    .option('--path <file>', 'with --dataset: file or folder to read')
+    .option('--split <split>', 'with --dataset: part of the set (e.g. GSM8K test)')
+    .option('--count <n>', 'with --dataset sim: problems generated (default 100)', intOption('--count', 1))
+    .option(
+      '--sim-seed <s>',
+      'with --dataset sim: seed of the generated problems (default 0)',
+      intOption('--sim-seed', 0),
+    )
+    .option('--fields <mapping>', FIELDS_HELP);
 }
 
 /** Whether the problems are code problems (all of them) or math (none); a mix is a usage error. */

@@ -37,7 +37,7 @@ export interface RolloutOptions {
   /** Sampling temperature (default 1.0, as in StepWiser). */
   temperature?: number;
   topP?: number;
-  /** Token budget of one rollout (default 1024). */
+  /** Token budget of one rollout (default 2048, as every stepwise policy call). */
   maxTokens?: number;
   stop?: string[];
   /**
@@ -166,7 +166,7 @@ export async function estimatePrefixValue(
   const request = {
     temperature: options.temperature ?? 1,
     topP: options.topP,
-    maxTokens: options.maxTokens ?? 1024,
+    maxTokens: options.maxTokens ?? 2048,
     stop: options.stop,
   };
   const memoKey = options.memo

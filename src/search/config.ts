@@ -9,7 +9,11 @@ import type { Aggregation } from './types.js';
 export interface SearchConfig {
   /** Seed of every sampled call (policy and judge): same seed, same run. */
   seed: number;
-  /** Sampling temperature of the policy. search-and-learn uses 0.8. */
+  /**
+   * Sampling temperature of the policy: 1, as everywhere in stepwise (the temperature StepWiser
+   * estimates step values at, so a search samples the policy its labels describe); search-and-learn
+   * uses 0.8.
+   */
   temperature: number;
   /** Top-p of the policy (1 = off). */
   topP: number;
@@ -79,10 +83,10 @@ export interface SearchConfig {
   refinements: 'both' | 'global' | 'local';
 }
 
-/** Defaults: StepWiser (5 attempts), search-and-learn (m = 4, T = 0.8), HGS-PRM limits chosen here. */
+/** Defaults: StepWiser (5 attempts, T = 1), search-and-learn (m = 4), HGS-PRM limits chosen here. */
 export const DEFAULT_SEARCH_CONFIG: Readonly<SearchConfig> = Object.freeze({
   seed: 0,
-  temperature: 0.8,
+  temperature: 1,
   topP: 1,
   maxTokens: 2048,
   maxStepTokens: 512,

@@ -7,7 +7,7 @@ import { type JobSettings, jobSettings } from '../jobs/settings.js';
 import type { LanguageModel } from '../models/types.js';
 import { DEFAULT_SEGMENTER_ATTEMPTS, type LlmSegmenterOptions, segmentWithLlm } from './llm.js';
 
-/** One input row of `stepwise segment --by llm`: a solution text (and, optionally, its problem). */
+/** One input row of `stepwise segment --segmentation llm`: a solution text (and, optionally, its problem). */
 export interface SegmentInputRow {
   id: string;
   text: string;

@@ -144,7 +144,7 @@ function pickSignal(rows: readonly LabeledSolution[], task: ExportTask, signal?:
 }
 
 /**
- * selfseg input: `stepwise segment --by llm` rows `{id, problem, text, chunks: [{text, span}],
+ * selfseg input: `stepwise segment --segmentation llm` rows `{id, problem, text, chunks: [{text, span}],
  * method}` (only rows the LLM segmented are used: a paragraph fallback teaches nothing about
  * chunking), or `{id, problem, text, tagged}` rows.
  */

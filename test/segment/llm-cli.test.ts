@@ -32,7 +32,7 @@ describe('stepwise segment --by llm (issue 15, acceptance 1)', () => {
       const run = await startCli(
         [
           'segment',
-          '--by',
+          '--segmentation',
           'llm',
           '--model',
           'openai:m',
@@ -47,7 +47,7 @@ describe('stepwise segment --by llm (issue 15, acceptance 1)', () => {
         join(dir, 'home'),
       ).done;
       expect(run.stderr).not.toMatch(/stepwise:/);
-      expect(run.stderr).toMatch(/^segment --by llm: 12 solutions \(0 resumed\)/m);
+      expect(run.stderr).toMatch(/^segment --segmentation llm: 12 solutions \(0 resumed\)/m);
       expect(run.code).toBe(0);
       const rows = readFileSync(out, 'utf8')
         .trim()
@@ -90,7 +90,7 @@ describe('stepwise segment --by llm (issue 15, acceptance 1)', () => {
       const again = await startCli(
         [
           'segment',
-          '--by',
+          '--segmentation',
           'llm',
           '--model',
           'openai:m',
@@ -111,7 +111,7 @@ describe('stepwise segment --by llm (issue 15, acceptance 1)', () => {
       const other = await startCli(
         [
           'segment',
-          '--by',
+          '--segmentation',
           'llm',
           '--model',
           'openai:m',

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { benchChart, benchSearch, DEFAULT_BENCH_SPECS, parseBenchSpec } from '../../search/bench.js';
-import { openStore } from '../../store/db.js';
+import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import { addDatasetOptions, type DatasetFlags, loadDatasetProblems, searchDomainFor } from '../datasets.js';
 import { intOption } from '../options.js';
@@ -80,10 +80,10 @@ export function register(program: Command): void {
         specs.map((s) => s.strategy),
       );
       // Code problems search in the code domain (code policy, logical blocks, tests as checker).
-      const deps = { ...built, ...searchDomainFor(problems, built.policy, { form: f.form }) };
+      const deps = { ...built, ...searchDomainFor(problems, built.policy, { form: f.promptForm }) };
       const out = resolve(f.out);
       const svg = resolve(f.svg ?? out.replace(/\.json$/i, '') + '.svg');
-      const db = openStore();
+      const db = openStore(f.store ?? defaultStorePath());
       // Each finished point goes to <out>.points.jsonl at once; a rerun with the same settings
       // takes them from there (the problem count is a setting: accuracy is over all problems).
       const pointsFile = `${out.replace(/\.json$/i, '')}.points.jsonl`;

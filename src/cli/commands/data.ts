@@ -7,6 +7,7 @@ import { dataCacheDir, dataRoots } from '../../data/locate.js';
 import { PULL_SOURCES, pullDataset } from '../../data/pull.js';
 import { DATASET_NAMES, type LoadOptions } from '../../data/types.js';
 import { createProgressBar } from '../progress.js';
+import { addAlias, msOption } from '../vocabulary.js';
 
 const NAMES = DATASET_NAMES.join('|');
 
@@ -145,7 +146,7 @@ Examples:
       );
     });
 
-  data
+  const cmd = data
     .command('pull')
     .description('Download a data set from its public home into the pull cache (needs internet)')
     .argument('<name>', `data set: ${Object.keys(PULL_SOURCES).join('|')}`)
@@ -154,12 +155,15 @@ Examples:
       '--dest <dir>',
       'cache folder to write into (default: $STEPWISE_CACHE/data or ~/.cache/stepwise/data)',
     )
-    .option('--timeout <seconds>', 'give up on a file after this many seconds', '600')
+    .option('--timeout-ms <ms>', 'give up on a file after this many milliseconds', msOption, 600_000)
     .option('--quiet', 'no progress bar')
     .action(
-      async (nameArg: string, opts: { split?: string; dest?: string; timeout: string; quiet?: boolean }) => {
+      async (
+        nameArg: string,
+        opts: { split?: string; dest?: string; timeoutMs: number; quiet?: boolean },
+      ) => {
         const name = assertDatasetName(nameArg);
-        const timeoutMs = positiveInt(opts.timeout, '--timeout') * 1000;
+        const timeoutMs = opts.timeoutMs;
         const bar = createProgressBar(`pull ${name}`, { quiet: opts.quiet });
         try {
           const { files } = await pullDataset(name, {
@@ -177,6 +181,11 @@ Examples:
         }
       },
     );
+  // The old --timeout was in seconds: it still is.
+  addAlias(cmd, '--timeout-ms', '--timeout', {
+    placeholder: '<seconds>',
+    parse: (v) => msOption(v) * 1000,
+  });
 
   data
     .command('where')

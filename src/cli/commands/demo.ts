@@ -30,6 +30,9 @@ import { finishRun, startRun } from '../../store/runs.js';
 import { checkMathAnswer } from '../../verify/check.js';
 import { intOption } from '../options.js';
 
+/** search-and-learn's policy temperature: the demo's measured search numbers (docs/tiny.md) are at 0.8. */
+const SEARCH_TEMPERATURE = 0.8;
+
 /** Which world the demo runs in: the tiny real networks of models/tiny, or the simulator. */
 export type DemoWorld = 'tiny' | 'sim';
 
@@ -361,7 +364,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
         const { summary, runId } = await searchDataset({
           problems,
           strategy: r.strategy,
-          config: { seed, segmentation, ...r.config },
+          config: { seed, segmentation, temperature: SEARCH_TEMPERATURE, ...r.config },
           deps: searchDeps,
           out,
           fresh: true,
@@ -415,7 +418,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
       const swept = await benchSearch({
         problems,
         specs: rest,
-        config: { seed, segmentation },
+        config: { seed, segmentation, temperature: SEARCH_TEMPERATURE },
         deps: searchDeps,
         policy: policySpec,
         judge: judgeSpec,

@@ -25,10 +25,11 @@ import { addInputOption, intOption, segmentationOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { assertSimWorldInputs } from '../sim-guard.js';
 import { reportJob } from '../summary.js';
+import { addAlias } from '../vocabulary.js';
 
 interface JudgeFlags {
   judge?: string;
-  votes?: number;
+  judgeVotes?: number;
   baseUrl?: string;
   apiKey?: string;
   concurrency: number;
@@ -117,7 +118,7 @@ async function buildJudge(
     criticTemplate,
     baseUrl: flags.baseUrl,
     apiKey: flags.apiKey,
-    votes: flags.votes,
+    votes: flags.judgeVotes,
     threshold,
     seed: flags.seed,
     noCache: !flags.cache,
@@ -182,7 +183,7 @@ async function runJudge(flags: ProcessBenchFlags): Promise<void> {
     path: flags.path ?? null,
     subsets: subsets ?? null,
     limit: flags.limit ?? null,
-    votes: flags.votes ?? null,
+    votes: flags.judgeVotes ?? null,
     threshold: threshold.mode === 'fixed' ? threshold.value : threshold.mode,
     seed: flags.seed,
     simulated: judge.simulated ?? false,
@@ -190,7 +191,7 @@ async function runJudge(flags: ProcessBenchFlags): Promise<void> {
   const settings = jobSettings('eval processbench', {
     judge: judge.name,
     path: flags.path === undefined ? undefined : resolve(flags.path),
-    votes: flags.votes,
+    votes: flags.judgeVotes,
     seed: flags.seed,
     // Verdict mode judges with early exit; the others score every step: the rows differ.
     earlyExit: threshold.mode === 'verdict',
@@ -210,7 +211,7 @@ async function runJudge(flags: ProcessBenchFlags): Promise<void> {
       samples,
       predictionsPath: predictions,
       threshold,
-      votes: flags.votes,
+      votes: flags.judgeVotes,
       concurrency: flags.concurrency,
       fresh: flags.fresh,
       settings,
@@ -282,7 +283,7 @@ async function runChunks(flags: ChunksFlags): Promise<void> {
       judge,
       solutions,
       signal,
-      votes: flags.votes,
+      votes: flags.judgeVotes,
       concurrency: flags.concurrency,
       segmentation,
       onProgress: (p) => bar.update(p.done, p.total),
@@ -343,12 +344,12 @@ async function runChunks(flags: ChunksFlags): Promise<void> {
 }
 
 function judgeOptions(cmd: Command): Command {
-  return cmd
+  cmd
     .option('--judge <spec>', 'judge spec: <kind>:<model spec>[?options] (kinds below)')
     .option(
-      '--votes <k>',
+      '--judge-votes <k>',
       'votes per chunk (generative, orm) or samples voted on (critic, default 8)',
-      intOption('--votes', 1),
+      intOption('--judge-votes', 1),
     )
     .option(
       '--base-url <url>',
@@ -368,6 +369,7 @@ function judgeOptions(cmd: Command): Command {
       "let a simulated judge judge inputs that are not the simulated world's problems (seeded guesses)",
     )
     .option('--json', 'also print the report as one JSON object on stdout (the readable one goes to stderr)');
+  return addAlias(cmd, '--judge-votes', '--votes');
 }
 
 /** `stepwise eval`: ProcessBench and chunk-level judge evaluation. */

@@ -12,6 +12,7 @@ import {
 import { checkMathAnswer } from '../../verify/check.js';
 import { addInputOption, choiceOption, intOption } from '../options.js';
 import { JSON_HELP, reportJob } from '../summary.js';
+import { apiKeyOption, DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, storeOption } from '../vocabulary.js';
 
 export function register(program: Command): void {
   const cmd = program
@@ -19,7 +20,7 @@ export function register(program: Command): void {
     .description('Write training data for verl, OpenRLHF or TRL from label or sample files');
   addInputOption(
     cmd,
-    'input: `stepwise label` output (judge-rl, prm, sorm, refine-local), `stepwise sample` output (refine-global), or `stepwise segment --by llm` output / {id, problem, text, tagged} rows (selfseg)',
+    'input: `stepwise label` output (judge-rl, prm, sorm, refine-local), `stepwise sample` output (refine-global), or `stepwise segment --segmentation llm` output / {id, problem, text, tagged} rows (selfseg)',
     ['from'],
   )
     .requiredOption(
@@ -54,6 +55,8 @@ export function register(program: Command): void {
       'refine-local: policy that samples a correct continuation where the label file kept none (label --keep-rollouts) (sim, gguf:PATH, openai:MODEL)',
     )
     .option('--base-url <url>', 'for openai: policies (or OPENAI_BASE_URL)')
+    .addOption(apiKeyOption())
+    .addOption(storeOption())
     .option(
       '--chat-template <file>',
       "refine-local: the model's own chat template (tokenizer_config.json or .jinja); TRL rows are rendered with it, and the policy's prompts too",
@@ -68,7 +71,7 @@ export function register(program: Command): void {
       '--max-tokens <n>',
       'refine-local: max tokens per continuation',
       intOption('--max-tokens', 1),
-      1024,
+      DEFAULT_MAX_TOKENS,
     )
     .option('--json', JSON_HELP)
     .action(async (o) => {
@@ -76,14 +79,18 @@ export function register(program: Command): void {
       let close: (() => Promise<void>) | undefined;
       const chatTemplate = o.chatTemplate ? loadChatTemplate(o.chatTemplate) : undefined;
       if (o.policy) {
-        const model = await createModel(o.policy, { baseUrl: o.baseUrl });
+        const model = await createModel(o.policy, {
+          baseUrl: o.baseUrl,
+          apiKey: o.apiKey,
+          storePath: o.store,
+        });
         close = () => model.close?.() ?? Promise.resolve();
         findContinuation = async (question, gold, prefix) => {
           // Asked as the label file's policy was (its segmentation), continuing its own prefix text.
           const policy = createPolicy(model, { chatTemplate, segmentation: prefix.segmentation });
           const result = await policy.continue(question, prefix.text, {
             n: o.attempts,
-            temperature: 1,
+            temperature: DEFAULT_TEMPERATURE,
             maxTokens: o.maxTokens,
             seed: o.seed,
           });

@@ -10,12 +10,13 @@ import { choiceOption, intOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 import { UNSAFE_FILESYSTEM_HELP } from '../sandbox.js';
 import { JSON_HELP, reportJob } from '../summary.js';
+import { addAlias } from '../vocabulary.js';
 
 const DATASETS = ['mbpp', 'humaneval'] as const;
 const SEGMENTS: readonly CodeSegmentBy[] = ['blocks', 'lines'];
 
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('label-code')
     .description(
       'Step labels for code by mutation: mutate reference solutions (syntax tree), keep mutants that fail the tests, label steps before the first mutated one positive and that one negative (TRL stepwise rows)',
@@ -42,13 +43,18 @@ export function register(program: Command): void {
     )
     .option('--seed <n>', 'seed for the order in which mutants are tried', intOption('--seed'), 0)
     .option(
-      '--segment <how>',
+      '--segmentation <how>',
       `steps: ${SEGMENTS.join(' | ')} (logical blocks or lines)`,
-      choiceOption('--segment', SEGMENTS),
+      choiceOption('--segmentation', SEGMENTS),
       'blocks',
     )
     .option('--no-reference', 'do not add the reference solution as an all-positive row')
-    .option('--timeout <ms>', 'wall-clock limit per test in the sandbox', intOption('--timeout', 100), 5000)
+    .option(
+      '--timeout-ms <ms>',
+      'wall-clock limit per test in the sandbox',
+      intOption('--timeout-ms', 100),
+      5000,
+    )
     .option(
       '--concurrency <n>',
       'sandbox runs at a time (default: number of cores)',
@@ -81,9 +87,9 @@ export function register(program: Command): void {
         mutantsPerProblem: flags.mutantsPerProblem,
         maxAttempts: flags.maxAttempts,
         seed: flags.seed,
-        segment: flags.segment,
+        segment: flags.segmentation,
         reference: flags.reference,
-        timeoutMs: flags.timeout,
+        timeoutMs: flags.timeoutMs,
       };
       const { limit: _limit, ...rowSettings } = config;
       const settings = jobSettings('label-code', rowSettings);
@@ -96,9 +102,9 @@ export function register(program: Command): void {
           mutantsPerProblem: flags.mutantsPerProblem,
           maxAttempts: flags.maxAttempts,
           seed: flags.seed,
-          segment: flags.segment,
+          segment: flags.segmentation,
           includeReference: flags.reference,
-          limits: { timeoutMs: flags.timeout, programTimeoutMs: flags.timeout },
+          limits: { timeoutMs: flags.timeoutMs, programTimeoutMs: flags.timeoutMs },
           concurrency: flags.concurrency,
           fresh: flags.fresh,
           settings,
@@ -135,4 +141,6 @@ export function register(program: Command): void {
         db.close();
       }
     });
+  addAlias(cmd, '--segmentation', '--segment');
+  addAlias(cmd, '--timeout-ms', '--timeout');
 }

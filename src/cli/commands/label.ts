@@ -25,12 +25,13 @@ import { loadChatTemplate } from '../../prompts/chat-template.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import { checkSolution } from '../../verify/check.js';
-import { datasetSettings, loadDatasetProblems } from '../datasets.js';
+import { datasetSettings, FIELDS_HELP, loadDatasetProblems } from '../datasets.js';
 import { floatOption, intOption, segmentationOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 import { UNSAFE_FILESYSTEM_HELP } from '../sandbox.js';
 import { assertSimWorldInputs } from '../sim-guard.js';
 import { cachePhrase, type JobSummary, JSON_HELP, reportJob, SIMULATED_WORLD } from '../summary.js';
+import { apiKeyOption, DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, msOption } from '../vocabulary.js';
 
 interface LabelFlags {
   input: string;
@@ -70,6 +71,10 @@ interface LabelFlags {
   simSeed?: number;
   segmentation?: Segmentation;
   json?: boolean;
+  apiKey?: string;
+  timeoutMs?: number;
+  maxRetries?: number;
+  fields?: string;
 }
 
 function signalsOption(value: string): string {
@@ -181,6 +186,7 @@ export function register(program: Command): void {
       'with --dataset sim: seed of the generated problems (default 0)',
       intOption('--sim-seed', 0),
     )
+    .option('--fields <mapping>', FIELDS_HELP)
     .requiredOption(
       '--policy <spec>',
       'policy that continues prefixes: openai:<model>, gguf:<path>, sim[?k=v]',
@@ -233,8 +239,13 @@ export function register(program: Command): void {
       intOption('--seed', 0),
       0,
     )
-    .option('--temperature <t>', 'rollout temperature', floatOption('--temperature', 0), 1)
-    .option('--max-tokens <n>', 'token budget of one rollout', intOption('--max-tokens', 1), 1024)
+    .option('--temperature <t>', 'rollout temperature', floatOption('--temperature', 0), DEFAULT_TEMPERATURE)
+    .option(
+      '--max-tokens <n>',
+      'token budget of one rollout',
+      intOption('--max-tokens', 1),
+      DEFAULT_MAX_TOKENS,
+    )
     .option(
       '--concurrency <n>',
       'solutions labeled at once (4× as many requests in flight)',
@@ -242,6 +253,9 @@ export function register(program: Command): void {
       8,
     )
     .option('--base-url <url>', 'OpenAI-compatible server(s), comma-separated (default OPENAI_BASE_URL)')
+    .addOption(apiKeyOption())
+    .option('--timeout-ms <ms>', 'timeout of one HTTP request', msOption)
+    .option('--max-retries <r>', 'retries of a failed request', intOption('--max-retries', 0))
     .addOption(
       new Option(
         '--cache <mode>',
@@ -398,6 +412,9 @@ export function register(program: Command): void {
         batch,
         cacheMode: flags.cache === false ? undefined : flags.cache,
         baseUrl: flags.baseUrl,
+        apiKey: flags.apiKey,
+        timeoutMs: flags.timeoutMs,
+        maxRetries: flags.maxRetries,
         noCache: !flags.cache,
         storePath,
         onWarning: (m) => process.stderr.write(`warning: ${m}\n`),

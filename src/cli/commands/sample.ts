@@ -12,7 +12,7 @@ import { createModel, parseModelSpec } from '../../models/spec.js';
 import type { LanguageModel } from '../../models/types.js';
 import { loadChatTemplate } from '../../prompts/chat-template.js';
 import { runSampleJobSummary } from '../../sample/sample.js';
-import { openStore } from '../../store/db.js';
+import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import {
   addDatasetOptions,
@@ -21,10 +21,19 @@ import {
   loadDatasetProblems,
   policyForProblems,
 } from '../datasets.js';
-import { floatOption, intOption, segmentationOption } from '../options.js';
+import { floatOption, intOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 import { addSimGuessOption, assertSimWorldInputs } from '../sim-guard.js';
 import { cachePhrase, JSON_HELP, reportJob, SIMULATED_WORLD, share } from '../summary.js';
+import {
+  addAlias,
+  apiKeyOption,
+  DEFAULT_MAX_TOKENS,
+  DEFAULT_TEMPERATURE,
+  msOption,
+  promptFormOption,
+  storeOption,
+} from '../vocabulary.js';
 
 interface SampleFlags extends DatasetFlags {
   policy: string;
@@ -40,10 +49,11 @@ interface SampleFlags extends DatasetFlags {
   threads?: number;
   cache: boolean;
   fresh?: boolean;
-  form: PromptForm;
+  promptForm: PromptForm;
   chatTemplate?: string;
-  segmentBy: 'paragraph' | 'steps' | 'lines';
-  segmentation: Segmentation;
+  segmentation: 'paragraph' | 'steps' | 'lines' | 'tags';
+  store?: string;
+  apiKey?: string;
   out: string;
   quiet?: boolean;
   simGuess?: boolean;
@@ -72,8 +82,18 @@ export function register(program: Command): void {
       'policy model: openai:<model>, gguf:<path|hf:URI> or sim[…] (docs/models.md)',
     )
     .requiredOption('--n <k>', 'samples per problem', intOption('--n', 1))
-    .option('--max-tokens <t>', 'max completion tokens per sample', intOption('--max-tokens', 1), 1024)
-    .option('--temperature <t>', 'sampling temperature', floatOption('--temperature', 0, 10), 1)
+    .option(
+      '--max-tokens <t>',
+      'max completion tokens per sample',
+      intOption('--max-tokens', 1),
+      DEFAULT_MAX_TOKENS,
+    )
+    .option(
+      '--temperature <t>',
+      'sampling temperature',
+      floatOption('--temperature', 0, 10),
+      DEFAULT_TEMPERATURE,
+    )
     .option('--top-p <p>', 'nucleus sampling mass', floatOption('--top-p', 0, 1))
     .option(
       '--seed <s>',
@@ -90,7 +110,7 @@ export function register(program: Command): void {
       '--base-url <url>',
       'OpenAI-compatible server URL(s) ending in /v1, comma-separated (default OPENAI_BASE_URL)',
     )
-    .option('--timeout-ms <ms>', 'timeout of one HTTP request', intOption('--timeout-ms', 1))
+    .option('--timeout-ms <ms>', 'timeout of one HTTP request', msOption)
     .option(
       '--max-retries <r>',
       'retries of a failed request before giving up',
@@ -103,17 +123,17 @@ export function register(program: Command): void {
       '--chat-template <file>',
       "the model's own chat template (tokenizer_config.json or .jinja), rendered client-side for raw prompts",
     )
+    .addOption(promptFormOption('prompt form'))
     .addOption(
-      new Option('--form <form>', 'prompt form: raw completion or chat messages')
-        .choices(['raw', 'chat'])
-        .default('raw'),
-    )
-    .addOption(
-      new Option('--segment-by <mode>', 'how samples are split into steps (without --segmentation tags)')
-        .choices(['paragraph', 'steps', 'lines'])
+      new Option(
+        '--segmentation <mode>',
+        'how samples are split into chunks: paragraph (blank lines), steps ("Step k:" markers), lines, or tags (the policy is asked to wrap each chunk in <chunk>…</chunk>)',
+      )
+        .choices(['paragraph', 'steps', 'lines', 'tags'])
         .default('paragraph'),
     )
-    .addOption(segmentationOption('how the policy is asked to segment its solutions', 'paragraph'))
+    .addOption(storeOption())
+    .addOption(apiKeyOption())
     .requiredOption(
       '--out <file>',
       'output JSONL: one line per problem {id, gold, samples: [{text, chunks, answer, correct, tokens, finishReason}]}',
@@ -135,6 +155,8 @@ export function register(program: Command): void {
         baseUrl: flags.baseUrl,
         concurrency: flags.concurrency,
         timeoutMs: flags.timeoutMs,
+        apiKey: flags.apiKey,
+        storePath: flags.store,
         maxRetries: flags.maxRetries,
         threads: flags.threads,
         noCache: !flags.cache,
@@ -143,17 +165,16 @@ export function register(program: Command): void {
       // Decided by what the model is, not by the spec's spelling: a sim backend here, and any
       // sim-server reply marks its own record (sampleProblem).
       const simulated = isSimulatedModel(model);
-      if (flags.segmentation === 'tags' && flags.segmentBy !== 'paragraph')
-        throw new UsageError(
-          '--segment-by goes with --segmentation paragraph: under tags the policy segments',
-        );
+      // Under tags the policy segments; otherwise its text is split by paragraphs, steps or lines.
+      const segmentation: Segmentation = flags.segmentation === 'tags' ? 'tags' : 'paragraph';
+      const segmentBy = flags.segmentation === 'tags' ? 'paragraph' : flags.segmentation;
       const { problems, policy } = policyForProblems(
         loaded,
-        createPolicy(model, { form: flags.form, chatTemplate, segmentation: flags.segmentation }),
-        { form: flags.form },
+        createPolicy(model, { form: flags.promptForm, chatTemplate, segmentation }),
+        { form: flags.promptForm },
       );
       const out = resolve(flags.out);
-      const db = openStore();
+      const db = openStore(flags.store ?? defaultStorePath());
       const settings = jobSettings('sample', {
         ...datasetSettings(flags),
         policy: flags.policy,
@@ -162,10 +183,10 @@ export function register(program: Command): void {
         temperature: flags.temperature,
         topP: flags.topP,
         seed: flags.seed,
-        form: flags.form,
+        form: flags.promptForm,
         chatTemplate: chatTemplate?.id,
-        segmentBy: flags.segmentBy,
-        segmentation: flags.segmentation,
+        segmentBy,
+        segmentation,
       });
       const config = { ...flags, out, problems: problems.length, job: settings };
       const runId = startRun(db, 'sample', config, out);
@@ -190,9 +211,9 @@ export function register(program: Command): void {
           seed: flags.seed,
           // --concurrency is per endpoint: keep every endpoint busy.
           concurrency: flags.concurrency * endpointCount(model),
-          segmentBy: flags.segmentBy,
+          segmentBy,
           simulated,
-          segmentation: flags.segmentation,
+          segmentation,
           fresh: flags.fresh,
           settings,
           noCache: !flags.cache,
@@ -219,7 +240,7 @@ export function register(program: Command): void {
           // The sim server takes its spec as the model name: label those runs too.
           ...(simulated || spec.provider === 'sim' || summary.simulated === true ? { simulated: true } : {}),
           dataset: flags.dataset,
-          segmentation: flags.segmentation,
+          segmentation,
           out,
           ...summary,
           ...(server
@@ -257,7 +278,7 @@ export function register(program: Command): void {
               ],
               [
                 'chunks',
-                `${summary.chunksPerSolution.toFixed(1)} per solution (--segmentation ${flags.segmentation}${flags.segmentation === 'paragraph' ? `, split by ${flags.segmentBy}` : ''})${summary.brokenTags ? `; ${summary.brokenTags} samples with broken tags` : ''}`,
+                `${summary.chunksPerSolution.toFixed(1)} per solution (--segmentation ${flags.segmentation})${summary.brokenTags ? `; ${summary.brokenTags} samples with broken tags` : ''}`,
               ],
               ...(server
                 ? [
@@ -289,4 +310,15 @@ export function register(program: Command): void {
         await model.close?.();
       }
     });
+  addAlias(cmd, '--prompt-form', '--form');
+  // The old pair --segmentation paragraph --segment-by X is now --segmentation X.
+  addAlias(cmd, '--segmentation', '--segment-by', {
+    merge: (given, old) => {
+      if (given !== 'paragraph')
+        throw new UsageError(
+          '--segment-by goes with --segmentation paragraph: under tags the policy segments',
+        );
+      return old;
+    },
+  });
 }

@@ -10,11 +10,11 @@ import { createPolicy, type PromptForm } from '../../models/policy.js';
 import { isSimulatedModel } from '../../models/simulated.js';
 import { type CreateModelOptions, createModel } from '../../models/spec.js';
 import { loadChatTemplate } from '../../prompts/chat-template.js';
-import { AGGREGATIONS, type SearchConfig } from '../../search/config.js';
+import { AGGREGATIONS, DEFAULT_SEARCH_CONFIG, type SearchConfig } from '../../search/config.js';
 import { searchDataset } from '../../search/dataset.js';
 import { getStrategy, STRATEGY_NAMES } from '../../search/registry.js';
 import type { Aggregation, SearchDeps } from '../../search/types.js';
-import { openStore } from '../../store/db.js';
+import { defaultStorePath, openStore } from '../../store/db.js';
 import {
   addDatasetOptions,
   type DatasetFlags,
@@ -26,6 +26,7 @@ import { floatOption, intOption, segmentationOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { addSimGuessOption, assertSimWorldInputs, isSimSpec } from '../sim-guard.js';
 import { cachePhrase, JSON_HELP, reportJob, SIMULATED_WORLD, share } from '../summary.js';
+import { addAlias, apiKeyOption, msOption, promptFormOption, storeOption } from '../vocabulary.js';
 
 export { isSimSpec };
 
@@ -40,7 +41,9 @@ export interface SearchFlags {
   maxRetries?: number;
   threads?: number;
   cache?: boolean;
-  form: PromptForm;
+  store?: string;
+  apiKey?: string;
+  promptForm: PromptForm;
   chatTemplate?: string;
   seed?: number;
   temperature?: number;
@@ -89,7 +92,8 @@ export function addModelOptions(
       'OpenAI-compatible server URL(s) ending in /v1, comma-separated (default OPENAI_BASE_URL)',
     )
     .option('--judge-base-url <url>', 'server of the judge and outcome model, when not the policy server')
-    .option('--timeout-ms <ms>', 'timeout of one HTTP request', intOption('--timeout-ms', 1))
+    .addOption(apiKeyOption())
+    .option('--timeout-ms <ms>', 'timeout of one HTTP request', msOption)
     .option('--max-retries <r>', 'retries of a failed request', intOption('--max-retries', 0))
     .option('--threads <t>', 'CPU threads for gguf models', intOption('--threads', 1))
     .option(
@@ -102,27 +106,28 @@ export function addModelOptions(
       '--chat-template <file>',
       "the model's own chat template (tokenizer_config.json or .jinja), rendered client-side for raw prompts",
     )
-    .addOption(
-      new Option('--form <form>', 'policy prompt form: raw completion or chat')
-        .choices(['raw', 'chat'])
-        .default('raw'),
-    )
+    .addOption(storeOption())
+    .addOption(promptFormOption())
     .option(
       '--allow-gold-judge',
       'let a judge that reads the gold answer (rollout:, a simulated orm) steer the search; every result then says so',
     );
-  return cmd;
+  return addAlias(cmd, '--prompt-form', '--form');
 }
 
 /** Strategy knobs (every field of SearchConfig). Unset flags keep the documented defaults. */
 export function addStrategyOptions(cmd: Command): Command {
   return cmd
     .option('--seed <s>', 'seed of every sampled call (default 0)', intOption('--seed', 0))
-    .option('--temperature <t>', 'policy temperature (default 0.8)', floatOption('--temperature', 0, 10))
+    .option(
+      '--temperature <t>',
+      `policy temperature (default ${DEFAULT_SEARCH_CONFIG.temperature})`,
+      floatOption('--temperature', 0, 10),
+    )
     .option('--top-p <p>', 'policy nucleus mass (default 1)', floatOption('--top-p', 0, 1))
     .option(
       '--max-tokens <t>',
-      'tokens of a whole-solution call (default 2048)',
+      `tokens of a whole-solution call (default ${DEFAULT_SEARCH_CONFIG.maxTokens})`,
       intOption('--max-tokens', 1),
     )
     .option(
@@ -252,7 +257,7 @@ export function searchSettings(
     policy: f.policy,
     judge: f.judge,
     outcome: f.outcome,
-    form: f.form,
+    form: f.promptForm,
     chatTemplate: f.chatTemplate ? loadChatTemplate(f.chatTemplate).id : undefined,
     ...strategyConfig(f),
     ...extra,
@@ -295,6 +300,8 @@ export async function buildSearchDeps(
   const common: CreateModelOptions = {
     timeoutMs: f.timeoutMs,
     maxRetries: f.maxRetries,
+    apiKey: f.apiKey,
+    storePath: f.store,
     threads: f.threads,
     noCache: f.cache !== true,
     onWarning: warn,
@@ -307,7 +314,7 @@ export async function buildSearchDeps(
   return {
     deps: {
       policy: createPolicy(model, {
-        form: f.form,
+        form: f.promptForm,
         segmentation: f.segmentation ?? 'paragraph',
         chatTemplate: f.chatTemplate ? loadChatTemplate(f.chatTemplate) : undefined,
       }),
@@ -379,7 +386,7 @@ export function register(program: Command): void {
       const built = await buildSearchDeps(f, [f.strategy]);
       const { close } = built;
       const problems = loaded;
-      const { domain, policy } = searchDomainFor(loaded, built.deps.policy, { form: f.form });
+      const { domain, policy } = searchDomainFor(loaded, built.deps.policy, { form: f.promptForm });
       const deps = { ...built.deps, policy, domain };
       const out = resolve(f.out);
       const settings = searchSettings('search', f, {
@@ -406,7 +413,7 @@ export function register(program: Command): void {
           settings,
           trace: f.trace,
           simulated,
-          store: openStore(),
+          store: openStore(f.store ?? defaultStorePath()),
           runConfig: {
             dataset: f.dataset,
             policy: f.policy,

@@ -18,6 +18,7 @@ import { DEFAULT_SEGMENTER_ATTEMPTS } from '../../segment/llm.js';
 import { floatOption, intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { reportJob } from '../summary.js';
+import { addAlias, apiKeyOption, msOption, storeOption } from '../vocabulary.js';
 
 /** Read a whole file, or stdin for `-`. */
 async function readInput(file: string): Promise<string> {
@@ -32,62 +33,73 @@ async function readInput(file: string): Promise<string> {
 
 /** `stepwise segment`: split a solution text into chunks with exact spans. */
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('segment')
     .description(
-      'Split a solution text into chunks (paragraphs, Step k markers, <chunk> tags or lines), or segment a file of solutions with an LLM (--by llm)',
+      'Split a solution text into chunks (paragraphs, Step k markers, <chunk> tags or lines), or segment a file of solutions with an LLM (--segmentation llm)',
     )
     .argument('[file]', 'text file to split, or - for stdin', '-')
     .addOption(
       new Option(
-        '--by <mode>',
+        '--segmentation <mode>',
         'how to split: blank-line paragraphs, "Step k:" markers, <chunk> tags, lines, or an LLM segmenter (llm)',
       )
         .choices([...SEGMENT_MODES, 'llm'])
         .default('paragraph'),
     )
-    .option('--model <spec>', 'with --by llm: the segmenter model (openai:<model>, gguf:<path>, …)')
-    .option('--base-url <url>', 'with --by llm: OpenAI-compatible server URL ending in /v1')
-    .option('--input <file>', 'with --by llm: JSONL rows {id, text, problem?}')
+    .option('--model <spec>', 'with --segmentation llm: the segmenter model (openai:<model>, gguf:<path>, …)')
+    .option('--base-url <url>', 'with --segmentation llm: OpenAI-compatible server URL ending in /v1')
+    .addOption(apiKeyOption())
+    .addOption(storeOption())
+    .option('--input <file>', 'with --segmentation llm: JSONL rows {id, text, problem?}')
     .option(
       '--out <file>',
-      'with --by llm: output JSONL rows {id, chunks[{text, span}], method, attempts, …} (resumed)',
+      'with --segmentation llm: output JSONL rows {id, chunks[{text, span}], method, attempts, …} (resumed)',
     )
     .option(
       '--attempts <k>',
-      `with --by llm: replies asked for per solution before falling back to paragraphs (default ${DEFAULT_SEGMENTER_ATTEMPTS})`,
+      `with --segmentation llm: replies asked for per solution before falling back to paragraphs (default ${DEFAULT_SEGMENTER_ATTEMPTS})`,
       intOption('--attempts', 1),
       DEFAULT_SEGMENTER_ATTEMPTS,
     )
     .addOption(
       new Option(
         '--whitespace <rule>',
-        'with --by llm: between-chunks (whitespace between chunks may differ) or exact (tag-free reply must equal the text)',
+        'with --segmentation llm: between-chunks (whitespace between chunks may differ) or exact (tag-free reply must equal the text)',
       )
         .choices(['between-chunks', 'exact'])
         .default('between-chunks'),
     )
     .option(
       '--max-tokens <t>',
-      'with --by llm: token budget of one reply (default: from the text length)',
+      'with --segmentation llm: token budget of one reply (default: from the text length)',
       intOption('--max-tokens', 1),
     )
     .option(
       '--retry-temperature <t>',
-      'with --by llm: temperature of retries (the first reply is greedy)',
+      'with --segmentation llm: temperature of retries (the first reply is greedy)',
       floatOption('--retry-temperature', 0, 10),
       0.7,
     )
-    .option('--seed <s>', 'with --by llm: base seed of the requests', intOption('--seed', 0), 0)
-    .option('--concurrency <c>', 'with --by llm: solutions in flight', intOption('--concurrency', 1), 8)
-    .option('--timeout-ms <ms>', 'with --by llm: timeout of one HTTP request', intOption('--timeout-ms', 1))
-    .option('--max-retries <r>', 'with --by llm: retries of a failed request', intOption('--max-retries', 0))
-    .option('--no-cache', 'with --by llm: bypass the model-call cache')
-    .option('--fresh', 'with --by llm: start the output over instead of resuming it')
-    .option('--quiet', 'with --by llm: no progress bar')
+    .option('--seed <s>', 'with --segmentation llm: base seed of the requests', intOption('--seed', 0), 0)
+    .option(
+      '--concurrency <c>',
+      'with --segmentation llm: solutions in flight',
+      intOption('--concurrency', 1),
+      8,
+    )
+    .option('--timeout-ms <ms>', 'with --segmentation llm: timeout of one HTTP request', msOption)
+    .option(
+      '--max-retries <r>',
+      'with --segmentation llm: retries of a failed request',
+      intOption('--max-retries', 0),
+    )
+    .option('--no-cache', 'with --segmentation llm: bypass the model-call cache')
+    .option('--fresh', 'with --segmentation llm: start the output over instead of resuming it')
+    .option('--quiet', 'with --segmentation llm: no progress bar')
     .option(
       '--json',
-      'print {"chunks": [{index, text, span: {start, end}}]} (spans index the input text); with --by llm, the summary as JSON',
+      'print {"chunks": [{index, text, span: {start, end}}]} (spans index the input text); with --segmentation llm, the summary as JSON',
     )
     .option(
       '--original <file>',
@@ -100,11 +112,11 @@ export function register(program: Command): void {
     )
     .addHelpText(
       'after',
-      '\nWith --by chunk-tags, spans index the text with the tags removed, which is printed as "text";\n' +
+      '\nWith --segmentation chunk-tags, spans index the text with the tags removed, which is printed as "text";\n' +
         'malformed tagging is reported as "problem".\n' +
         'With --original, the output is {"chunks", "accepted", "reason"?}: chunks of the original text,\n' +
         "from the model's tags when accepted, else from --fallback.\n" +
-        '\nWith --by llm, each row of --input is sent to --model, which copies it with <chunk> tags. A reply is\n' +
+        '\nWith --segmentation llm, each row of --input is sent to --model, which copies it with <chunk> tags. A reply is\n' +
         'accepted only when its chunks give back the text exactly; only the whitespace BETWEEN two chunks may\n' +
         'differ (it belongs to no chunk; --whitespace exact forbids even that). A rejected reply is asked for\n' +
         'again, up to --attempts, then the text is split on blank lines ("method": "paragraph"). Spans index\n' +
@@ -115,15 +127,15 @@ export function register(program: Command): void {
       async (
         file: string,
         opts: {
-          by: SegmentBy | 'llm';
+          segmentation: SegmentBy | 'llm';
           json?: boolean;
           original?: string;
           fallback: Exclude<SegmentBy, 'chunk-tags'>;
         } & LlmFlags,
       ) => {
-        if (opts.by === 'llm') return segmentFileWithLlm(opts);
+        if (opts.segmentation === 'llm') return segmentFileWithLlm(opts);
         if (opts.model !== undefined || opts.input !== undefined || opts.out !== undefined)
-          throw new UsageError('--model, --input and --out go with --by llm');
+          throw new UsageError('--model, --input and --out go with --segmentation llm');
         const text = await readInput(file);
         if (opts.original !== undefined) {
           const original = await readInput(opts.original);
@@ -137,10 +149,10 @@ export function register(program: Command): void {
           );
           return;
         }
-        const chunks = segment(text, opts.by);
+        const chunks = segment(text, opts.segmentation);
         if (opts.json) {
           const out: Record<string, unknown> = { chunks };
-          if (opts.by === 'chunk-tags') {
+          if (opts.segmentation === 'chunk-tags') {
             const parsed = parseChunkTags(text);
             out.text = parsed.text;
             if (parsed.problem) out.problem = parsed.problem;
@@ -151,6 +163,7 @@ export function register(program: Command): void {
         printChunks(chunks);
       },
     );
+  addAlias(cmd, '--segmentation', '--by');
 }
 
 function printChunks(chunks: readonly Chunk[]): void {
@@ -176,12 +189,14 @@ interface LlmFlags {
   fresh?: boolean;
   quiet?: boolean;
   json?: boolean;
+  apiKey?: string;
+  store?: string;
 }
 
-/** `segment --by llm`: a resumable job over a JSONL file of solutions. */
+/** `segment --segmentation llm`: a resumable job over a JSONL file of solutions. */
 async function segmentFileWithLlm(opts: LlmFlags): Promise<void> {
   for (const flag of ['model', 'input', 'out'] as const)
-    if (opts[flag] === undefined) throw new UsageError(`--by llm needs --${flag}`);
+    if (opts[flag] === undefined) throw new UsageError(`--segmentation llm needs --${flag}`);
   const input = opts.input as string;
   const out = resolve(opts.out as string);
   if (resolve(input) === out) throw new UsageError('--out must not be the --input file');
@@ -191,6 +206,8 @@ async function segmentFileWithLlm(opts: LlmFlags): Promise<void> {
     concurrency: opts.concurrency,
     timeoutMs: opts.timeoutMs,
     maxRetries: opts.maxRetries,
+    apiKey: opts.apiKey,
+    storePath: opts.store,
     noCache: !opts.cache,
     onWarning: (m) => process.stderr.write(`stepwise: warning: ${m}\n`),
   });
@@ -219,7 +236,7 @@ async function segmentFileWithLlm(opts: LlmFlags): Promise<void> {
     bar.stop();
     reportJob(
       {
-        command: 'segment --by llm',
+        command: 'segment --segmentation llm',
         headline: `${summary.solutions} solutions (${summary.resumed} resumed) by ${opts.model}`,
         lines: [
           [

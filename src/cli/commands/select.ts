@@ -1,20 +1,21 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { UsageError } from '../../core/errors.js';
-import { loadProblems } from '../../data/index.js';
 import { isSimulatedJudge } from '../../evaluate/processbench.js';
 import { readJsonl } from '../../jobs/jsonl.js';
 import { runJsonlJob } from '../../jobs/run-job.js';
 import { jobSettings } from '../../jobs/settings.js';
 import { formatFailureShare } from '../../judge/common.js';
 import { createJudge } from '../../judge/index.js';
-import { finishRun, openStore, startRun } from '../../store/index.js';
+import { defaultStorePath, finishRun, openStore, startRun } from '../../store/index.js';
 import { validateRows } from '../../train/label-file.js';
 import { type SelectionInput, type SelectionRow, selectByJudge } from '../../train/select.js';
+import { addDatasetLookupOptions, loadDatasetProblems } from '../datasets.js';
 import { addInputOption, intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { assertSimWorldInputs } from '../sim-guard.js';
 import { JSON_HELP, reportJob } from '../summary.js';
+import { apiKeyOption, storeOption } from '../vocabulary.js';
 
 const SampleRow = z.looseObject({
   id: z.string(),
@@ -30,15 +31,16 @@ export function register(program: Command): void {
   const cmd = program
     .command('select')
     .description("Pick each problem's best correct response by mean judge score (StepWiser data selection)");
+  addDatasetLookupOptions(cmd, 'where to find question texts when the sample rows lack them');
   addInputOption(cmd, '`stepwise sample` output (one line per problem with samples)', ['from'])
     .requiredOption('--judge <spec>', 'judge spec (see docs/judges.md), e.g. generative:openai:MODEL or sim')
     .requiredOption(
       '--out <file>',
       'output JSONL: one line per problem with the judge pick and the outcome-only pick',
     )
-    .option('--dataset <name>', 'where to find question texts when the sample rows lack them')
-    .option('--path <path>', 'data path for --dataset')
     .option('--base-url <url>', 'for openai: judges (or OPENAI_BASE_URL)')
+    .addOption(apiKeyOption())
+    .addOption(storeOption())
     .option('--concurrency <n>', 'problems judged at once', intOption('--concurrency', 1), 8)
     .option('--seed <n>', 'seed of the outcome-only pick', intOption('--seed'), 0)
     .option('--fresh', 'start the output over instead of resuming it')
@@ -56,7 +58,7 @@ export function register(program: Command): void {
           throw new UsageError(
             `${o.input} rows have no question text: pass --dataset and --path to look them up`,
           );
-        const { problems } = await loadProblems(o.dataset, { path: o.path });
+        const problems = await loadDatasetProblems({ ...o, dataset: o.dataset });
         questions = new Map(problems.map((p) => [p.id, p.question]));
       }
       // Responses a simulated policy wrote keep saying so in the rows picked from them.
@@ -67,8 +69,8 @@ export function register(program: Command): void {
         return { id: r.id, question, samples: r.samples };
       });
       assertSimWorldInputs({ judge: o.judge }, inputs, { guess: o.simGuess, source: o.input });
-      const judge = await createJudge(o.judge, { baseUrl: o.baseUrl });
-      const store = openStore();
+      const judge = await createJudge(o.judge, { baseUrl: o.baseUrl, apiKey: o.apiKey, storePath: o.store });
+      const store = openStore(o.store ?? defaultStorePath());
       const settings = jobSettings('select', { judge: o.judge, seed: o.seed });
       const runId = startRun(store, 'select', { input: o.input, judge: o.judge, job: settings }, o.out);
       const bar = createProgressBar('select', { quiet: o.quiet });

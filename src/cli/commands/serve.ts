@@ -9,6 +9,7 @@ import {
 } from '../../train/reward-server.js';
 import { choiceOption, floatOption, intOption } from '../options.js';
 import { TOKEN_HELP, tokenFromFlags } from '../token.js';
+import { addAlias, apiKeyOption } from '../vocabulary.js';
 
 /**
  * `stepwise serve …`: long-running services. `serve rewards` is the OpenRLHF/verl reward service;
@@ -25,7 +26,7 @@ export function serveCommand(program: Command): Command {
 }
 
 export function register(program: Command): void {
-  serveCommand(program)
+  const cmd = serveCommand(program)
     .command('rewards')
     .description("Serve rewards over OpenRLHF's protocol (POST /get_reward) for OpenRLHF and verl")
     .requiredOption(
@@ -52,14 +53,17 @@ export function register(program: Command): void {
     )
     .option('--judge <spec>', 'judge: the stepwise judge whose aggregated chunk score is the reward')
     .option(
-      '--aggregate <how>',
+      '--aggregation <how>',
       'judge: min | mean | last | product of chunk scores',
-      choiceOption('--aggregate', ['min', 'mean', 'last', 'product'] as const),
+      choiceOption('--aggregation', ['min', 'mean', 'last', 'product'] as const),
       'min',
     )
     .option('--base-url <url>', 'for openai: judges (or OPENAI_BASE_URL)')
+    .addOption(apiKeyOption())
     .action(async (o) => {
-      const judge = o.judge ? await createJudge(o.judge, { baseUrl: o.baseUrl }) : undefined;
+      const judge = o.judge
+        ? await createJudge(o.judge, { baseUrl: o.baseUrl, apiKey: o.apiKey })
+        : undefined;
       const server = await startRewardServer({
         kind: o.kind as RewardKind,
         port: o.port,
@@ -67,7 +71,7 @@ export function register(program: Command): void {
         token: tokenFromFlags(o),
         formatPenalty: o.formatPenalty,
         judge,
-        aggregate: o.aggregate as StepAggregation,
+        aggregate: o.aggregation as StepAggregation,
       });
       if (judge && isSimulatedJudge(judge)) {
         process.stderr.write('note: the judge is SIMULATED (stepwise sim world), not a real model\n');
@@ -81,4 +85,5 @@ export function register(program: Command): void {
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     });
+  addAlias(cmd, '--aggregation', '--aggregate');
 }

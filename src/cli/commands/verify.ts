@@ -7,6 +7,7 @@ import {
   scoreEquivalenceCases,
 } from '../../verify/index.js';
 import { createProgressBar } from '../progress.js';
+import { addAlias } from '../vocabulary.js';
 
 interface VerifyFlags {
   json?: boolean;
@@ -14,7 +15,7 @@ interface VerifyFlags {
   percent?: 'flexible' | 'strict';
   listOrder?: 'unordered' | 'ordered';
   tolerance?: string;
-  timeout?: string;
+  timeoutMs?: string;
   failures?: string;
   quiet?: boolean;
 }
@@ -27,10 +28,10 @@ function equivalenceOptions(flags: VerifyFlags): EquivalenceOptions {
       throw new UsageError(`--tolerance must be a number >= 0, not "${flags.tolerance}"`);
     options.floatTolerance = t;
   }
-  if (flags.timeout !== undefined) {
-    const t = Number(flags.timeout);
+  if (flags.timeoutMs !== undefined) {
+    const t = Number(flags.timeoutMs);
     if (!Number.isFinite(t) || t <= 0)
-      throw new UsageError(`--timeout must be a positive number of ms, not "${flags.timeout}"`);
+      throw new UsageError(`--timeout-ms must be a positive number of ms, not "${flags.timeoutMs}"`);
     options.timeoutMs = t;
   }
   return options;
@@ -38,7 +39,7 @@ function equivalenceOptions(flags: VerifyFlags): EquivalenceOptions {
 
 /** `stepwise verify`: compare two math answers, or score the checker on a labelled case file. */
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('verify')
     .description('Check whether two math answers are equivalent (or score a labelled case file)')
     .argument('[gold]', 'reference answer (LaTeX or plain text)')
@@ -61,7 +62,7 @@ export function register(program: Command): void {
       ]),
     )
     .option('--tolerance <rel>', 'relative tolerance for numbers (default 1e-6)')
-    .option('--timeout <ms>', 'time cap per comparison in milliseconds (default 1000)')
+    .option('--timeout-ms <ms>', 'time cap per comparison in milliseconds (default 1000)')
     .option('--failures <n>', 'with --cases: how many disagreements to list (default 10)')
     .option('--quiet', 'no progress bar')
     .addHelpText(
@@ -109,4 +110,5 @@ Exit code is 0 whatever the verdict; see docs/verify.md for the normalisation ru
       if (flags.json) process.stdout.write(`${JSON.stringify(verdict)}\n`);
       else process.stdout.write(`${verdict.equal ? 'equal' : 'not equal'}\n`);
     });
+  addAlias(cmd, '--timeout-ms', '--timeout');
 }
