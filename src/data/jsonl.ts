@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UsageError } from '../core/errors.js';
+import { detectFileKind, FILE_KIND_NAMES } from '../core/file-kind.js';
 import type { Problem } from '../core/types.js';
 import { splitFromFile } from './gsm8k.js';
 import { resolveDataPath } from './locate.js';
@@ -55,6 +56,16 @@ export async function loadJsonlProblems(options: LoadOptions = {}): Promise<Load
     z.record(z.string(), z.unknown()),
     (row, raw): Problem => {
       const question = getField(row, fields.question);
+      const questionBad = typeof question !== 'string' || question.trim() === '';
+      const answerValue = getField(row, fields.answer);
+      const answerBad = typeof answerValue !== 'string' && typeof answerValue !== 'number';
+      // Another stepwise output given as a data set: say what it is (unless --fields maps it).
+      const kind = (questionBad || answerBad) && !options.fields ? detectFileKind(row) : undefined;
+      if (kind !== undefined && kind !== 'problems')
+        throw new RecordProblem(
+          questionBad ? fields.question : fields.answer,
+          `this is ${FILE_KIND_NAMES[kind]}; --dataset jsonl needs ${FILE_KIND_NAMES.problems} (or --fields to map them)`,
+        );
       if (typeof question !== 'string' || question.trim() === '')
         throw new RecordProblem(fields.question, `expected a non-empty string, got ${describe(question)}`);
       const answer = getField(row, fields.answer);

@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline';
 import { createGunzip, gunzipSync } from 'node:zlib';
 import type { z } from 'zod';
 import { InputError, type InputLocation } from '../core/errors.js';
+import { detectFileKind, FILE_KIND_NAMES, type FileKind } from '../core/file-kind.js';
 
 /** One raw record of an input file with where it came from (line for JSONL, index for JSON arrays). */
 export interface RawRecord {
@@ -222,6 +223,17 @@ function issuePath(path: ReadonlyArray<PropertyKey>): string | undefined {
   return out === '' ? undefined : out;
 }
 
+/** Kinds that only stepwise writes: never a data set's records. */
+function isStepwiseOutput(kind: FileKind | undefined): boolean {
+  return (
+    kind !== undefined &&
+    kind !== 'problems' &&
+    kind !== 'solutions' &&
+    kind !== 'processbench' &&
+    kind !== 'texts'
+  );
+}
+
 /**
  * Read `file`, validate each record with `schema` and turn it into a normalised record with
  * `convert`. The first bad record (not JSON, failing the schema, or rejected by `convert` with a
@@ -256,6 +268,9 @@ export async function loadRecords<S extends z.ZodType, T>(
           field = e.field;
           problem = e.message;
         }
+      } else if (isStepwiseOutput(detectFileKind(item.value))) {
+        // Another stepwise command's output given as a data set: say so, not which field is off.
+        problem = `this is ${FILE_KIND_NAMES[detectFileKind(item.value)!]}, not a record of this data set`;
       } else {
         const issue = parsed.error.issues[0];
         field = issuePath(issue.path);

@@ -3,6 +3,7 @@ import { basename, dirname, resolve } from 'node:path';
 import pLimit from 'p-limit';
 import { addCosts, emptyCost } from '../core/cost.js';
 import { InputError, UsageError } from '../core/errors.js';
+import { wrongKindError } from '../core/file-kind.js';
 import type { Segmentation } from '../core/segment.js';
 import type { Cost, Problem, Verdict } from '../core/types.js';
 import { readJsonl } from '../jobs/jsonl.js';
@@ -44,6 +45,8 @@ export function readLabeledSolutions(file: string, signal: LabelSignal): ChunkEv
   const out: ChunkEvalSolution[] = [];
   for (const { line, value } of lines) {
     const err = (field: string, what: string) => new InputError({ file, line, field }, what);
+    const wrong = wrongKindError({ file, line }, value, ['label'], 'eval chunks', { strict: false });
+    if (wrong) throw wrong;
     if (!isObj(value)) throw new InputError({ file, line }, 'expected a JSON object');
     const id = value.id;
     if (typeof id !== 'string' || id === '') throw err('id', 'missing id (a string)');

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { addCosts, emptyCost } from '../core/cost.js';
 import { InputError, StepwiseError, UsageError } from '../core/errors.js';
+import { wrongKindError } from '../core/file-kind.js';
 import type { Segmentation } from '../core/segment.js';
 import type { Cost, Problem, RoleCost } from '../core/types.js';
 import { loadProcessBench, PROCESSBENCH_SUBSETS } from '../data/processbench.js';
@@ -380,6 +381,10 @@ export function scorePredictions(
     } catch (e) {
       throw new InputError(where, `not valid JSON (${(e as Error).message})`);
     }
+    const wrong = wrongKindError(where, row, ['predictions'], 'eval processbench --predictions', {
+      strict: false,
+    });
+    if (wrong) throw wrong;
     if (row === null || typeof row !== 'object' || Array.isArray(row))
       throw new InputError(where, 'expected an object {id, prediction}');
     const { id, prediction } = row as { id?: unknown; prediction?: unknown };

@@ -1,5 +1,6 @@
 import { closeSync, existsSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
 import { InputError, UsageError } from '../core/errors.js';
+import { detectFileKind, FILE_KIND_NAMES, type FileKind } from '../core/file-kind.js';
 import { readLinesSync, streamJsonl } from './lines.js';
 
 export interface MergeOptions {
@@ -68,6 +69,7 @@ export function mergeJsonl(o: MergeOptions): MergeSummary {
     readSync(fds[s.file], buf, 0, s.length, s.offset);
     return buf;
   };
+  let firstKind: { kind: FileKind; file: string } | undefined;
   try {
     o.files.forEach((file, fi) => {
       for (const l of readLinesSync(file)) {
@@ -79,6 +81,16 @@ export function mergeJsonl(o: MergeOptions): MergeSummary {
           // A torn last line of an interrupted shard is not a record; anything else is an error.
           if (l.partial) continue;
           throw new InputError({ file, line: l.line }, `not valid JSON (${(e as Error).message})`);
+        }
+        // The files are parts of one job: a file of another kind was given by mistake.
+        const kind = detectFileKind(rec);
+        if (kind !== undefined) {
+          if (firstKind === undefined) firstKind = { kind, file };
+          else if (kind !== firstKind.kind)
+            throw new InputError(
+              { file, line: l.line },
+              `this is ${FILE_KIND_NAMES[kind]}; merging ${firstKind.file} (${FILE_KIND_NAMES[firstKind.kind]}) needs files of that kind`,
+            );
         }
         const key = rec?.[keyField];
         if (typeof key !== 'string' && typeof key !== 'number')

@@ -1,4 +1,5 @@
 import { InputError } from '../core/errors.js';
+import { wrongKindError } from '../core/file-kind.js';
 import { type Segmentation, splitParagraphs, splitWritten } from '../core/segment.js';
 import type { Domain, Problem } from '../core/types.js';
 import { streamJsonl } from '../jobs/lines.js';
@@ -81,6 +82,10 @@ export function* streamLabelInput(file: string, options: LabelInputOptions = {})
   for (const { line, value } of streamJsonl(file)) {
     const out: SolutionToLabel[] = [];
     const err = (field: string, problem: string) => new InputError({ file, line, field }, problem);
+    const wrong = wrongKindError({ file, line }, value, ['sample', 'solutions', 'processbench'], 'label', {
+      strict: false,
+    });
+    if (wrong) throw wrong;
     if (!isObj(value)) throw new InputError({ file, line }, 'expected a JSON object');
     let mode: Segmentation | undefined;
     if (value.segmentation !== undefined) {

@@ -1,4 +1,5 @@
 import { InputError } from '../core/errors.js';
+import { wrongKindError } from '../core/file-kind.js';
 import { splitParagraphs } from '../core/segment.js';
 import type { Chunk } from '../core/types.js';
 import { readJsonl } from '../jobs/jsonl.js';
@@ -35,6 +36,10 @@ export function readSegmentInput(file: string): SegmentInputRow[] {
   const rows: SegmentInputRow[] = [];
   const seen = new Set<string>();
   for (const { line, value } of readJsonl(file).lines) {
+    const wrong = wrongKindError({ file, line }, value, ['texts'], 'segment --segmentation llm', {
+      strict: false,
+    });
+    if (wrong) throw wrong;
     if (typeof value !== 'object' || value === null || Array.isArray(value))
       throw new InputError({ file, line }, 'expected a JSON object {id, text}');
     const v = value as Record<string, unknown>;

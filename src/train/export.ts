@@ -337,7 +337,7 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
   if (simulated) summary.simulated = true;
 
   if (o.task === 'judge-rl') {
-    const labeled = readLabelFile(o.from);
+    const labeled = readLabelFile(o.from, `export --task ${o.task}`);
     const signal = pickSignal(labeled, o.task, o.signal);
     const set = buildJudgeRlSet(labeled, {
       signal,
@@ -382,7 +382,7 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
   }
 
   if (o.task === 'prm' || o.task === 'sorm') {
-    const labeled = readLabelFile(o.from);
+    const labeled = readLabelFile(o.from, `export --task ${o.task}`);
     const signal = pickSignal(labeled, o.task, o.signal);
     summary.signal = signal;
     let rows = labeled
@@ -432,9 +432,15 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
     const lines = readJsonl(o.from).lines;
     const isTagged = (l: { value: unknown }) =>
       typeof (l.value as { tagged?: unknown } | null)?.tagged === 'string';
-    const given = validateRows(o.from, lines.filter(isTagged), TaggedRowSchema);
+    const given = validateRows(o.from, lines.filter(isTagged), TaggedRowSchema, {
+      kinds: ['segment', 'texts'],
+      who: 'export --task selfseg',
+    });
     const segmentedLines = lines.filter((l) => !isTagged(l));
-    const segmented = validateRows(o.from, segmentedLines, SegmentedRowSchema);
+    const segmented = validateRows(o.from, segmentedLines, SegmentedRowSchema, {
+      kinds: ['segment', 'texts'],
+      who: 'export --task selfseg',
+    });
     let fallbacks = 0;
     const tagged: Array<{ id: string; problem: string; text: string; tagged: string }> = given.map((r) => ({
       id: r.id,
@@ -481,7 +487,10 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
       return summary;
     }
   } else if (o.task === 'refine-global') {
-    const rows = validateRows(o.from, readJsonl(o.from).lines, SampleRowSchema).map((r, k) => {
+    const rows = validateRows(o.from, readJsonl(o.from).lines, SampleRowSchema, {
+      kinds: ['sample'],
+      who: `export --task ${o.task}`,
+    }).map((r, k) => {
       const question = r.question ?? r.problem;
       if (question === undefined) {
         throw new UsageError(`${o.from}: row ${k + 1} (${r.id}) has neither "question" nor "problem"`);
@@ -496,7 +505,7 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
     pairs = buildGlobalRefinePairs(rows, o.seed);
     summary.stats = { problems: rows.length };
   } else {
-    const labeled = readLabelFile(o.from);
+    const labeled = readLabelFile(o.from, `export --task ${o.task}`);
     const signal = pickSignal(labeled, o.task, o.signal);
     summary.signal = signal;
     const kept = labeled.some(hasKeptRollouts);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { InputError } from '../core/errors.js';
+import { type FileKind, wrongKindError } from '../core/file-kind.js';
 import { readJsonl } from '../jobs/jsonl.js';
 import { DEFAULT_SIGNAL_PARAMS, isPositiveLabel } from '../label/signals.js';
 
@@ -27,15 +28,22 @@ export const LabeledSolutionSchema = z.looseObject({
 export type LabeledChunk = z.infer<typeof LabeledChunkSchema>;
 export type LabeledSolution = z.infer<typeof LabeledSolutionSchema>;
 
-/** Validate parsed JSONL values against a schema, naming file, line and field on the first bad one. */
+/**
+ * Validate parsed JSONL values against a schema, naming file, line and field on the first bad one.
+ * With `expect`, a record of another known kind is reported as such ("this is `stepwise sample`
+ * output; export --task prm needs `stepwise label` output") instead of by its first bad field.
+ */
 export function validateRows<T>(
   file: string,
   lines: Array<{ line: number; value: unknown }>,
   schema: z.ZodType<T>,
+  expect?: { kinds: readonly FileKind[]; who: string },
 ): T[] {
   return lines.map(({ line, value }) => {
     const parsed = schema.safeParse(value);
     if (!parsed.success) {
+      const wrong = expect && wrongKindError({ file, line }, value, expect.kinds, expect.who);
+      if (wrong) throw wrong;
       const issue = parsed.error.issues[0];
       throw new InputError({ file, line, field: issue.path.join('.') || undefined }, issue.message);
     }
@@ -43,9 +51,9 @@ export function validateRows<T>(
   });
 }
 
-/** Read a `stepwise label` output file. */
-export function readLabelFile(file: string): LabeledSolution[] {
-  return validateRows(file, readJsonl(file).lines, LabeledSolutionSchema);
+/** Read a `stepwise label` output file (`who`: the command reading it, for a wrong-kind message). */
+export function readLabelFile(file: string, who = 'this command'): LabeledSolution[] {
+  return validateRows(file, readJsonl(file).lines, LabeledSolutionSchema, { kinds: ['label'], who });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { InputError } from '../core/errors.js';
+import { wrongKindError } from '../core/file-kind.js';
 import { type EquivalenceOptions, isEquivalent } from './equivalence.js';
 import { extractAnswer } from './extract.js';
 
@@ -45,6 +46,10 @@ export function loadEquivalenceCases(path: string): EquivalenceCase[] {
     } catch {
       throw new InputError({ file: path, line: i + 1 }, 'not valid JSON');
     }
+    const wrong = wrongKindError({ file: path, line: i + 1 }, raw, ['verify-cases'], 'verify --cases', {
+      strict: false,
+    });
+    if (wrong) throw wrong;
     for (const field of ['gold', 'pred'] as const) {
       if (typeof raw[field] !== 'string')
         throw new InputError({ file: path, line: i + 1, field }, 'must be a string');

@@ -51,7 +51,10 @@ export function register(program: Command): void {
     .option('--quiet', 'no progress bar')
     .option('--json', JSON_HELP)
     .action(async (o) => {
-      const rows = validateRows(o.input, readJsonl(o.input).lines, SampleRow);
+      const rows = validateRows(o.input, readJsonl(o.input).lines, SampleRow, {
+        kinds: ['sample'],
+        who: 'select',
+      });
       let questions = new Map<string, string>();
       if (rows.some((r) => r.question === undefined && r.problem === undefined)) {
         if (!o.dataset)
