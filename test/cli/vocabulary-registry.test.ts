@@ -27,7 +27,7 @@ function optionTable(): Row[] {
 /** The default an option declares: commander's, else the "(default X)" its help states. */
 function declaredDefault(o: Option): string | undefined {
   if (o.defaultValue !== undefined) return String(o.defaultValue);
-  const m = /\(default:? ([^)]+)\)/.exec(o.description);
+  const m = /\(default:? ([^),;:]+)/.exec(o.description);
   return m ? m[1].trim() : undefined;
 }
 
