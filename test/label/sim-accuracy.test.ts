@@ -76,6 +76,8 @@ describe('Monte Carlo step values on 200 simulated solutions (M = 32)', () => {
       }
     });
     expect(chunks).toBeGreaterThan(1000);
+    // Printed so docs/label.md can quote the figure (simulated world).
+    console.log(`simulated: ${outside} of ${chunks} chunk estimates outside 4 SE`);
     expect(outside / chunks).toBeLessThanOrEqual(0.01);
   });
 
@@ -107,6 +109,10 @@ describe('Monte Carlo step values on 200 simulated solutions (M = 32)', () => {
 
   it('abs-q labels from Q̂ agree with the exact ones on ≥ 99% of chunks and ≥ 95% of the exactly negative ones', () => {
     const a = agreement((v) => absQLabels(v.q));
+    // Printed so docs/label.md can quote the figures (simulated world).
+    console.log(
+      `simulated: abs-q labels agree on ${(100 * a.overall).toFixed(1)}% of chunks, ${(100 * a.onNegatives).toFixed(1)}% of ${a.negatives} exactly negative ones`,
+    );
     // Enough negatives for the floor to mean something.
     expect(a.negatives).toBeGreaterThanOrEqual(50);
     expect(a.overall).toBeGreaterThanOrEqual(0.99);
