@@ -8,6 +8,7 @@
  *   npx tsx bench/scale.ts [--sizes 1000,10000,100000] [--rollouts 4] [--latency-ms 20]
  *                          [--concurrency 8] [--lookup-entries 10000000]
  *   npx tsx bench/scale.ts --sizes 0 --lookup-entries 10000000   # the cache lookup point only
+ *   … --points FILE   also append each finished point to FILE as one JSON line
  *
  * Achieved concurrency is Little's law: requests × server latency ÷ wall time (the requests in
  * flight on average); ideal is the label job's request limit (4 × --concurrency). The cache
@@ -16,7 +17,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -95,6 +96,8 @@ interface Point {
   achievedConcurrency: number;
   idealConcurrency: number;
   dispatchEfficiency: number;
+  /** The machine's 1-minute load average at the start and end of the point, and its mean and max (sampled every 5 s). */
+  load: { start: number; end: number; mean: number; max: number };
 }
 
 async function point(
@@ -109,6 +112,8 @@ async function point(
   );
   if (made.code !== 0) throw new Error(`sim dataset failed: ${made.stderr}`);
   const server = await startServer(o.latencyMs);
+  const loads = [loadavg()[0]];
+  const sampler = setInterval(() => loads.push(loadavg()[0]), 5000);
   const home = join(dir, `home-${solutions}`);
   const store = join(home, 'store.sqlite');
   try {
@@ -151,8 +156,15 @@ async function point(
       achievedConcurrency: Math.round(achieved * 10) / 10,
       idealConcurrency: ideal,
       dispatchEfficiency: Math.round((achieved / ideal) * 1000) / 1000,
+      load: {
+        start: loads[0],
+        end: loadavg()[0],
+        mean: Math.round((loads.reduce((a, b) => a + b, 0) / loads.length) * 100) / 100,
+        max: Math.max(...loads, loadavg()[0]),
+      },
     };
   } finally {
+    clearInterval(sampler);
     server.child.kill();
   }
 }
@@ -231,12 +243,16 @@ async function main(): Promise<void> {
     concurrency: Number(flag('--concurrency', '8')),
   };
   const lookupEntries = Number(flag('--lookup-entries', '10000000'));
+  const pointsFile = process.argv.includes('--points') ? flag('--points', '') : undefined;
   const dir = mkdtempSync(join(tmpdir(), 'stepwise-bench-scale-'));
   try {
     const points: Point[] = [];
     for (const n of sizes) {
       points.push(await point(dir, n, o));
-      process.stderr.write(`${JSON.stringify(points[points.length - 1])}\n`);
+      const line = `${JSON.stringify(points[points.length - 1])}\n`;
+      process.stderr.write(line);
+      // Each finished point is kept at once: a long run stopped later still leaves its points.
+      if (pointsFile) appendFileSync(pointsFile, line);
     }
     const lookup = lookupEntries > 0 ? lookupPoint(dir, lookupEntries) : undefined;
     process.stdout.write(

@@ -1,5 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { SEGMENTATIONS, type Segmentation } from '../core/segment.js';
+import { parseShard } from '../jobs/run-job.js';
 
 /** Commander argument parsers with messages that say what was expected. */
 export function intOption(name: string, min = Number.MIN_SAFE_INTEGER) {
@@ -65,4 +66,15 @@ export function segmentationOption(what: string, defaultValue?: Segmentation): O
     `${what}: paragraph (blank lines) or tags (the policy wraps each chunk in <chunk>…</chunk>)`,
   ).choices([...SEGMENTATIONS]);
   return defaultValue === undefined ? o : o.default(defaultValue);
+}
+
+/**
+ * `--shard K/N`: the job takes part K of N of its input, by a hash of each item's key, so N
+ * machines given the same input split it with no overlap; `stepwise merge` joins the parts.
+ */
+export function shardOption(items: string): Option {
+  return new Option(
+    '--shard <K/N>',
+    `only part K of N of the ${items} (by a hash of the key); join the parts with \`stepwise merge\``,
+  ).argParser((v: string) => parseShard(v));
 }

@@ -99,6 +99,14 @@ export async function runStreamJob<I, O extends object>(
     check: (record, line) => {
       if (settings) assertSameSettings(opts.out, line, record, settings);
       opts.checkExisting?.(record, line);
+      // A shard's output holds only its own keys: one from another part means the wrong --out.
+      if (opts.shard && opts.shard.count > 1) {
+        const key = opts.keyOfOutput(record as O);
+        if (!inShard(key, opts.shard))
+          throw new UsageError(
+            `${opts.out}, line ${line}: "${key}" is not in --shard ${opts.shard.index}/${opts.shard.count}, so this output belongs to another part (use its own --out, or --fresh)`,
+          );
+      }
     },
   });
   const seen = new Set<string>();

@@ -3,8 +3,8 @@ import { addCosts, emptyCost } from '../core/cost.js';
 import { UsageError } from '../core/errors.js';
 import type { Segmentation } from '../core/segment.js';
 import type { Cost, Problem } from '../core/types.js';
-import { readJsonl } from '../jobs/jsonl.js';
-import { runJsonlJob } from '../jobs/run-job.js';
+import { streamJsonl } from '../jobs/lines.js';
+import { runStreamJob, type Shard } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
 import { formatFailureShare } from '../judge/common.js';
 import type { Db } from '../store/db.js';
@@ -96,45 +96,68 @@ export function toSearchRecord(
 
 const tokensOf = (c: Cost['policy']): number => c.promptTokens + c.completionTokens;
 
+type Summarized = Pick<SearchRecord, 'correct' | 'answer' | 'cost' | 'simulated' | 'judgeUsedGold'> &
+  Partial<Pick<SearchRecord, 'stats'>>;
+
 /** Accuracy over problems with a gold answer, and mean cost per problem. */
-export function summarizeSearch(
-  strategy: string,
-  records: ReadonlyArray<
-    Pick<SearchRecord, 'correct' | 'answer' | 'cost' | 'simulated' | 'judgeUsedGold'> &
-      Partial<Pick<SearchRecord, 'stats'>>
-  >,
-): SearchSummary {
-  const cost = addCosts(emptyCost(), ...records.map((r) => r.cost));
+export function summarizeSearch(strategy: string, records: ReadonlyArray<Summarized>): SearchSummary {
+  const acc = searchAccumulator(strategy);
+  for (const r of records) acc.add(r);
+  return acc.result();
+}
+
+/** {@link summarizeSearch} one record at a time: keeps counts and summed costs, not records. */
+export function searchAccumulator(strategy: string): { add(r: Summarized): void; result(): SearchSummary } {
+  let cost = emptyCost();
+  let problems = 0;
+  let checked = 0;
+  let correct = 0;
+  let noAnswer = 0;
+  let simulated = false;
+  let judgeUsedGold = false;
+  let replies = 0;
+  let formatFailures = 0;
   const num = (v: unknown) => (typeof v === 'number' ? v : 0);
-  const replies = records.reduce((s, r) => s + num(r.stats?.judgeReplies), 0);
-  const formatFailures = records.reduce((s, r) => s + num(r.stats?.formatFailures), 0);
-  const checked = records.filter((r) => r.correct !== undefined).length;
-  const correct = records.filter((r) => r.correct === true).length;
-  const n = Math.max(1, records.length);
   return {
-    strategy,
-    problems: records.length,
-    checked,
-    correct,
-    accuracy: checked === 0 ? 0 : correct / checked,
-    noAnswer: records.filter((r) => r.answer === null).length,
-    cost,
-    costPerProblem: {
-      policyTokens: tokensOf(cost.policy) / n,
-      judgeTokens: tokensOf(cost.judge) / n,
-      totalTokens: (tokensOf(cost.policy) + tokensOf(cost.judge)) / n,
-      policyCalls: cost.policy.calls / n,
-      judgeCalls: cost.judge.calls / n,
+    add(r) {
+      cost = addCosts(cost, r.cost);
+      replies += num(r.stats?.judgeReplies);
+      formatFailures += num(r.stats?.formatFailures);
+      problems++;
+      if (r.correct !== undefined) checked++;
+      if (r.correct === true) correct++;
+      if (r.answer === null) noAnswer++;
+      if (r.simulated === true) simulated = true;
+      if (r.judgeUsedGold === true) judgeUsedGold = true;
     },
-    simulated: records.some((r) => r.simulated === true),
-    ...(records.some((r) => r.judgeUsedGold === true) ? { judgeUsedGold: true as const } : {}),
-    ...(replies > 0
-      ? {
-          formatFailures,
-          judgeReplies: replies,
-          formatFailureRate: formatFailureShare(formatFailures, replies),
-        }
-      : {}),
+    result() {
+      const n = Math.max(1, problems);
+      return {
+        strategy,
+        problems,
+        checked,
+        correct,
+        accuracy: checked === 0 ? 0 : correct / checked,
+        noAnswer,
+        cost,
+        costPerProblem: {
+          policyTokens: tokensOf(cost.policy) / n,
+          judgeTokens: tokensOf(cost.judge) / n,
+          totalTokens: (tokensOf(cost.policy) + tokensOf(cost.judge)) / n,
+          policyCalls: cost.policy.calls / n,
+          judgeCalls: cost.judge.calls / n,
+        },
+        simulated,
+        ...(judgeUsedGold ? { judgeUsedGold: true as const } : {}),
+        ...(replies > 0
+          ? {
+              formatFailures,
+              judgeReplies: replies,
+              formatFailureRate: formatFailureShare(formatFailures, replies),
+            }
+          : {}),
+      };
+    },
   };
 }
 
@@ -144,21 +167,19 @@ export function summarizeSearch(
  */
 function assertResumable(out: string, strategy: string, segmentation: Segmentation, fresh?: boolean): void {
   if (fresh || !existsSync(out)) return;
-  const { lines } = readJsonl(out, { skipInvalid: true });
-  for (const { line, value } of lines) {
+  // One line at a time: a resumed output can be far larger than memory.
+  for (const { line, value } of streamJsonl(out, { skipInvalid: true })) {
     const was = (value as { segmentation?: unknown } | null)?.segmentation ?? 'paragraph';
     if (was !== segmentation)
       throw new UsageError(
         `${out}, line ${line}: searched with --segmentation ${String(was)}, not ${segmentation}: pass --fresh to start it over, or choose another --out`,
       );
+    const other = (value as { strategy?: unknown } | null)?.strategy;
+    if (typeof other === 'string' && other !== strategy)
+      throw new UsageError(
+        `${out} holds results of strategy "${other}", not "${strategy}": pass --fresh to start it over, or choose another --out`,
+      );
   }
-  const other = lines
-    .map((l) => (l.value as { strategy?: unknown } | null)?.strategy)
-    .find((s) => typeof s === 'string' && s !== strategy);
-  if (other !== undefined)
-    throw new UsageError(
-      `${out} holds results of strategy "${other}", not "${strategy}": pass --fresh to start it over, or choose another --out`,
-    );
 }
 
 /** Options of {@link searchDataset}. */
@@ -171,6 +192,8 @@ export interface SearchJobOptions {
   out: string;
   /** Problems searched at once. Default 4. */
   concurrency?: number;
+  /** Only this part of the problems (by a hash of the problem id); parts join with `stepwise merge`. */
+  shard?: Shard;
   fresh?: boolean;
   /** Recorded on every row and in the run; a resumed output must have the same (see jobs/settings). */
   settings?: JobSettings;
@@ -187,12 +210,13 @@ export interface SearchJobOptions {
 
 /**
  * Run one strategy over problems: each result is appended to `out` as soon as it is done, a
- * rerun skips problems already there, and the file ends in input order. Returns the records and
- * their summary (accuracy, cost per problem).
+ * rerun skips problems already there, and the file ends in input order. Returns the summary
+ * (accuracy, cost per problem), accumulated as records go by: records are not held, so memory
+ * is bounded by the problems in flight, not by the size of the job.
  */
 export async function searchDataset(
   options: SearchJobOptions,
-): Promise<{ records: SearchRecord[]; summary: SearchSummary; runId?: string }> {
+): Promise<{ summary: SearchSummary; runId?: string; items: number; resumed: number }> {
   const { store } = options;
   const segmentation = options.config?.segmentation ?? 'paragraph';
   assertResumable(options.out, options.strategy, segmentation, options.fresh);
@@ -205,6 +229,7 @@ export async function searchDataset(
           config: options.config ?? {},
           problems: options.problems.length,
           ...options.runConfig,
+          ...(options.shard ? { shard: `${options.shard.index}/${options.shard.count}` } : {}),
           ...(options.settings ? { job: options.settings } : {}),
         },
         options.out,
@@ -212,16 +237,20 @@ export async function searchDataset(
     : undefined;
   let correct = 0;
   let lastCounted = 0;
+  const acc = searchAccumulator(options.strategy);
   try {
-    const records = await runJsonlJob<Problem, SearchRecord>({
+    const result = await runStreamJob<Problem, SearchRecord>({
       items: options.problems,
+      total: options.shard ? undefined : options.problems.length,
       keyOf: (p) => p.id,
       keyOfOutput: (r) => r.id,
       out: options.out,
       concurrency: options.concurrency ?? 4,
       fresh: options.fresh,
       settings: options.settings,
+      shard: options.shard,
       signal: options.deps.signal,
+      onRecord: (r) => acc.add(r),
       process: async (problem) => {
         // The domain in deps checks the answer (code: the problem's tests in the sandbox).
         const r = await runStrategy(options.strategy, problem, options.config ?? {}, options.deps);
@@ -240,7 +269,7 @@ export async function searchDataset(
         }
       },
     });
-    const summary = summarizeSearch(options.strategy, records);
+    const summary = acc.result();
     if (store && runId)
       finishRun(store, runId, 'done', {
         problems: summary.problems,
@@ -249,7 +278,7 @@ export async function searchDataset(
         policyTokens: summary.cost.policy.promptTokens + summary.cost.policy.completionTokens,
         judgeTokens: summary.cost.judge.promptTokens + summary.cost.judge.completionTokens,
       });
-    return { records, summary, runId };
+    return { summary, runId, items: result.items, resumed: result.resumed };
   } catch (err) {
     if (store && runId) finishRun(store, runId, 'failed');
     throw err;

@@ -85,7 +85,7 @@ beforeAll(async () => {
   const model = await createModel(POLICY);
   const judge = await createJudge(JUDGE);
   try {
-    const result = await searchDataset({
+    await searchDataset({
       problems: simDatasetProblems(10, { seed: 0, stepError: 0.1 }),
       strategy: 'greedy-prm',
       config: { seed: 0 },
@@ -95,7 +95,10 @@ beforeAll(async () => {
       store,
       runConfig: { simulated: true, policy: POLICY, judge: JUDGE, dataset: 'sim' },
     });
-    greedy = result.records;
+    greedy = readFileSync(join(outputs, 'search-greedy-prm.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as SearchRecord);
   } finally {
     await model.close?.();
     await judge.close?.();

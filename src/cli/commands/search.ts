@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UsageError } from '../../core/errors.js';
 import type { Segmentation } from '../../core/segment.js';
+import type { Shard } from '../../jobs/run-job.js';
 import { jobSettings } from '../../jobs/settings.js';
 import { createJudge } from '../../judge/create.js';
 import { judgeReadsGold } from '../../judge/spec.js';
@@ -22,7 +23,7 @@ import {
   loadDatasetProblems,
   searchDomainFor,
 } from '../datasets.js';
-import { floatOption, intOption, segmentationOption } from '../options.js';
+import { floatOption, intOption, segmentationOption, shardOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { addSimGuessOption, assertSimWorldInputs, isSimSpec } from '../sim-guard.js';
 import { cachePhrase, JSON_HELP, reportJob, SIMULATED_WORLD, share } from '../summary.js';
@@ -338,6 +339,9 @@ interface SearchCommandFlags extends SearchFlags, DatasetFlags {
   out: string;
   concurrency: number;
   fresh?: boolean;
+  shard?: Shard;
+  batchOut?: string;
+  batchIn?: string;
   trace: boolean;
   goldCheck?: boolean;
   quiet?: boolean;
@@ -366,6 +370,12 @@ export function register(program: Command): void {
     )
     .option('--concurrency <c>', 'problems searched at once', intOption('--concurrency', 1), 4)
     .option('--fresh', 'start the output over instead of resuming it')
+    .addOption(shardOption('problems'))
+    .option(
+      '--batch-out <file>',
+      'not for search: a search decides each step from the last answer, so it cannot be written as batch files',
+    )
+    .option('--batch-in <file>', 'not for search (see --batch-out)')
     .option('--no-trace', 'leave the attempt tree out of the output lines')
     .option('--gold-check', 'check final answers against the gold answers (the default)')
     .option(
@@ -375,6 +385,13 @@ export function register(program: Command): void {
     .option('--quiet', 'no progress bar')
     .option('--json', JSON_HELP)
     .action(async (f: SearchCommandFlags) => {
+      if (f.batchOut !== undefined || f.batchIn !== undefined)
+        throw new UsageError(
+          `--batch-out / --batch-in: search is adaptive — each step's request depends on the answers to the last ones ` +
+            `(the judge's verdict decides whether a chunk is kept, reset or expanded), so one round per step of every ` +
+            `problem would be needed (dozens of rounds). Run search online against your servers, split over machines ` +
+            `with --shard K/N (docs/scale.md); label, sample, eval processbench and select take batch files`,
+        );
       getStrategy(f.strategy);
       const loaded = (await loadDatasetProblems(f)).map((p) =>
         f.goldCheck !== false ? p : { ...p, answer: '' },
@@ -410,6 +427,7 @@ export function register(program: Command): void {
           out,
           concurrency: f.concurrency,
           fresh: f.fresh,
+          shard: f.shard,
           settings,
           trace: f.trace,
           simulated,
@@ -436,6 +454,7 @@ export function register(program: Command): void {
           policy: f.policy,
           judge: f.judge,
           segmentation: f.segmentation ?? 'paragraph',
+          ...(f.shard ? { shard: `${f.shard.index}/${f.shard.count}` } : {}),
           out,
           ...rest,
           cache: built.cacheStats() ?? { cachedCalls: 0, calls: 0, note: 'not cached' },
