@@ -9,6 +9,8 @@
  *                          [--concurrency 8] [--lookup-entries 10000000]
  *   npx tsx bench/scale.ts --sizes 0 --lookup-entries 10000000   # the cache lookup point only
  *   … --points FILE   also append each finished point to FILE as one JSON line
+ *   … --max-seconds S  stop a point's label job (SIGINT) after S seconds and report what it
+ *                      reached (`partial`; requests and rollouts counted by the server)
  *
  * Achieved concurrency is Little's law: requests × server latency ÷ wall time (the requests in
  * flight on average); ideal is the label job's request limit (4 × --concurrency). The cache
@@ -17,7 +19,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -42,12 +44,15 @@ interface Ran {
   maxRssMb: number;
 }
 
-async function run(args: string[], env: Record<string, string>): Promise<Ran> {
+async function run(args: string[], env: Record<string, string>, maxSeconds?: number): Promise<Ran> {
   const t0 = performance.now();
   const child = spawn(process.execPath, ['--import', RSS_HOOK, BIN, ...args], {
     env: { ...process.env, ...env, STEPWISE_QUIET: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // Stopped like Ctrl-C when over budget: the job keeps what it finished and reports its peak RSS.
+  const budget =
+    maxSeconds === undefined ? undefined : setTimeout(() => child.kill('SIGINT'), maxSeconds * 1000);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c) => {
@@ -57,6 +62,7 @@ async function run(args: string[], env: Record<string, string>): Promise<Ran> {
     stderr += c;
   });
   const code = await new Promise<number | null>((r) => child.on('close', r));
+  if (budget) clearTimeout(budget);
   const kb = Number(/STEPWISE_BENCH_MAXRSS_KB (\d+)/.exec(stderr)?.[1] ?? Number.NaN);
   return { code, stdout, stderr, seconds: (performance.now() - t0) / 1000, maxRssMb: kb / 1024 };
 }
@@ -81,12 +87,28 @@ async function startServer(
   return { child, url, baseURL };
 }
 
+/** Requests and samples the sim server answered (its /metrics). */
+async function serverCounts(baseURL: string): Promise<{ requests: number; rollouts: number }> {
+  const res = await fetch(new URL('/metrics', baseURL));
+  const m = (await res.json()) as { requests: number; samples: number };
+  return { requests: m.requests, rollouts: m.samples };
+}
+
+function countLines(path: string): number {
+  if (!existsSync(path)) return 0;
+  let n = 0;
+  for (const c of readFileSync(path)) if (c === 10) n++;
+  return n;
+}
+
 function bytes(path: string): number {
   return existsSync(path) ? statSync(path).size : 0;
 }
 
 interface Point {
   solutions: number;
+  /** Present when the point ran out of --max-seconds and was stopped: what it reached by then. */
+  partial?: { labeled: number; note: string };
   peakRssMb: number;
   wallSeconds: number;
   requests: number;
@@ -103,7 +125,7 @@ interface Point {
 async function point(
   dir: string,
   solutions: number,
-  o: { rollouts: number; latencyMs: number; concurrency: number },
+  o: { rollouts: number; latencyMs: number; concurrency: number; maxSeconds?: number },
 ): Promise<Point> {
   const input = join(dir, `in-${solutions}.jsonl`);
   const made = await run(
@@ -139,14 +161,28 @@ async function point(
         '--json',
       ],
       { STEPWISE_HOME: home },
+      o.maxSeconds,
     );
-    if (r.code !== 0) throw new Error(`label failed (${r.code}): ${r.stderr.slice(-2000)}`);
-    const summary = JSON.parse(r.stdout.trim().split('\n').pop()!) as { requests: number; rollouts: number };
+    const stopped = r.code === 130 && o.maxSeconds !== undefined;
+    if (r.code !== 0 && !stopped) throw new Error(`label failed (${r.code}): ${r.stderr.slice(-2000)}`);
+    // A stopped job prints no summary: the server counts what it answered (requests, samples).
+    const summary = stopped
+      ? await serverCounts(server.baseURL)
+      : (JSON.parse(r.stdout.trim().split('\n').pop()!) as { requests: number; rollouts: number });
+    const out = join(dir, `out-${solutions}.jsonl`);
     const cacheBytes = bytes(store) + bytes(`${store}-wal`);
     const ideal = 4 * o.concurrency;
     const achieved = (summary.requests * (o.latencyMs / 1000)) / r.seconds;
     return {
       solutions,
+      ...(stopped
+        ? {
+            partial: {
+              labeled: countLines(out),
+              note: `stopped after --max-seconds ${o.maxSeconds}: requests and rollouts are the server's counts`,
+            },
+          }
+        : {}),
       peakRssMb: Math.round(r.maxRssMb),
       wallSeconds: Math.round(r.seconds * 10) / 10,
       requests: summary.requests,
@@ -241,6 +277,7 @@ async function main(): Promise<void> {
     rollouts: Number(flag('--rollouts', '4')),
     latencyMs: Number(flag('--latency-ms', '20')),
     concurrency: Number(flag('--concurrency', '8')),
+    maxSeconds: process.argv.includes('--max-seconds') ? Number(flag('--max-seconds', '0')) : undefined,
   };
   const lookupEntries = Number(flag('--lookup-entries', '10000000'));
   const pointsFile = process.argv.includes('--points') ? flag('--points', '') : undefined;

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
 import { addCosts, emptyCost } from '../core/cost.js';
 import { InputError, StepwiseError, UsageError } from '../core/errors.js';
 import { wrongKindError } from '../core/file-kind.js';
@@ -6,14 +6,17 @@ import type { Segmentation } from '../core/segment.js';
 import type { Cost, Problem, RoleCost } from '../core/types.js';
 import { loadProcessBench, PROCESSBENCH_SUBSETS } from '../data/processbench.js';
 import type { ProcessBenchRecord } from '../data/types.js';
-import { type JobProgress, runJsonlJob } from '../jobs/run-job.js';
+import { readLinesSync } from '../jobs/lines.js';
+import { type JobProgress, runStreamJob, type Shard } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
 import { formatFailureShare, repliesOf } from '../judge/common.js';
 import type { StepJudge } from '../judge/types.js';
+import { BatchPending } from '../models/batch.js';
 import {
   firstBelow,
   type ProcessBenchScore,
   processBenchScore,
+  type ScoredSample,
   type SubsetMetrics,
   selectThreshold,
   type ThresholdChoice,
@@ -134,6 +137,8 @@ export interface ProcessBenchRunOptions {
   votes?: number;
   /** Samples judged at once. Default 16. */
   concurrency?: number;
+  /** Only this part of the samples (by a hash of the sample id); parts join with `stepwise merge`. */
+  shard?: Shard;
   /** Start over instead of resuming. */
   fresh?: boolean;
   /** Recorded on every prediction row; a resumed file must have the same (see jobs/settings). */
@@ -222,24 +227,43 @@ export async function runProcessBench(options: ProcessBenchRunOptions): Promise<
     ...(options.segmentation === 'tags' ? { segmentation: 'tags' } : {}),
   };
   if (!options.fresh) checkResumable(options.predictionsPath, judge.name, settings);
-  const records = await runJsonlJob<ProcessBenchRecord, ProcessBenchPrediction>({
+  // Only what the threshold choice needs is kept per sample (the chosen subset's scores);
+  // the predictions themselves stay on disk.
+  const forThreshold: ScoredSample[] = [];
+  let incomplete: ProcessBenchPrediction | undefined;
+  const result = await runStreamJob<ProcessBenchRecord, ProcessBenchPrediction>({
     items: samples,
+    total: options.shard ? undefined : samples.length,
     keyOf: (s) => s.id,
     keyOfOutput: (r) => r.id,
     out: options.predictionsPath,
     fresh: options.fresh,
     settings: options.settings,
+    shard: options.shard,
     concurrency: options.concurrency ?? 16,
     onProgress: options.onProgress,
     signal: options.signal,
+    checkUniqueKeys: false,
+    onRecord: (r) => {
+      if (!earlyExit && !incomplete && r.scores.length !== r.steps && !r.abstained) incomplete = r;
+      if (threshold.mode === 'auto' && r.subset === threshold.subset && !r.abstained)
+        forThreshold.push({ label: r.label, scores: r.scores });
+    },
     process: async (s) => {
-      const r = await judge.judge(processBenchProblem(s), s.steps, {
-        firstErrorOnly: earlyExit,
-        votes: options.votes,
-        seed: options.seed,
-        segmentation: options.segmentation,
-        signal: options.signal,
-      });
+      let r: Awaited<ReturnType<StepJudge['judge']>>;
+      try {
+        r = await judge.judge(processBenchProblem(s), s.steps, {
+          firstErrorOnly: earlyExit,
+          votes: options.votes,
+          seed: options.seed,
+          segmentation: options.segmentation,
+          signal: options.signal,
+        });
+      } catch (e) {
+        // Its request went to a batch file (--batch-out) or awaits one: a later round finishes it.
+        if (e instanceof BatchPending) return undefined;
+        throw e;
+      }
       return {
         id: s.id,
         subset: s.subset,
@@ -258,35 +282,43 @@ export async function runProcessBench(options: ProcessBenchRunOptions): Promise<
       };
     },
   });
-  if (records.length < samples.length)
+  if (result.pending > 0) throw new ProcessBenchPendingError(result.pending, result.done, result.items);
+  if (result.done < result.items)
     throw new StepwiseError('ProcessBench run stopped before every sample was judged');
-  if (!earlyExit) {
-    const incomplete = records.find((r) => r.scores.length !== r.steps && !r.abstained);
-    if (incomplete) {
-      throw new StepwiseError(
-        `${options.predictionsPath}: sample ${incomplete.id} has ${incomplete.scores.length} scores for ${incomplete.steps} steps ` +
-          '(written by a run with early exit?): pass --fresh to start over',
-        { exitCode: 2 },
-      );
-    }
+  if (incomplete) {
+    throw new StepwiseError(
+      `${options.predictionsPath}: sample ${incomplete.id} has ${incomplete.scores.length} scores for ${incomplete.steps} steps ` +
+        '(written by a run with early exit?): pass --fresh to start over',
+      { exitCode: 2 },
+    );
   }
 
   let chosen: ThresholdChoice | null = null;
   let t: number | null = null;
   if (threshold.mode === 'auto') {
-    chosen = selectThreshold(records.filter((r) => r.subset === threshold.subset && !r.abstained));
+    chosen = selectThreshold(forThreshold);
     t = chosen.threshold;
   } else if (threshold.mode === 'fixed') {
     t = threshold.value;
   }
-  const final = records.map((r) => ({ ...r, prediction: predictionAt(r, t) }));
-  writeJsonlAtomic(options.predictionsPath, final);
-
-  const score = processBenchScore(final);
-  const formatFailures = final.reduce((s, r) => s + r.formatFailures, 0);
-  const cost = addCosts(...final.map((r) => ({ ...emptyCost(), judge: r.cost })));
+  // The final predictions, rewritten a line at a time; the score keeps three numbers a sample.
+  const scored: Array<{ subset: string; label: number; prediction: number | null }> = [];
+  let formatFailures = 0;
+  let abstained = 0;
   // Rows written before `replies` was recorded count their sampled replies instead.
-  const replies = final.reduce((s, r) => s + (r.replies ?? r.cost.samples), 0);
+  let replies = 0;
+  let cost = emptyCost();
+  rewriteJsonl<ProcessBenchPrediction>(options.predictionsPath, (r) => {
+    const final = { ...r, prediction: predictionAt(r, t) };
+    scored.push({ subset: final.subset, label: final.label, prediction: final.prediction });
+    formatFailures += final.formatFailures;
+    replies += final.replies ?? final.cost.samples;
+    if (final.prediction === null) abstained++;
+    cost = addCosts(cost, { ...emptyCost(), judge: final.cost });
+    return final;
+  });
+
+  const score = processBenchScore(scored);
   const simulated = isSimulatedJudge(judge);
   return {
     benchmark: 'ProcessBench',
@@ -301,11 +333,11 @@ export async function runProcessBench(options: ProcessBenchRunOptions): Promise<
       ...(threshold.mode === 'auto' ? { chosenOn: threshold.subset, f1OnChosenSubset: chosen?.f1 } : {}),
     },
     votes: options.votes ?? null,
-    samples: final.length,
+    samples: scored.length,
     formatFailures,
     replies,
     formatFailureRate: formatFailureShare(formatFailures, replies),
-    abstained: final.filter((r) => r.prediction === null).length,
+    abstained,
     cost,
     predictions: options.predictionsPath,
     createdAt: new Date().toISOString(),
@@ -327,10 +359,24 @@ export function predictionAt(
   return predicted;
 }
 
+/** Thrown when some samples' judge requests wait in a batch file: the run is not finished. */
+export class ProcessBenchPendingError extends StepwiseError {
+  constructor(
+    readonly pending: number,
+    readonly done: number,
+    readonly items: number,
+  ) {
+    super(`${pending} of ${items} samples wait for batch answers (${done} judged)`, { exitCode: 1 });
+    this.name = 'ProcessBenchPendingError';
+  }
+}
+
 /** Refuse to resume a predictions file written by another judge or with other settings. */
 function checkResumable(path: string, judge: string, settings: ProcessBenchPrediction['settings']): void {
   if (!existsSync(path)) return;
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
+  // One line at a time: the file is read, never held.
+  for (const l of readLinesSync(path)) {
+    const line = l.text;
     if (line.trim() === '') continue;
     let row: Partial<ProcessBenchPrediction>;
     try {
@@ -350,9 +396,28 @@ function checkResumable(path: string, judge: string, settings: ProcessBenchPredi
   }
 }
 
-function writeJsonlAtomic(path: string, rows: readonly object[]): void {
+/** Rewrite a JSONL file line by line through `map`, atomically (a temporary file renamed over it). */
+function rewriteJsonl<T>(path: string, map: (row: T) => T): void {
   const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  const fd = openSync(tmp, 'w');
+  try {
+    let pending: string[] = [];
+    let bytes = 0;
+    for (const l of readLinesSync(path)) {
+      if (l.text.trim() === '') continue;
+      const line = `${JSON.stringify(map(JSON.parse(l.text) as T))}\n`;
+      pending.push(line);
+      bytes += line.length;
+      if (bytes >= 1 << 20) {
+        writeSync(fd, pending.join(''));
+        pending = [];
+        bytes = 0;
+      }
+    }
+    writeSync(fd, pending.join(''));
+  } finally {
+    closeSync(fd);
+  }
   renameSync(tmp, path);
 }
 

@@ -121,6 +121,7 @@ export class BatchFiles implements BatchExchange {
   /** Requests with no answer (written or not). */
   missing = 0;
   private readonly fd: number | undefined;
+  private closed = false;
   private readonly seen = new Set<string>();
   private readonly consumed = new Set<string>();
   private readonly select;
@@ -146,7 +147,9 @@ export class BatchFiles implements BatchExchange {
     if (!this.seen.has(id)) {
       this.seen.add(id);
       this.missing++;
-      if (this.fd !== undefined) {
+      // A request that reaches here after close (work still settling when the job ended) is
+      // left for the next round rather than written to a closed file.
+      if (this.fd !== undefined && !this.closed) {
         writeSync(this.fd, `${JSON.stringify({ custom_id: id, method: 'POST', url, body })}\n`);
         this.written++;
       }
@@ -159,6 +162,8 @@ export class BatchFiles implements BatchExchange {
    * as samples, and a second copy would only grow the store.
    */
   close(options: { keepAnswers?: boolean } = {}): void {
+    if (this.closed) return;
+    this.closed = true;
     if (this.fd !== undefined) closeSync(this.fd);
     if (options.keepAnswers) return;
     this.db.transaction(() => {

@@ -10,7 +10,7 @@ import {
 } from '../core/segment.js';
 import type { Chunk, Problem } from '../core/types.js';
 import { streamJsonl } from '../jobs/lines.js';
-import { runJsonlJob, runStreamJob } from '../jobs/run-job.js';
+import { runJsonlJob, runStreamJob, type Shard } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
 import type { Policy } from '../models/policy.js';
 import { itemSeed } from '../models/seeds.js';
@@ -78,6 +78,13 @@ export interface SampleJobOptions {
   seed?: number;
   /** Problems in flight. */
   concurrency?: number;
+  /** Only this part of the problems (by a hash of the problem id); parts join with `stepwise merge`. */
+  shard?: Shard;
+  /**
+   * Whether an error means "the request waits in a batch file" (`--batch-out`): the problem is
+   * left for a later run instead of failing the job.
+   */
+  isPending?: (error: unknown) => boolean;
   /** Step splitter (default `paragraph`) when the policy is not asked for tags. */
   segmentBy?: Exclude<SegmentBy, 'chunk-tags'>;
   /** Default: the policy's. Under `tags` the samples are split on the policy's own `<chunk>` tags. */
@@ -220,23 +227,34 @@ export async function runSampleJob(options: SampleJobOptions): Promise<SampleRec
  * finished record is written and only its counts are kept, so the summary of a job of any size
  * comes out in memory bounded by the concurrency (and a few numbers per problem).
  */
-export async function runSampleJobSummary(options: SampleJobOptions): Promise<SampleSummary> {
+export async function runSampleJobSummary(
+  options: SampleJobOptions,
+): Promise<SampleSummary & { pending?: number }> {
   const acc = sampleAccumulator();
-  await runStreamJob<Problem, SampleRecord>({
+  const result = await runStreamJob<Problem, SampleRecord>({
     items: options.problems,
     keyOf: (p) => p.id,
     keyOfOutput: (r) => r.id,
     out: options.out,
-    total: options.problems.length,
+    total: options.shard ? undefined : options.problems.length,
     concurrency: options.concurrency ?? 16,
     fresh: options.fresh,
     settings: options.settings,
+    shard: options.shard,
     signal: options.signal,
     onProgress: options.onProgress,
     onRecord: (r) => acc.add(r),
-    process: (problem) => sampleProblem(problem, options),
+    process: async (problem) => {
+      try {
+        return await sampleProblem(problem, options);
+      } catch (e) {
+        if (options.isPending?.(e)) return undefined;
+        throw e;
+      }
+    },
   });
-  return acc.result();
+  const summary = acc.result();
+  return result.pending > 0 ? { ...summary, pending: result.pending } : summary;
 }
 
 /** Accuracy, pass@k (k = 1, 2, 4, …, K) and token totals over sample records. */

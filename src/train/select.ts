@@ -67,8 +67,13 @@ export async function selectByJudge(
         let judgeReplies = 0;
         const candidates: SelectionRow['candidates'] = [];
         const ruled = new Set<number>();
-        for (const { s, index } of correct) {
-          const result = await judge.judge(problem, chunkTexts(s));
+        // Every candidate is put to the judge at once, and all are waited for before a failure
+        // is passed on: with batch files every request of the problem is written in one round.
+        const judged = await Promise.allSettled(correct.map(({ s }) => judge.judge(problem, chunkTexts(s))));
+        for (const [k, { index }] of correct.entries()) {
+          const settled = judged[k];
+          if (settled.status === 'rejected') throw settled.reason;
+          const result = settled.value;
           cost = addCosts(cost, result.cost);
           formatFailures += result.formatFailures;
           judgeReplies += repliesOf(result);

@@ -6,6 +6,7 @@ import type { Segmentation } from '../../core/segment.js';
 import { chunkRowsPath, evaluateChunks, readLabeledSolutions } from '../../evaluate/chunks.js';
 import {
   loadProcessBenchSamples,
+  ProcessBenchPendingError,
   type ProcessBenchReport,
   runProcessBench,
   scoreJson,
@@ -13,15 +14,18 @@ import {
   type ThresholdMode,
 } from '../../evaluate/processbench.js';
 import { formatProcessBenchReport, formatScoreTable } from '../../evaluate/table.js';
+import type { Shard } from '../../jobs/run-job.js';
 import { jobSettings } from '../../jobs/settings.js';
 import { createJudge } from '../../judge/create.js';
 import { JUDGE_KIND_HELP } from '../../judge/spec.js';
 import type { StepJudge } from '../../judge/types.js';
 import { LABEL_SIGNALS, type LabelSignal } from '../../label/signals.js';
+import type { BatchFiles } from '../../models/batch.js';
 import { checkCriticTemplate } from '../../prompts/critic.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun, updateRunCounts } from '../../store/runs.js';
-import { addInputOption, intOption, segmentationOption } from '../options.js';
+import { addBatchOptions, batchOutcome, nextRoundFile, openBatchFiles } from '../batch.js';
+import { addInputOption, intOption, segmentationOption, shardOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { assertSimWorldInputs } from '../sim-guard.js';
 import { reportJob } from '../summary.js';
@@ -52,6 +56,9 @@ interface ProcessBenchFlags extends JudgeFlags {
   fresh?: boolean;
   criticTemplate?: string;
   segmentation?: Segmentation;
+  shard?: Shard;
+  batchOut?: string;
+  batchIn?: string;
 }
 
 /** The `--critic-template` file's text, its slots checked (exit 2 naming the file). */
@@ -111,6 +118,7 @@ async function buildJudge(
   flags: JudgeFlags,
   threshold?: number,
   criticTemplate?: string,
+  batch?: BatchFiles,
 ): Promise<StepJudge> {
   if (!flags.judge) throw new UsageError('--judge <spec> is required');
   const warned = new Set<string>();
@@ -123,6 +131,7 @@ async function buildJudge(
     seed: flags.seed,
     noCache: !flags.cache,
     storePath: flags.store,
+    batch,
     onWarning: (m) => {
       if (!warned.has(m)) process.stderr.write(`warning: ${m}\n`);
       warned.add(m);
@@ -158,12 +167,19 @@ async function runJudge(flags: ProcessBenchFlags): Promise<void> {
   const numeric =
     flags.threshold !== undefined && flags.threshold !== 'auto' ? Number(flags.threshold) : undefined;
   const criticTemplate = readCriticTemplate(flags.criticTemplate, flags.judge);
+  const batch = openBatchFiles(flags, flags.store);
   const judge = await buildJudge(
     flags,
     numeric !== undefined && Number.isFinite(numeric) ? numeric : undefined,
     criticTemplate,
+    batch,
   );
   const threshold = parseThreshold(flags.threshold, judge, flags.thresholdSubset);
+  if (flags.shard && threshold.mode === 'auto')
+    throw new UsageError(
+      `--threshold auto chooses one threshold on the whole ${threshold.subset} subset, but --shard ${flags.shard.index}/${flags.shard.count} sees only part of it: ` +
+        'pass --threshold <x> (e.g. the one an unsharded run chose), or run unsharded',
+    );
   const subsets = flags.subsets
     ?.split(',')
     .map((s) => s.trim())
@@ -214,6 +230,7 @@ async function runJudge(flags: ProcessBenchFlags): Promise<void> {
       votes: flags.judgeVotes,
       concurrency: flags.concurrency,
       fresh: flags.fresh,
+      shard: flags.shard,
       settings,
       seed: flags.seed,
       segmentation: flags.segmentation,
@@ -228,12 +245,33 @@ async function runJudge(flags: ProcessBenchFlags): Promise<void> {
     });
   } catch (e) {
     bar.stop();
+    batch?.close();
+    if (batch && e instanceof ProcessBenchPendingError) {
+      // Requests wait in batch files: a later round (--batch-in) finishes the samples.
+      const failed = batchOutcome(flags, batch, {
+        pending: e.pending,
+        unit: 'samples',
+        modelId: judge.model?.modelId ?? judge.name,
+        chat: true,
+        rounds:
+          threshold.mode === 'verdict'
+            ? `--batch-out ${nextRoundFile(flags.batchOut ?? 'requests.jsonl')} (verdicts stop at the first negative chunk, so each round judges the next chunk of the samples still open)`
+            : undefined,
+      });
+      finishRun(db, runId, failed ? 'failed' : 'done', { samples: e.done, pending: e.pending });
+      if (failed) throw failed;
+      process.stdout.write(
+        `${JSON.stringify({ run: runId, predictions, judged: e.done, pending: e.pending, batch: { ...(flags.batchIn !== undefined ? { in: flags.batchIn, answered: batch.answered } : {}), ...(flags.batchOut !== undefined ? { out: flags.batchOut, requests: batch.written } : {}) } })}\n`,
+      );
+      return;
+    }
     finishRun(db, runId, 'failed');
     throw e;
   } finally {
     await judge.close?.();
   }
   bar.stop();
+  batch?.close();
   writeJson(flags.out, report);
   finishRun(db, runId, 'done', {
     samples: report.samples,
@@ -378,12 +416,15 @@ export function register(program: Command): void {
     .command('eval')
     .description('Evaluate judges: ProcessBench first-error detection, chunk agreement with rollout labels');
 
-  judgeOptions(
-    evalCmd
-      .command('processbench')
-      .description(
-        'Score a judge on ProcessBench (official error_acc / correct_acc / F1), or score a predictions file',
-      ),
+  addBatchOptions(
+    judgeOptions(
+      evalCmd
+        .command('processbench')
+        .description(
+          'Score a judge on ProcessBench (official error_acc / correct_acc / F1), or score a predictions file',
+        ),
+    ),
+    "the judge's",
   )
     .option('--predictions <file>', 'score this JSONL of {id, prediction} rows instead of running a judge')
     .option(
@@ -403,6 +444,7 @@ export function register(program: Command): void {
     .option('--threshold-subset <name>', 'subset on which --threshold auto is chosen', 'gsm8k')
     .option('--out <report.json>', 'report file; predictions go to <report>.predictions.jsonl (resumable)')
     .option('--fresh', 'start over instead of resuming the predictions file')
+    .addOption(shardOption('samples'))
     .option(
       '--critic-template <file>',
       'critic judges: prompt template with {problem} and {tagged_response} slots, sent verbatim (e.g. the official ProcessBench one; default: our own wording)',
@@ -419,6 +461,10 @@ export function register(program: Command): void {
         '  stepwise eval processbench --predictions preds.jsonl --json\n',
     )
     .action(async (flags: ProcessBenchFlags) => {
+      if (flags.predictions && (flags.shard || flags.batchOut || flags.batchIn))
+        throw new UsageError(
+          '--shard, --batch-out and --batch-in run a judge: they go with --judge, not --predictions',
+        );
       if (flags.predictions && flags.judge)
         throw new UsageError('give either --judge or --predictions, not both');
       if (flags.predictions) return scoreFile(flags);

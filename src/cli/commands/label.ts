@@ -25,6 +25,7 @@ import { loadChatTemplate } from '../../prompts/chat-template.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import { checkSolution } from '../../verify/check.js';
+import { nextRoundFile } from '../batch.js';
 import { datasetSettings, FIELDS_HELP, loadDatasetProblems } from '../datasets.js';
 import { floatOption, intOption, segmentationOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
@@ -121,14 +122,6 @@ function labelSummary(
     wrote: [s.out, ...(s.labelsFile ? [`${s.labelsFile} (full labels)`] : [])],
     run: runId,
   };
-}
-
-/** The batch file of the next round: `x.jsonl` → `x.round2.jsonl`, `x.round2.jsonl` → `x.round3.jsonl`. */
-export function nextRoundFile(file: string): string {
-  const m = /^(.*)\.round(\d+)(\.[^./]*)?$/.exec(file);
-  if (m) return `${m[1]}.round${Number(m[2]) + 1}${m[3] ?? ''}`;
-  const dot = file.lastIndexOf('.');
-  return dot > file.lastIndexOf('/') ? `${file.slice(0, dot)}.round2${file.slice(dot)}` : `${file}.round2`;
 }
 
 /** After `--batch-out`: what was written and what to run next. */

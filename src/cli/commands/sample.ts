@@ -3,7 +3,9 @@ import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { StepwiseError, UsageError } from '../../core/errors.js';
 import type { Segmentation } from '../../core/segment.js';
+import type { Shard } from '../../jobs/run-job.js';
 import { jobSettings } from '../../jobs/settings.js';
+import { BatchPending } from '../../models/batch.js';
 import { type CachedModel, cacheStatsOf } from '../../models/cache.js';
 import { OpenAIModel } from '../../models/openai.js';
 import { createPolicy, type PromptForm } from '../../models/policy.js';
@@ -14,6 +16,7 @@ import { loadChatTemplate } from '../../prompts/chat-template.js';
 import { runSampleJobSummary } from '../../sample/sample.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
+import { addBatchOptions, batchOutcome, openBatchFiles } from '../batch.js';
 import {
   addDatasetOptions,
   type DatasetFlags,
@@ -21,7 +24,7 @@ import {
   loadDatasetProblems,
   policyForProblems,
 } from '../datasets.js';
-import { floatOption, intOption } from '../options.js';
+import { floatOption, intOption, shardOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 import { addSimGuessOption, assertSimWorldInputs } from '../sim-guard.js';
 import { cachePhrase, JSON_HELP, reportJob, SIMULATED_WORLD, share } from '../summary.js';
@@ -49,6 +52,9 @@ interface SampleFlags extends DatasetFlags {
   threads?: number;
   cache: boolean;
   fresh?: boolean;
+  shard?: Shard;
+  batchOut?: string;
+  batchIn?: string;
   promptForm: PromptForm;
   chatTemplate?: string;
   segmentation: 'paragraph' | 'steps' | 'lines' | 'tags';
@@ -119,6 +125,8 @@ export function register(program: Command): void {
     .option('--threads <t>', 'CPU threads for gguf models (default: all cores)', intOption('--threads', 1))
     .option('--no-cache', 'bypass the model-call cache (neither read nor written)')
     .option('--fresh', 'start the output over instead of resuming it')
+    .addOption(shardOption('problems'));
+  addBatchOptions(cmd, "the policy's")
     .option(
       '--chat-template <file>',
       "the model's own chat template (tokenizer_config.json or .jinja), rendered client-side for raw prompts",
@@ -151,7 +159,9 @@ export function register(program: Command): void {
       const warn = (m: string): void => {
         process.stderr.write(`stepwise: warning: ${m}\n`);
       };
+      const batch = openBatchFiles(flags, flags.store);
       const model = await createModel(flags.policy, {
+        batch,
         baseUrl: flags.baseUrl,
         concurrency: flags.concurrency,
         timeoutMs: flags.timeoutMs,
@@ -215,6 +225,8 @@ export function register(program: Command): void {
           simulated,
           segmentation,
           fresh: flags.fresh,
+          shard: flags.shard,
+          isPending: (e) => e instanceof BatchPending,
           settings,
           noCache: !flags.cache,
           signal: interrupt.signal,
@@ -226,6 +238,16 @@ export function register(program: Command): void {
         });
         interrupt.signal.throwIfAborted();
         bar.stop();
+        batch?.close();
+        if (batch) {
+          const failed = batchOutcome(flags, batch, {
+            pending: summary.pending ?? 0,
+            unit: 'problems',
+            modelId: unwrap(model).modelId,
+            chat: flags.promptForm === 'chat',
+          });
+          if (failed) throw failed;
+        }
         const inner = unwrap(model);
         const server = inner instanceof OpenAIModel ? inner.stats() : undefined;
         finishRun(db, runId, 'done', {
@@ -257,6 +279,15 @@ export function register(program: Command): void {
           // How many calls the cache answered (none: the model is not cached, e.g. sim or --no-cache).
           cache: cache ?? { cachedCalls: 0, calls: 0, note: 'not cached' },
           settingsHash: settings.hash,
+          ...(flags.shard ? { shard: `${flags.shard.index}/${flags.shard.count}` } : {}),
+          ...(batch
+            ? {
+                batch: {
+                  ...(flags.batchIn !== undefined ? { in: flags.batchIn, answered: batch.answered } : {}),
+                  ...(flags.batchOut !== undefined ? { out: flags.batchOut, requests: batch.written } : {}),
+                },
+              }
+            : {}),
         };
         const passAt = Object.entries(summary.passAtK)
           .map(([k, v]) => `${k} ${(100 * v).toFixed(1)}%`)

@@ -1,17 +1,20 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { UsageError } from '../../core/errors.js';
+import { InputError, UsageError } from '../../core/errors.js';
 import { isSimulatedJudge } from '../../evaluate/processbench.js';
-import { readJsonl } from '../../jobs/jsonl.js';
-import { runJsonlJob } from '../../jobs/run-job.js';
+import { streamJsonl } from '../../jobs/lines.js';
+import { runStreamJob } from '../../jobs/run-job.js';
 import { jobSettings } from '../../jobs/settings.js';
 import { formatFailureShare } from '../../judge/common.js';
 import { createJudge } from '../../judge/index.js';
+import { BatchPending } from '../../models/batch.js';
 import { defaultStorePath, finishRun, openStore, startRun } from '../../store/index.js';
 import { validateRows } from '../../train/label-file.js';
 import { type SelectionInput, type SelectionRow, selectByJudge } from '../../train/select.js';
+import { addBatchOptions, batchOutcome, openBatchFiles } from '../batch.js';
 import { addDatasetLookupOptions, loadDatasetProblems } from '../datasets.js';
-import { addInputOption, intOption } from '../options.js';
+import { addInputOption, intOption, shardOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { assertSimWorldInputs } from '../sim-guard.js';
 import { JSON_HELP, reportJob } from '../summary.js';
@@ -44,6 +47,8 @@ export function register(program: Command): void {
     .option('--concurrency <n>', 'problems judged at once', intOption('--concurrency', 1), 8)
     .option('--seed <n>', 'seed of the outcome-only pick', intOption('--seed'), 0)
     .option('--fresh', 'start the output over instead of resuming it')
+    .addOption(shardOption('problems'));
+  addBatchOptions(cmd, "the judge's")
     .option(
       '--sim-guess',
       "let a simulated judge judge inputs that are not the simulated world's problems (seeded guesses)",
@@ -51,64 +56,127 @@ export function register(program: Command): void {
     .option('--quiet', 'no progress bar')
     .option('--json', JSON_HELP)
     .action(async (o) => {
-      const rows = validateRows(o.input, readJsonl(o.input).lines, SampleRow, {
-        kinds: ['sample'],
-        who: 'select',
-      });
-      let questions = new Map<string, string>();
-      if (rows.some((r) => r.question === undefined && r.problem === undefined)) {
+      if (!existsSync(o.input)) throw new InputError({ file: o.input }, 'file not found');
+      // Question texts from --dataset, looked up only when a row lacks its own.
+      let questions: Map<string, string> | undefined;
+      const questionOf = async (r: z.infer<typeof SampleRow>): Promise<string> => {
+        const own = r.question ?? r.problem;
+        if (own !== undefined) return own;
         if (!o.dataset)
           throw new UsageError(
             `${o.input} rows have no question text: pass --dataset and --path to look them up`,
           );
-        const problems = await loadDatasetProblems({ ...o, dataset: o.dataset });
-        questions = new Map(problems.map((p) => [p.id, p.question]));
+        if (!questions) {
+          const problems = await loadDatasetProblems({ ...o, dataset: o.dataset });
+          questions = new Map(problems.map((p) => [p.id, p.question]));
+        }
+        const q = questions.get(r.id);
+        if (q === undefined) throw new UsageError(`no question found for problem ${r.id}`);
+        return q;
+      };
+      // The input is read a line at a time as the job proceeds (a sample file can be far larger
+      // than memory); each row is checked as it is reached. Responses a simulated policy wrote
+      // keep saying so in the rows picked from them.
+      async function* inputs(): AsyncGenerator<SelectionInput & { simulated?: true }> {
+        for (const { line, value } of streamJsonl(o.input)) {
+          const [r] = validateRows(o.input, [{ line, value }], SampleRow, {
+            kinds: ['sample'],
+            who: 'select',
+          });
+          const input = {
+            id: r.id,
+            question: await questionOf(r),
+            samples: r.samples,
+            ...(r.simulated === true ? { simulated: true as const } : {}),
+          };
+          assertSimWorldInputs({ judge: o.judge }, [input], { guess: o.simGuess, source: o.input });
+          yield input;
+        }
       }
-      // Responses a simulated policy wrote keep saying so in the rows picked from them.
-      const simulatedInput = new Set(rows.filter((r) => r.simulated === true).map((r) => r.id));
-      const inputs: SelectionInput[] = rows.map((r) => {
-        const question = r.question ?? r.problem ?? questions.get(r.id);
-        if (question === undefined) throw new UsageError(`no question found for problem ${r.id}`);
-        return { id: r.id, question, samples: r.samples };
-      });
-      assertSimWorldInputs({ judge: o.judge }, inputs, { guess: o.simGuess, source: o.input });
-      const judge = await createJudge(o.judge, { baseUrl: o.baseUrl, apiKey: o.apiKey, storePath: o.store });
       const store = openStore(o.store ?? defaultStorePath());
+      const batch = openBatchFiles(o, o.store);
+      const judge = await createJudge(o.judge, {
+        baseUrl: o.baseUrl,
+        apiKey: o.apiKey,
+        storePath: o.store,
+        batch,
+      });
       const settings = jobSettings('select', { judge: o.judge, seed: o.seed });
-      const runId = startRun(store, 'select', { input: o.input, judge: o.judge, job: settings }, o.out);
+      const runId = startRun(
+        store,
+        'select',
+        {
+          input: o.input,
+          judge: o.judge,
+          ...(o.shard ? { shard: `${o.shard.index}/${o.shard.count}` } : {}),
+          job: settings,
+        },
+        o.out,
+      );
       const bar = createProgressBar('select', { quiet: o.quiet });
+      // Counts only: the rows themselves stay on disk.
+      let problems = 0;
+      let picked = 0;
+      let differ = 0;
+      let anySimulated = false;
+      // Rows resumed from a file written before these counts were kept count as zero.
+      let formatFailures = 0;
+      let judgeReplies = 0;
       try {
-        const out = await runJsonlJob<SelectionInput, SelectionRow>({
-          items: inputs,
+        const result = await runStreamJob<SelectionInput & { simulated?: true }, SelectionRow>({
+          items: inputs(),
           keyOf: (p) => p.id,
           keyOfOutput: (r) => r.id,
           out: o.out,
           concurrency: o.concurrency,
           fresh: o.fresh,
+          shard: o.shard,
           settings,
           process: async (p) => {
-            const [row] = await selectByJudge([p], judge, { seed: o.seed });
-            // A simulated judge's pick (known by its name or its marked replies) says so on its
-            // own line, and so does a pick among a simulated policy's responses.
-            return judge.simulated || simulatedInput.has(p.id) ? { ...row, simulated: true as const } : row;
+            try {
+              const { simulated: fromPolicy, ...input } = p;
+              const [row] = await selectByJudge([input], judge, { seed: o.seed });
+              // A simulated judge's pick (known by its name or its marked replies) says so on its
+              // own line, and so does a pick among a simulated policy's responses.
+              return judge.simulated || fromPolicy ? { ...row, simulated: true as const } : row;
+            } catch (e) {
+              // Its requests went to a batch file (--batch-out) or await one: a later round finishes it.
+              if (e instanceof BatchPending) return undefined;
+              throw e;
+            }
+          },
+          onRecord: (r) => {
+            problems++;
+            if (r.chosen) picked++;
+            if (r.chosen && r.outcomeOnly && r.chosen.index !== r.outcomeOnly.index) differ++;
+            if (r.simulated === true) anySimulated = true;
+            formatFailures += r.formatFailures ?? 0;
+            judgeReplies += r.judgeReplies ?? 0;
           },
           onProgress: (p) => bar.update(p.done, p.total),
         });
         bar.stop();
-        const picked = out.filter((r) => r.chosen).length;
-        const differ = out.filter(
-          (r) => r.chosen && r.outcomeOnly && r.chosen.index !== r.outcomeOnly.index,
-        ).length;
-        finishRun(store, runId, 'done', { problems: out.length, picked });
-        const simulated = isSimulatedJudge(judge) || out.some((r) => r.simulated === true);
-        // Rows resumed from a file written before these counts were kept count as zero.
-        const formatFailures = out.reduce((s, r) => s + (r.formatFailures ?? 0), 0);
-        const judgeReplies = out.reduce((s, r) => s + (r.judgeReplies ?? 0), 0);
+        batch?.close();
+        if (batch) {
+          const failed = batchOutcome(o, batch, {
+            pending: result.pending,
+            unit: 'problems',
+            modelId: judge.model?.modelId ?? o.judge,
+            chat: true,
+          });
+          if (failed) throw failed;
+        }
+        finishRun(store, runId, 'done', {
+          problems,
+          picked,
+          ...(result.pending ? { pending: result.pending } : {}),
+        });
+        const simulated = isSimulatedJudge(judge) || anySimulated;
         const formatFailureRate = formatFailureShare(formatFailures, judgeReplies);
         reportJob(
           {
             command: 'select',
-            headline: `a response picked for ${picked} of ${out.length} problems by ${o.judge}`,
+            headline: `a response picked for ${picked} of ${problems} problems by ${o.judge}`,
             world: simulated ? `SIMULATED judge — not a real model` : undefined,
             lines: [
               ['vs outcome-only', `the judge's pick differs on ${differ} problems`],
@@ -116,6 +184,11 @@ export function register(program: Command): void {
                 'format fails',
                 `${formatFailures} of ${judgeReplies} judge replies (${(100 * formatFailureRate).toFixed(1)}%)`,
               ],
+              ...(result.pending
+                ? ([['pending', `${result.pending} problems wait for batch answers`]] as Array<
+                    [string, string]
+                  >)
+                : []),
             ],
             wrote: [o.out],
             run: runId,
@@ -125,12 +198,22 @@ export function register(program: Command): void {
             out: o.out,
             judge: o.judge,
             ...(simulated ? { simulated: true } : {}),
-            problems: out.length,
+            ...(o.shard ? { shard: `${o.shard.index}/${o.shard.count}` } : {}),
+            problems,
             picked,
             differsFromOutcomeOnly: differ,
             formatFailures,
             judgeReplies,
             formatFailureRate,
+            ...(result.pending ? { pending: result.pending } : {}),
+            ...(batch
+              ? {
+                  batch: {
+                    ...(o.batchIn !== undefined ? { in: o.batchIn, answered: batch.answered } : {}),
+                    ...(o.batchOut !== undefined ? { out: o.batchOut, requests: batch.written } : {}),
+                  },
+                }
+              : {}),
           },
           o,
         );
