@@ -1,6 +1,7 @@
-import { writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { Problem } from '../core/types.js';
-import { type JobProgress, runJsonlJob } from '../jobs/run-job.js';
+import { type JobProgress, runStreamJob, type Shard } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
 import { Sandbox, type SandboxEnforcement } from '../verify/code/sandbox.js';
 import { codeTaskOf } from '../verify/code/tasks.js';
@@ -16,6 +17,8 @@ export interface MutationLabelJobOptions extends Omit<MutationLabelOptions, 'san
   concurrency?: number;
   /** Start over instead of resuming from `<out>.parts.jsonl`. */
   fresh?: boolean;
+  /** Only this part of the problems (by a hash of the problem id); parts join with `stepwise merge`. */
+  shard?: Shard;
   /** Recorded on every parts row; a resumed parts file must have the same (see jobs/settings). */
   settings?: JobSettings;
   onProgress?: (p: JobProgress) => void;
@@ -75,48 +78,66 @@ export async function runMutationLabelJob(options: MutationLabelJobOptions): Pro
     const mutants = await generateMutants(references);
     const parts = partsFileFor(options.out);
     let resumed = 0;
-    const results = await runJsonlJob<Problem, MutationLabelResult>({
-      items: options.problems,
-      keyOf: (p) => p.id,
-      keyOfOutput: (r) => r.problemId,
-      out: parts,
-      fresh: options.fresh,
-      settings: options.settings,
-      // The sandbox pool bounds the real concurrency; a few problems in flight keep it busy.
-      concurrency: Math.max(2, sandbox.concurrency * 2),
-      signal: options.signal,
-      onProgress: (p) => {
-        resumed = p.resumed;
-        options.onProgress?.(p);
-      },
-      process: async (problem) => {
-        const m = mutants.get(problem.id);
-        if (!m || m.error !== undefined) {
-          return {
-            problemId: problem.id,
-            rows: [],
-            referencePassed: false,
-            mutantsAvailable: 0,
-            mutantsTried: 0,
-            mutantsFailing: 0,
-            mutantsSurviving: 0,
-            skipped: m?.error ? `reference does not parse (${m.error})` : 'no reference solution',
-          };
-        }
-        return labelByMutation(problem, m.mutants, {
-          sandbox,
-          limits: options.limits,
-          mutantsPerProblem: options.mutantsPerProblem,
-          maxAttempts: options.maxAttempts,
-          seed: options.seed,
-          includeReference: options.includeReference,
-          segment: options.segment,
-        });
-      },
-    });
-    const rows: CodeLabelRow[] = results.flatMap((r) => r.rows);
-    writeFileSync(options.out, rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
-    return summarize(results, rows, {
+    // Rows go to `out` as the finished parts file is read back in problem order, and only
+    // counts are kept: memory holds the problems in flight, not the job's rows.
+    const acc = mutationLabelAccumulator();
+    const tmp = `${options.out}.tmp-${process.pid}`;
+    mkdirSync(dirname(resolve(options.out)), { recursive: true });
+    const fd = openSync(tmp, 'w');
+    let result: Awaited<ReturnType<typeof runStreamJob>>;
+    try {
+      result = await runStreamJob<Problem, MutationLabelResult>({
+        items: options.problems,
+        keyOf: (p) => p.id,
+        keyOfOutput: (r) => r.problemId,
+        out: parts,
+        fresh: options.fresh,
+        settings: options.settings,
+        shard: options.shard,
+        total: options.shard ? undefined : options.problems.length,
+        // The sandbox pool bounds the real concurrency; a few problems in flight keep it busy.
+        concurrency: Math.max(2, sandbox.concurrency * 2),
+        signal: options.signal,
+        onProgress: (p) => {
+          resumed = p.resumed;
+          options.onProgress?.(p);
+        },
+        onRecord: (r) => {
+          acc.add(r);
+          if (r.rows.length > 0) writeSync(fd, r.rows.map((row) => `${JSON.stringify(row)}\n`).join(''));
+        },
+        process: async (problem) => {
+          const m = mutants.get(problem.id);
+          if (!m || m.error !== undefined) {
+            return {
+              problemId: problem.id,
+              rows: [],
+              referencePassed: false,
+              mutantsAvailable: 0,
+              mutantsTried: 0,
+              mutantsFailing: 0,
+              mutantsSurviving: 0,
+              skipped: m?.error ? `reference does not parse (${m.error})` : 'no reference solution',
+            };
+          }
+          return labelByMutation(problem, m.mutants, {
+            sandbox,
+            limits: options.limits,
+            mutantsPerProblem: options.mutantsPerProblem,
+            maxAttempts: options.maxAttempts,
+            seed: options.seed,
+            includeReference: options.includeReference,
+            segment: options.segment,
+          });
+        },
+      });
+    } finally {
+      closeSync(fd);
+    }
+    // Interrupted: the parts file keeps the finished problems; `out` is written by a finished run only.
+    if (result.finalized) renameSync(tmp, options.out);
+    else rmSync(tmp, { force: true });
+    return acc.result({
       out: options.out,
       parts,
       resumed,
@@ -131,48 +152,83 @@ export async function runMutationLabelJob(options: MutationLabelJobOptions): Pro
 /** Pure: totals over per-problem results. */
 export function summarize(
   results: readonly MutationLabelResult[],
-  rows: readonly CodeLabelRow[],
+  _rows: readonly CodeLabelRow[],
   extra: Pick<MutationLabelSummary, 'out' | 'parts' | 'resumed' | 'wallSeconds' | 'sandbox'>,
 ): MutationLabelSummary {
+  const acc = mutationLabelAccumulator();
+  for (const r of results) acc.add(r);
+  return acc.result(extra);
+}
+
+/** {@link summarize} one problem at a time: keeps counts, not rows. */
+export function mutationLabelAccumulator(): {
+  add(r: MutationLabelResult): void;
+  result(
+    extra: Pick<MutationLabelSummary, 'out' | 'parts' | 'resumed' | 'wallSeconds' | 'sandbox'>,
+  ): MutationLabelSummary;
+} {
   const count = (into: Record<string, number>, key: string) => {
     into[key] = (into[key] ?? 0) + 1;
   };
   const failureStatuses: Record<string, number> = {};
   const mutationKinds: Record<string, number> = {};
   const skipped: Record<string, number> = {};
-  let positiveSteps = 0;
-  let negativeSteps = 0;
-  for (const r of rows) {
-    if (r.origin === 'mutant') {
-      count(failureStatuses, r.status);
-      if (r.mutation) count(mutationKinds, r.mutation.kind);
-    }
-    for (const l of r.labels) {
-      if (l) positiveSteps++;
-      else negativeSteps++;
-    }
-  }
-  for (const r of results) if (r.skipped) count(skipped, r.skipped.replace(/ \(.*\)$/, ''));
-  const labeled = results.filter((r) => r.rows.some((x) => x.origin === 'mutant')).length;
+  const t = {
+    problems: 0,
+    labeled: 0,
+    rows: 0,
+    mutantRows: 0,
+    referenceRows: 0,
+    equalLengths: true,
+    positiveSteps: 0,
+    negativeSteps: 0,
+    mutantsTried: 0,
+    mutantsFailing: 0,
+    mutantsSurviving: 0,
+  };
   return {
-    problems: results.length,
-    labeled,
-    labeledShare: results.length === 0 ? 0 : labeled / results.length,
-    rows: rows.length,
-    mutantRows: rows.filter((r) => r.origin === 'mutant').length,
-    referenceRows: rows.filter((r) => r.origin === 'reference').length,
-    equalLengths: rows.every(
-      (r) => r.completions.length === r.labels.length && r.chunks.length === r.labels.length,
-    ),
-    steps: positiveSteps + negativeSteps,
-    positiveSteps,
-    negativeSteps,
-    mutantsTried: results.reduce((a, r) => a + r.mutantsTried, 0),
-    mutantsFailing: results.reduce((a, r) => a + r.mutantsFailing, 0),
-    mutantsSurviving: results.reduce((a, r) => a + r.mutantsSurviving, 0),
-    failureStatuses,
-    mutationKinds,
-    skipped,
-    ...extra,
+    add(result) {
+      t.problems++;
+      if (result.rows.some((x) => x.origin === 'mutant')) t.labeled++;
+      if (result.skipped) count(skipped, result.skipped.replace(/ \(.*\)$/, ''));
+      t.mutantsTried += result.mutantsTried;
+      t.mutantsFailing += result.mutantsFailing;
+      t.mutantsSurviving += result.mutantsSurviving;
+      for (const r of result.rows) {
+        t.rows++;
+        if (r.origin === 'mutant') {
+          t.mutantRows++;
+          count(failureStatuses, r.status);
+          if (r.mutation) count(mutationKinds, r.mutation.kind);
+        } else if (r.origin === 'reference') t.referenceRows++;
+        if (r.completions.length !== r.labels.length || r.chunks.length !== r.labels.length)
+          t.equalLengths = false;
+        for (const l of r.labels) {
+          if (l) t.positiveSteps++;
+          else t.negativeSteps++;
+        }
+      }
+    },
+    result(extra) {
+      return {
+        problems: t.problems,
+        labeled: t.labeled,
+        labeledShare: t.problems === 0 ? 0 : t.labeled / t.problems,
+        rows: t.rows,
+        mutantRows: t.mutantRows,
+        referenceRows: t.referenceRows,
+        equalLengths: t.equalLengths,
+        steps: t.positiveSteps + t.negativeSteps,
+        positiveSteps: t.positiveSteps,
+        negativeSteps: t.negativeSteps,
+        mutantsTried: t.mutantsTried,
+        mutantsFailing: t.mutantsFailing,
+        mutantsSurviving: t.mutantsSurviving,
+        failureStatuses,
+        mutationKinds,
+        skipped,
+        ...extra,
+      };
+    },
   };
 }

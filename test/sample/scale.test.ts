@@ -59,7 +59,19 @@ describe('sample at scale', () => {
   }, 120_000);
 
   it('three shards merged equal one unsharded run, line for line', async () => {
-    const common = ['sample', '--dataset', 'sim', '--count', '30', '--policy', 'sim', '--n', '2', '--seed', '3'];
+    const common = [
+      'sample',
+      '--dataset',
+      'sim',
+      '--count',
+      '30',
+      '--policy',
+      'sim',
+      '--n',
+      '2',
+      '--seed',
+      '3',
+    ];
     const full = await cli([...common, '--out', join(dir, 'full.jsonl')]);
     expect(full.code, full.stderr).toBe(0);
     const parts: string[] = [];

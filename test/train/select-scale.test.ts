@@ -126,7 +126,7 @@ describe('select at scale', () => {
   }, 300_000);
 
   it('three shards merged equal one unsharded run, line for line', async () => {
-    const common = ['select', '--input', samples, '--judge', 'sim'];
+    const common = ['select', '--input', samples, '--judge', 'sim:generative'];
     const full = await cli([...common, '--out', join(dir, 'full.jsonl')]);
     expect(full.code, full.stderr).toBe(0);
     const parts: string[] = [];

@@ -6,7 +6,7 @@ import { loadHumanEval, loadMbpp } from '../../data/index.js';
 import { jobSettings } from '../../jobs/settings.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
-import { choiceOption, intOption } from '../options.js';
+import { choiceOption, intOption, shardOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 import { UNSAFE_FILESYSTEM_HELP } from '../sandbox.js';
 import { JSON_HELP, reportJob } from '../summary.js';
@@ -65,6 +65,7 @@ export function register(program: Command): void {
       'output JSONL: one row per labeled solution ({prompt, completions, labels} + label-file fields)',
     )
     .option('--fresh', 'start over instead of resuming from <out>.parts.jsonl')
+    .addOption(shardOption('problems'))
     .option('--store <path>', 'SQLite store for the run record (default $STEPWISE_HOME/store.sqlite)')
     .option('--quiet', 'no progress bar')
     .option('--unsafe-filesystem', UNSAFE_FILESYSTEM_HELP)
@@ -93,7 +94,16 @@ export function register(program: Command): void {
       };
       const { limit: _limit, ...rowSettings } = config;
       const settings = jobSettings('label-code', rowSettings);
-      const runId = startRun(db, 'label-code', { ...config, job: settings }, flags.out);
+      const runId = startRun(
+        db,
+        'label-code',
+        {
+          ...config,
+          ...(flags.shard ? { shard: `${flags.shard.index}/${flags.shard.count}` } : {}),
+          job: settings,
+        },
+        flags.out,
+      );
       const bar = createProgressBar('label-code', { quiet: flags.quiet });
       try {
         const summary = await runMutationLabelJob({
@@ -107,6 +117,7 @@ export function register(program: Command): void {
           limits: { timeoutMs: flags.timeoutMs, programTimeoutMs: flags.timeoutMs },
           concurrency: flags.concurrency,
           fresh: flags.fresh,
+          shard: flags.shard,
           settings,
           onProgress: trackJobProgress(bar, db, runId),
         });
@@ -130,7 +141,12 @@ export function register(program: Command): void {
             run: runId,
             next: `  export: stepwise export --task prm --format trl --signal ${MUTATION_SIGNAL} --input ${flags.out} --out <file>`,
           },
-          { run: runId, signal: MUTATION_SIGNAL, ...summary },
+          {
+            run: runId,
+            signal: MUTATION_SIGNAL,
+            ...(flags.shard ? { shard: `${flags.shard.index}/${flags.shard.count}` } : {}),
+            ...summary,
+          },
           flags,
         );
       } catch (e) {
