@@ -55,7 +55,7 @@ describe('label-code --shard K/N', () => {
     let problems = 0;
     for (let k = 1; k <= 3; k++) {
       const out = join(dir, `part${k}.jsonl`);
-      const r = stepwise([...args, '--shard', `${k}/3`, '--out', out]);
+      const r = stepwise([...args, '--shard', `${k}/3`, '--out', out, '--json']);
       expect(r.status, r.stderr).toBe(0);
       const summary = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}');
       expect(summary.shard).toBe(`${k}/3`);
@@ -72,7 +72,7 @@ describe('label-code --shard K/N', () => {
     expect(byId(lines(merged))).toEqual(byId(lines(join(dir, 'full.jsonl'))));
     // The parts files (one line per problem) merge on problemId too.
     const mergedParts = join(dir, 'merged.parts.jsonl');
-    const mp = stepwise(['merge', ...parts, '--key', 'problemId', '--out', mergedParts]);
+    const mp = stepwise(['merge', ...parts, '--key', 'problemId', '--out', mergedParts, '--json']);
     expect(JSON.parse(mp.stdout)).toMatchObject({ records: 9, duplicates: 0 });
     const wrong = stepwise([...args, '--shard', '2/3', '--out', outs[0]]);
     expect(wrong.status).toBe(2);

@@ -127,7 +127,7 @@ describe('eval processbench at scale', () => {
       parts.push(join(dir, `part${k}.predictions.jsonl`));
     }
     const merged = join(dir, 'merged.predictions.jsonl');
-    const m = await cli(['merge', ...parts, '--input', input, '--out', merged]);
+    const m = await cli(['merge', ...parts, '--input', input, '--out', merged, '--json']);
     expect(JSON.parse(m.stdout)).toMatchObject({ records: 30, duplicates: 0, missing: 0 });
     expect(text(merged)).toBe(text(join(dir, 'full.predictions.jsonl')));
     const scored = await cli(['eval', 'processbench', '--predictions', merged, '--path', input, '--json']);

@@ -71,6 +71,7 @@ describe('sample at scale', () => {
       '2',
       '--seed',
       '3',
+      '--json',
     ];
     const full = await cli([...common, '--out', join(dir, 'full.jsonl')]);
     expect(full.code, full.stderr).toBe(0);
@@ -92,7 +93,7 @@ describe('sample at scale', () => {
         .join(''),
     );
     const merged = join(dir, 'merged.jsonl');
-    const m = await cli(['merge', ...parts, '--input', ids, '--out', merged]);
+    const m = await cli(['merge', ...parts, '--input', ids, '--out', merged, '--json']);
     expect(JSON.parse(m.stdout)).toMatchObject({ records: 30, duplicates: 0, missing: 0 });
     expect(text(merged)).toBe(text(join(dir, 'full.jsonl')));
   }, 300_000);
@@ -110,6 +111,7 @@ describe('sample at scale', () => {
       '3',
       '--seed',
       '5',
+      '--json',
     ];
     const online = await cli(
       [...common, '--base-url', server.baseURL, '--out', join(dir, 'online.jsonl')],

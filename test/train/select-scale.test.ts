@@ -68,7 +68,7 @@ async function selectUntil(
       '--input',
       input,
       '--judge',
-      'sim',
+      'sim:generative',
       '--sim-guess',
       '--concurrency',
       '2',
@@ -139,13 +139,13 @@ describe('select at scale', () => {
       parts.push(part);
     }
     const merged = join(dir, 'merged.jsonl');
-    const m = await cli(['merge', ...parts, '--input', samples, '--out', merged]);
+    const m = await cli(['merge', ...parts, '--input', samples, '--out', merged, '--json']);
     expect(JSON.parse(m.stdout)).toMatchObject({ records: 24, duplicates: 0, missing: 0 });
     expect(text(merged)).toBe(text(join(dir, 'full.jsonl')));
   }, 300_000);
 
   it('--batch-out, an independent replay, --batch-in at a dead port: one round, the picks of an online run', async () => {
-    const common = ['select', '--input', samples, '--judge', 'generative:openai:sim'];
+    const common = ['select', '--input', samples, '--judge', 'generative:openai:sim', '--json'];
     const online = await cli(
       [...common, '--base-url', server.baseURL, '--out', join(dir, 'online.jsonl')],
       'online',

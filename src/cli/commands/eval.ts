@@ -260,9 +260,10 @@ async function runJudge(flags: ProcessBenchFlags): Promise<void> {
       });
       finishRun(db, runId, failed ? 'failed' : 'done', { samples: e.done, pending: e.pending });
       if (failed) throw failed;
-      process.stdout.write(
-        `${JSON.stringify({ run: runId, predictions, judged: e.done, pending: e.pending, batch: { ...(flags.batchIn !== undefined ? { in: flags.batchIn, answered: batch.answered } : {}), ...(flags.batchOut !== undefined ? { out: flags.batchOut, requests: batch.written } : {}) } })}\n`,
-      );
+      if (flags.json)
+        process.stdout.write(
+          `${JSON.stringify({ run: runId, predictions, judged: e.done, pending: e.pending, batch: { ...(flags.batchIn !== undefined ? { in: flags.batchIn, answered: batch.answered } : {}), ...(flags.batchOut !== undefined ? { out: flags.batchOut, requests: batch.written } : {}) } })}\n`,
+        );
       return;
     }
     finishRun(db, runId, 'failed');
