@@ -27,4 +27,27 @@ describe('bench/segmentation.ts', () => {
     );
     expect(report.tagsOverParagraph.chunksPerSolution).toBeLessThan(1);
   }, 150_000);
+
+  it('--world tiny: the tiny real policy and judge in process, both segmentations, with accuracy intervals', () => {
+    const script = new URL('../../bench/segmentation.ts', import.meta.url).pathname;
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', script, '--world', 'tiny', '--problems', '4', '--n', '1', '--rollouts', '2'],
+      { encoding: 'utf8', timeout: 240_000 },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report).toMatchObject({ world: 'tiny', simulated: false, problems: 4 });
+    for (const mode of ['paragraph', 'tags']) {
+      expect(report[mode].brokenTags).toBe(0);
+      expect(report[mode].label.requestsPerLabeledSolution).toBe(report[mode].chunksPerSolution);
+      expect(report[mode].chunkReset.judgeCallsPerSolution).toBeGreaterThan(0);
+      const [lo, hi] = report[mode].sampleAccuracyInterval;
+      expect(lo).toBeLessThanOrEqual(report[mode].sampleAccuracy);
+      expect(hi).toBeGreaterThanOrEqual(report[mode].sampleAccuracy);
+    }
+    // The tiny policy's tags chunks group a run of one family of operations: fewer chunks.
+    expect(report.tags.chunksPerSolution).toBeLessThan(report.paragraph.chunksPerSolution);
+    expect(report.accuracyDifference.chunkReset.interval).toHaveLength(2);
+  }, 300_000);
 });
