@@ -32,6 +32,12 @@ async function sampleAgainst(
       body += d;
     });
     req.on('end', () => {
+      // The client asks GET /v1/models once for the cache's model fingerprint; this server has no model list.
+      if (req.method !== 'POST') {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end('{"error":"not found"}');
+        return;
+      }
       const { prompt } = JSON.parse(body) as { prompt: string };
       prompts.push(prompt);
       const task = tasks.find((t) => prompt.includes(t.entry_point))!;
