@@ -16,7 +16,7 @@ import {
   parseSignals,
   type ZeroOverZero,
 } from '../../label/signals.js';
-import { BatchFiles, BatchPending, loadBatchResults } from '../../models/batch.js';
+import { BatchPending } from '../../models/batch.js';
 import { type CacheStats, cacheStatsOf } from '../../models/cache.js';
 import { createPolicy, type PromptForm } from '../../models/policy.js';
 import { isSimulatedModel } from '../../models/simulated.js';
@@ -25,7 +25,7 @@ import { loadChatTemplate } from '../../prompts/chat-template.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import { checkSolution } from '../../verify/check.js';
-import { nextRoundFile } from '../batch.js';
+import { nextRoundFile, openBatchFiles } from '../batch.js';
 import { datasetSettings, FIELDS_HELP, loadDatasetProblems } from '../datasets.js';
 import { floatOption, intOption, segmentationOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
@@ -382,25 +382,10 @@ export function register(program: Command): void {
       const chatTemplate = flags.chatTemplate ? loadChatTemplate(flags.chatTemplate) : undefined;
       assertInputRendering(flags.input, chatTemplate?.id);
       const storePath = flags.store ?? defaultStorePath();
-      let batch: BatchFiles | undefined;
-      if (flags.batchOut !== undefined || flags.batchIn !== undefined) {
-        if (!flags.cache)
-          throw new UsageError(
-            '--batch-out / --batch-in pass answers through the model cache: drop --no-cache',
-          );
-        const store = openStore(storePath);
-        if (flags.batchIn !== undefined) {
-          const loaded = loadBatchResults(store, flags.batchIn);
-          process.stderr.write(
-            `read ${loaded.loaded} answers from ${flags.batchIn}${
-              loaded.failed
-                ? `; ${loaded.failed} requests failed there (e.g. ${loaded.firstError}) and stay pending`
-                : ''
-            }\n`,
-          );
-        }
-        batch = new BatchFiles(store, flags.batchOut);
-      }
+      const batch = openBatchFiles(
+        { batchOut: flags.batchOut, batchIn: flags.batchIn, cache: flags.cache !== false },
+        storePath,
+      );
       const model = await createModel(flags.policy, {
         batch,
         cacheMode: flags.cache === false ? undefined : flags.cache,
