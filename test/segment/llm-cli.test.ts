@@ -70,7 +70,10 @@ describe('stepwise segment --by llm (issue 15, acceptance 1)', () => {
       // Every third reply had a digit changed: those were rejected and asked for again.
       expect(server.replies.some((r) => r.altered)).toBe(true);
       expect(server.replies.length).toBeGreaterThan(inputs.length);
-      expect(rows.every((r) => r.method === 'llm')).toBe(true);
+      // Eight solutions are in flight, so one solution can meet altered replies on every attempt:
+      // it then falls back to paragraphs, and only then.
+      expect(rows.every((r) => r.method === 'llm' || r.rejected.length === r.attempts)).toBe(true);
+      expect(rows.filter((r) => r.method === 'llm').length).toBeGreaterThanOrEqual(10);
       expect(rows.reduce((a, r) => a + r.rejected.length, 0)).toBe(
         server.replies.filter((r) => r.altered).length,
       );
