@@ -9,19 +9,8 @@ import type { ChatMessage, GenerateResult } from '../models/types.js';
 import { checkMathAnswer } from '../verify/index.js';
 import { aggregateScores, classifyStep } from './aggregate.js';
 import type { SearchConfig } from './config.js';
-import {
-  type DomainSession,
-  joinChunks,
-  mathDomain,
-  type SearchDomain,
-  type StepSample,
-  sampleEndsSolution,
-  splitSolution,
-} from './domain.js';
+import { type DomainSession, mathDomain, type SearchDomain, type StepSample } from './domain.js';
 import type { Backtrack, SearchChecker, SearchChunk, SearchDeps, SearchResult, TraceNode } from './types.js';
-
-// Moved to domain.ts with the math domain; re-exported for the old import path.
-export { joinChunks, type StepSample, sampleEndsSolution, splitSolution };
 
 /** The default checker: final answer extracted and compared with the gold answer. */
 export const defaultChecker: SearchChecker = (problem, text) => checkMathAnswer(problem.answer, text);

@@ -3,7 +3,7 @@ import { StepwiseError } from '../../src/core/errors.js';
 import { createRng } from '../../src/core/rng.js';
 import { OpenAIModel } from '../../src/models/openai.js';
 import { serverInfoFromModels } from '../../src/models/server-kind.js';
-import { sampleEndsSolution } from '../../src/search/runtime.js';
+import { sampleEndsSolution } from '../../src/search/domain.js';
 import { loadPeerFixture, type ReplayServer, startReplayServer } from '../support/replay-server.js';
 
 /**
