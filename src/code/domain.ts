@@ -18,7 +18,7 @@ import {
   renderCodeProblem,
 } from '../prompts/code.js';
 import type { SearchConfig } from '../search/config.js';
-import type { SearchDomain } from '../search/domain.js';
+import { peelTaggedStep, type SearchDomain } from '../search/domain.js';
 import type { Sandbox, SandboxLimits } from '../verify/code/sandbox.js';
 import { checkCodeSolution, codeTaskOf } from '../verify/code/tasks.js';
 import { joinCodeSteps, splitCodeBlocks } from './blocks.js';
@@ -100,11 +100,7 @@ export interface CodeDomainOptions {
  * policy wrote it (a block written without its tag is put in one, so every prefix stays chunks).
  */
 function readTaggedBlock(raw: string): { block: string; piece: string } {
-  const lead = /^\s*/.exec(raw)?.[0] ?? '';
-  let body = raw.slice(lead.length);
-  if (body.endsWith(CHUNK_CLOSE)) body = body.slice(0, -CHUNK_CLOSE.length);
-  const tagged = body.startsWith(CHUNK_OPEN);
-  if (tagged) body = body.slice(CHUNK_OPEN.length);
+  const { lead, body, tagged } = peelTaggedStep(raw);
   const block = codeWithoutTags(body)
     .replace(/^[ \t]*\r?\n/, '')
     .replace(/\s+$/, '');

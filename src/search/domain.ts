@@ -93,6 +93,20 @@ export function sampleEndsSolution(sample: Sample, separator: string): boolean {
 }
 
 /**
+ * A one-step sample written under tags (`\n<chunk>…`, cut at the stop `</chunk>`, which some
+ * servers include) taken apart: its leading whitespace, what lies between the tags, and whether
+ * the policy opened it with `<chunk>` (math and code both read their steps this way).
+ */
+export function peelTaggedStep(raw: string): { lead: string; body: string; tagged: boolean } {
+  const lead = /^\s*/.exec(raw)?.[0] ?? '';
+  let body = raw.slice(lead.length);
+  if (body.endsWith(CHUNK_CLOSE)) body = body.slice(0, -CHUNK_CLOSE.length);
+  const tagged = body.startsWith(CHUNK_OPEN);
+  if (tagged) body = body.slice(CHUNK_OPEN.length);
+  return { lead, body, tagged };
+}
+
+/**
  * Math: solutions in blank-line paragraphs (or `<chunk>` tags), a final `\boxed{}` answer checked
  * against the gold answer. The policy is the math solution prompt of src/prompts/policy.ts.
  */
@@ -111,13 +125,9 @@ export const mathDomain: SearchDomain = {
             .map((c, i) => written.get(c) ?? `${i === 0 ? '' : '\n'}${CHUNK_OPEN}${c}${CHUNK_CLOSE}`)
             .join('')
         : prefixFromChunks(chunks);
-    /** The content of a step written under tags (`\n<chunk>…`, cut at the stop `</chunk>`, which some servers include). */
+    /** The content of a step written under tags (see {@link peelTaggedStep}). */
     const readTaggedStep = (raw: string): string => {
-      const lead = /^\s*/.exec(raw)?.[0] ?? '';
-      let body = raw.slice(lead.length);
-      if (body.endsWith(CHUNK_CLOSE)) body = body.slice(0, -CHUNK_CLOSE.length);
-      const tagged = body.startsWith(CHUNK_OPEN);
-      if (tagged) body = body.slice(CHUNK_OPEN.length);
+      const { lead, body, tagged } = peelTaggedStep(raw);
       const content = body.replace(/<\/?chunk>/g, '').trim();
       if (content === '') return '';
       // A step the policy wrote without its tag is kept in tagged form, so every prefix stays chunks.
