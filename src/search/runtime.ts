@@ -3,7 +3,7 @@ import { StepwiseError, UsageError } from '../core/errors.js';
 import { createRng, type Rng } from '../core/rng.js';
 import type { Judgment, Problem, Verdict } from '../core/types.js';
 import { formatFailureShare, repliesOf } from '../judge/common.js';
-import type { StepJudge } from '../judge/types.js';
+import type { JudgeOptions, JudgeResult, StepJudge } from '../judge/types.js';
 import { wroteSimulated } from '../models/simulated.js';
 import type { ChatMessage, GenerateResult } from '../models/types.js';
 import { checkMathAnswer } from '../verify/index.js';
@@ -163,19 +163,31 @@ export class SearchRuntime {
     return result.samples[0]?.text ?? '';
   }
 
-  /** The judge's ruling on chunk `index` of `chunks` (only that chunk is judged). */
-  async judgeStep(chunks: readonly string[], index: number): Promise<StepRuling> {
-    const g = this.session.given.length;
-    const r = await this.judge.judge(this.judged, [...this.session.given, ...chunks], {
-      only: [index + g],
+  /**
+   * One call of `judge` on the problem as the judge sees it, the domain's given steps before
+   * `chunks`, under the search's segmentation and a fresh seed; its cost and replies are counted.
+   */
+  private async askJudge(
+    judge: StepJudge,
+    chunks: readonly string[],
+    options: Pick<JudgeOptions, 'only' | 'firstErrorOnly' | 'votes'>,
+  ): Promise<JudgeResult> {
+    const r = await judge.judge(this.judged, [...this.session.given, ...chunks], {
+      ...options,
       segmentation: this.config.segmentation,
-      votes: this.config.judgeVotes,
       seed: this.nextSeed(),
       signal: this.deps.signal,
     });
     this.ledger.add(r.cost);
     this.formatFailures += r.formatFailures;
     this.judgeReplies += repliesOf(r);
+    return r;
+  }
+
+  /** The judge's ruling on chunk `index` of `chunks` (only that chunk is judged). */
+  async judgeStep(chunks: readonly string[], index: number): Promise<StepRuling> {
+    const g = this.session.given.length;
+    const r = await this.askJudge(this.judge, chunks, { only: [index + g], votes: this.config.judgeVotes });
     const j = r.judgments.find((x) => x.chunkIndex === index + g);
     return this.ruling(j);
   }
@@ -193,16 +205,10 @@ export class SearchRuntime {
   async judgeAll(chunks: readonly string[]): Promise<StepRuling[]> {
     if (chunks.length === 0) return [];
     const g = this.session.given.length;
-    const r = await this.judge.judge(this.judged, [...this.session.given, ...chunks], {
+    const r = await this.askJudge(this.judge, chunks, {
       ...(g > 0 ? { only: chunks.map((_, i) => i + g) } : {}),
-      segmentation: this.config.segmentation,
       votes: this.config.judgeVotes,
-      seed: this.nextSeed(),
-      signal: this.deps.signal,
     });
-    this.ledger.add(r.cost);
-    this.formatFailures += r.formatFailures;
-    this.judgeReplies += repliesOf(r);
     const byIndex = new Map(r.judgments.map((j) => [j.chunkIndex, j]));
     return chunks.map((_, i) => this.ruling(byIndex.get(i + g)));
   }
@@ -211,16 +217,10 @@ export class SearchRuntime {
   async firstError(chunks: readonly string[]): Promise<{ firstError: number; rulings: StepRuling[] }> {
     if (chunks.length === 0) return { firstError: -1, rulings: [] };
     const g = this.session.given.length;
-    const r = await this.judge.judge(this.judged, [...this.session.given, ...chunks], {
+    const r = await this.askJudge(this.judge, chunks, {
       firstErrorOnly: true,
-      segmentation: this.config.segmentation,
       votes: this.config.judgeVotes,
-      seed: this.nextSeed(),
-      signal: this.deps.signal,
     });
-    this.ledger.add(r.cost);
-    this.formatFailures += r.formatFailures;
-    this.judgeReplies += repliesOf(r);
     const rulings = r.judgments.filter((j) => j.chunkIndex >= g).map((j) => this.ruling(j));
     return { firstError: r.firstError < 0 ? -1 : Math.max(0, r.firstError - g), rulings };
   }
@@ -238,15 +238,7 @@ export class SearchRuntime {
         'product',
       );
     const last = this.session.given.length + chunks.length - 1;
-    const r = await outcome.judge(this.judged, [...this.session.given, ...chunks], {
-      only: [last],
-      segmentation: this.config.segmentation,
-      seed: this.nextSeed(),
-      signal: this.deps.signal,
-    });
-    this.ledger.add(r.cost);
-    this.formatFailures += r.formatFailures;
-    this.judgeReplies += repliesOf(r);
+    const r = await this.askJudge(outcome, chunks, { only: [last] });
     const j = r.judgments.find((x) => x.chunkIndex === last) ?? r.judgments[r.judgments.length - 1];
     return j ? j.score : 0.5;
   }
