@@ -59,7 +59,7 @@ export function batchOutcome(
   if (o.pending > 0 && flags.batchOut === undefined)
     return new StepwiseError(
       `${o.pending} ${o.unit} need ${batch.missing} requests that ${flags.batchIn} does not answer: ` +
-        'rerun with --batch-out FILE to write them for the next round (finished work is kept)',
+        `rerun with --batch-out FILE to write them for the next round (finished ${o.unit} are kept)`,
     );
   if (flags.batchOut === undefined) return undefined;
   const out = flags.batchOut;
@@ -78,7 +78,7 @@ export function batchOutcome(
       ...(o.chat
         ? []
         : [
-            '     (vllm run-batch takes /v1/chat/completions requests only: for it, write the file with chat prompts;',
+            '     (vllm run-batch takes /v1/chat/completions requests only: for it, write the file with --prompt-form chat;',
             '      engines and hosted Batch APIs that take /v1/completions can run this file as is)',
           ]),
       `  2. rerun this command with --batch-in ${results}${o.rounds ? ` ${o.rounds}` : ''}`,

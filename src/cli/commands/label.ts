@@ -1,5 +1,5 @@
 import { type Command, Option } from 'commander';
-import { StepwiseError, UsageError } from '../../core/errors.js';
+import { UsageError } from '../../core/errors.js';
 import type { Segmentation } from '../../core/segment.js';
 import type { Problem } from '../../core/types.js';
 import { countLines, streamJsonl } from '../../jobs/lines.js';
@@ -25,7 +25,7 @@ import { loadChatTemplate } from '../../prompts/chat-template.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import { checkSolution } from '../../verify/check.js';
-import { nextRoundFile, openBatchFiles } from '../batch.js';
+import { batchOutcome, nextRoundFile, openBatchFiles } from '../batch.js';
 import { datasetSettings, FIELDS_HELP, loadDatasetProblems } from '../datasets.js';
 import { floatOption, intOption, segmentationOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
@@ -122,38 +122,6 @@ function labelSummary(
     wrote: [s.out, ...(s.labelsFile ? [`${s.labelsFile} (full labels)`] : [])],
     run: runId,
   };
-}
-
-/** After `--batch-out`: what was written and what to run next. */
-function printBatchNext(flags: LabelFlags, modelId: string, pending: number, written: number): void {
-  const out = flags.batchOut!;
-  if (written === 0) {
-    process.stderr.write(`${out}: no request pending — the job is complete\n`);
-    return;
-  }
-  const results = out.replace(/(\.jsonl)?$/, '.results.jsonl');
-  const chat = flags.promptForm === 'chat';
-  process.stderr.write(
-    [
-      `wrote ${written} requests for ${pending} unfinished solutions to ${out} (OpenAI Batch API input, url ${
-        chat ? '/v1/chat/completions' : '/v1/completions'
-      }).`,
-      'Next:',
-      `  1. run them, e.g. on a GPU node: vllm run-batch -i ${out} -o ${results} --model <weights> --served-model-name ${modelId}`,
-      ...(chat
-        ? []
-        : [
-            '     (vllm run-batch takes /v1/chat/completions requests only: for it, write the file with --prompt-form chat;',
-            '      engines and hosted Batch APIs that take /v1/completions can run this file as is)',
-          ]),
-      `  2. rerun this command with --batch-in ${results}${
-        flags.search === 'binary' || flags.earlyStop !== undefined
-          ? ` --batch-out ${nextRoundFile(out)} (this search needs rounds: each rerun writes the next round's requests)`
-          : ' (add --batch-out FILE if some requests still need a round)'
-      }`,
-      '  See docs/scale.md.',
-    ].join('\n') + '\n',
-  );
 }
 
 /** `stepwise label`: Monte Carlo rollout labels for every chunk of every solution. */
@@ -474,12 +442,18 @@ export function register(program: Command): void {
         });
         bar.stop();
         batch?.close();
-        if (batch && summary.pending > 0 && flags.batchOut === undefined) {
-          finishRun(db, runId, 'failed');
-          throw new StepwiseError(
-            `${summary.pending} solutions need ${batch.missing} requests that ${flags.batchIn} does not answer: ` +
-              'rerun with --batch-out FILE to write them for the next round (finished solutions are kept)',
-          );
+        if (batch) {
+          const failed = batchOutcome(flags, batch, {
+            pending: summary.pending,
+            unit: 'solutions',
+            modelId: model.modelId,
+            chat: flags.promptForm === 'chat',
+            rounds:
+              flags.search === 'binary' || flags.earlyStop !== undefined
+                ? `--batch-out ${nextRoundFile(flags.batchOut ?? 'requests.jsonl')} (this search needs rounds: each rerun writes the next round's requests)`
+                : '(add --batch-out FILE if some requests still need a round)',
+          });
+          if (failed) throw failed;
         }
         finishRun(db, runId, 'done', {
           solutions: summary.solutions,
@@ -498,8 +472,6 @@ export function register(program: Command): void {
               },
             }
           : {};
-        if (flags.batchOut !== undefined)
-          printBatchNext(flags, model.modelId, summary.pending, batch!.written);
         reportJob(
           labelSummary(summary, isSim, cache, settings.hash, runId),
           {
