@@ -26,7 +26,7 @@ import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import { checkSolution } from '../../verify/check.js';
 import { batchOutcome, nextRoundFile, openBatchFiles } from '../batch.js';
-import { datasetSettings, FIELDS_HELP, loadDatasetProblems } from '../datasets.js';
+import { addDatasetLookupOptions, datasetSettings, loadDatasetProblems } from '../datasets.js';
 import { floatOption, intOption, segmentationOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 import { UNSAFE_FILESYSTEM_HELP } from '../sandbox.js';
@@ -126,28 +126,18 @@ function labelSummary(
 
 /** `stepwise label`: Monte Carlo rollout labels for every chunk of every solution. */
 export function register(program: Command): void {
-  program
-    .command('label')
-    .description(
-      'Label each chunk of each solution from policy rollouts (Monte Carlo step values, docs/methods.md §2)',
-    )
-    .requiredOption(
-      '--input <file>',
-      'JSONL: rows {id, problem, answer, steps[]} or `stepwise sample` output',
-    )
-    .option(
-      '--dataset <name>',
-      'data set the `stepwise sample` input came from (questions and gold answers are looked up by id): sim, gsm8k, math, …',
-    )
-    .option('--path <file>', 'with --dataset: file or folder to read')
-    .option('--split <split>', 'with --dataset: part of the set (e.g. GSM8K test)')
-    .option('--count <n>', 'with --dataset sim: problems generated (default 100)', intOption('--count', 1))
-    .option(
-      '--sim-seed <s>',
-      'with --dataset sim: seed of the generated problems (default 0)',
-      intOption('--sim-seed', 0),
-    )
-    .option('--fields <mapping>', FIELDS_HELP)
+  addDatasetLookupOptions(
+    program
+      .command('label')
+      .description(
+        'Label each chunk of each solution from policy rollouts (Monte Carlo step values, docs/methods.md §2)',
+      )
+      .requiredOption(
+        '--input <file>',
+        'JSONL: rows {id, problem, answer, steps[]} or `stepwise sample` output',
+      ),
+    'data set the `stepwise sample` input came from (questions and gold answers are looked up by id)',
+  )
     .requiredOption(
       '--policy <spec>',
       'policy that continues prefixes: openai:<model>, gguf:<path>, sim[?k=v]',
