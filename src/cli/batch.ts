@@ -88,6 +88,17 @@ export function batchOutcome(
   return undefined;
 }
 
+/** The `batch` field of a job's JSON summary: what `--batch-in` answered and what `--batch-out` wrote. */
+export function batchReport(
+  flags: BatchFlags,
+  batch: BatchFiles,
+): { in?: string; answered?: number; out?: string; requests?: number } {
+  return {
+    ...(flags.batchIn !== undefined ? { in: flags.batchIn, answered: batch.answered } : {}),
+    ...(flags.batchOut !== undefined ? { out: flags.batchOut, requests: batch.written } : {}),
+  };
+}
+
 /** The batch file of the next round: `x.jsonl` → `x.round2.jsonl`, `x.round2.jsonl` → `x.round3.jsonl`. */
 export function nextRoundFile(file: string): string {
   const m = /^(.*)\.round(\d+)(\.[^./]*)?$/.exec(file);

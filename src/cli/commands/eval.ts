@@ -24,7 +24,7 @@ import type { BatchFiles } from '../../models/batch.js';
 import { checkCriticTemplate } from '../../prompts/critic.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun, updateRunCounts } from '../../store/runs.js';
-import { addBatchOptions, batchOutcome, nextRoundFile, openBatchFiles } from '../batch.js';
+import { addBatchOptions, batchOutcome, batchReport, nextRoundFile, openBatchFiles } from '../batch.js';
 import { addInputOption, intOption, segmentationOption, shardOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { assertSimWorldInputs } from '../sim-guard.js';
@@ -262,7 +262,7 @@ async function runJudge(flags: ProcessBenchFlags): Promise<void> {
       if (failed) throw failed;
       if (flags.json)
         process.stdout.write(
-          `${JSON.stringify({ run: runId, predictions, judged: e.done, pending: e.pending, batch: { ...(flags.batchIn !== undefined ? { in: flags.batchIn, answered: batch.answered } : {}), ...(flags.batchOut !== undefined ? { out: flags.batchOut, requests: batch.written } : {}) } })}\n`,
+          `${JSON.stringify({ run: runId, predictions, judged: e.done, pending: e.pending, batch: batchReport(flags, batch) })}\n`,
         );
       return;
     }

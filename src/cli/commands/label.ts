@@ -25,7 +25,7 @@ import { loadChatTemplate } from '../../prompts/chat-template.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import { checkSolution } from '../../verify/check.js';
-import { batchOutcome, nextRoundFile, openBatchFiles } from '../batch.js';
+import { batchOutcome, batchReport, nextRoundFile, openBatchFiles } from '../batch.js';
 import { addDatasetLookupOptions, datasetSettings, loadDatasetProblems } from '../datasets.js';
 import { floatOption, intOption, segmentationOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
@@ -454,14 +454,7 @@ export function register(program: Command): void {
         });
         const cache = cacheStatsOf(model);
         const isSim = simulated || summary.simulated === true;
-        const batchInfo = batch
-          ? {
-              batch: {
-                ...(flags.batchIn !== undefined ? { in: flags.batchIn, answered: batch.answered } : {}),
-                ...(flags.batchOut !== undefined ? { out: flags.batchOut, requests: batch.written } : {}),
-              },
-            }
-          : {};
+        const batchInfo = batch ? { batch: batchReport(flags, batch) } : {};
         reportJob(
           labelSummary(summary, isSim, cache, settings.hash, runId),
           {

@@ -16,7 +16,7 @@ import { loadChatTemplate } from '../../prompts/chat-template.js';
 import { runSampleJobSummary } from '../../sample/sample.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
-import { addBatchOptions, batchOutcome, openBatchFiles } from '../batch.js';
+import { addBatchOptions, batchOutcome, batchReport, openBatchFiles } from '../batch.js';
 import {
   addDatasetOptions,
   type DatasetFlags,
@@ -280,14 +280,7 @@ export function register(program: Command): void {
           cache: cache ?? { cachedCalls: 0, calls: 0, note: 'not cached' },
           settingsHash: settings.hash,
           ...(flags.shard ? { shard: `${flags.shard.index}/${flags.shard.count}` } : {}),
-          ...(batch
-            ? {
-                batch: {
-                  ...(flags.batchIn !== undefined ? { in: flags.batchIn, answered: batch.answered } : {}),
-                  ...(flags.batchOut !== undefined ? { out: flags.batchOut, requests: batch.written } : {}),
-                },
-              }
-            : {}),
+          ...(batch ? { batch: batchReport(flags, batch) } : {}),
         };
         const passAt = Object.entries(summary.passAtK)
           .map(([k, v]) => `${k} ${(100 * v).toFixed(1)}%`)

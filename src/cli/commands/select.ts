@@ -12,7 +12,7 @@ import { BatchPending } from '../../models/batch.js';
 import { defaultStorePath, finishRun, openStore, startRun } from '../../store/index.js';
 import { validateRows } from '../../train/label-file.js';
 import { type SelectionInput, type SelectionRow, selectByJudge } from '../../train/select.js';
-import { addBatchOptions, batchOutcome, openBatchFiles } from '../batch.js';
+import { addBatchOptions, batchOutcome, batchReport, openBatchFiles } from '../batch.js';
 import { addDatasetLookupOptions, loadDatasetProblems } from '../datasets.js';
 import { addInputOption, intOption, shardOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
@@ -206,14 +206,7 @@ export function register(program: Command): void {
             judgeReplies,
             formatFailureRate,
             ...(result.pending ? { pending: result.pending } : {}),
-            ...(batch
-              ? {
-                  batch: {
-                    ...(o.batchIn !== undefined ? { in: o.batchIn, answered: batch.answered } : {}),
-                    ...(o.batchOut !== undefined ? { out: o.batchOut, requests: batch.written } : {}),
-                  },
-                }
-              : {}),
+            ...(batch ? { batch: batchReport(o, batch) } : {}),
           },
           o,
         );
