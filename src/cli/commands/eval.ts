@@ -29,7 +29,7 @@ import { addInputOption, intOption, segmentationOption, shardOption } from '../o
 import { createProgressBar } from '../progress.js';
 import { assertSimWorldInputs } from '../sim-guard.js';
 import { reportJob } from '../summary.js';
-import { addAlias } from '../vocabulary.js';
+import { addAlias, apiKeyOption, storeOption } from '../vocabulary.js';
 
 interface JudgeFlags {
   judge?: string;
@@ -394,14 +394,11 @@ function judgeOptions(cmd: Command): Command {
       '--base-url <url>',
       'OpenAI-compatible server(s) of the judge, comma-separated (default OPENAI_BASE_URL)',
     )
-    .option('--api-key <key>', 'API key of the server (default OPENAI_API_KEY)')
+    .addOption(apiKeyOption())
     .option('--concurrency <c>', 'solutions judged at once', intOption('--concurrency', 1), 16)
     .option('--seed <s>', 'seed of the judge requests (sampled votes reproduce)', intOption('--seed', 0), 0)
     .option('--no-cache', 'do not read or write the model-call cache')
-    .option(
-      '--store <file>',
-      'SQLite store for the cache and the run record (default $STEPWISE_HOME/store.sqlite)',
-    )
+    .addOption(storeOption())
     .option('--quiet', 'no progress bar')
     .option(
       '--sim-guess',

@@ -32,7 +32,14 @@ import { createProgressBar, trackJobProgress } from '../progress.js';
 import { UNSAFE_FILESYSTEM_HELP } from '../sandbox.js';
 import { assertSimWorldInputs } from '../sim-guard.js';
 import { cachePhrase, type JobSummary, JSON_HELP, reportJob, SIMULATED_WORLD } from '../summary.js';
-import { apiKeyOption, DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, msOption } from '../vocabulary.js';
+import {
+  apiKeyOption,
+  DEFAULT_MAX_TOKENS,
+  DEFAULT_TEMPERATURE,
+  msOption,
+  promptFormOption,
+  storeOption,
+} from '../vocabulary.js';
 
 interface LabelFlags {
   input: string;
@@ -216,22 +223,12 @@ export function register(program: Command): void {
         .default('full'),
     )
     .option('--no-cache', 'do not read or write the model-call cache')
-    .option(
-      '--store <file>',
-      'SQLite store for the cache and the run record (default $STEPWISE_HOME/store.sqlite)',
-    )
+    .addOption(storeOption())
     .option(
       '--chat-template <file>',
       "the model's own chat template (tokenizer_config.json or .jinja), rendered client-side for raw prompts",
     )
-    .addOption(
-      new Option(
-        '--prompt-form <form>',
-        'raw completion prompt, or chat messages continuing an assistant turn',
-      )
-        .choices(['raw', 'chat'])
-        .default('raw'),
-    )
+    .addOption(promptFormOption('policy prompt form (chat messages continue an assistant turn)'))
     .addOption(
       new Option(
         '--format <format>',
