@@ -8,11 +8,12 @@ import {
   type RolloutOptions,
 } from '../label/estimate.js';
 import {
-  bestOfNValue,
   DEFAULT_SIGNAL_PARAMS,
+  effectiveReward,
   isPositiveLabel,
   type LabelSignal,
   PAPER_ROLLOUTS,
+  relRatioLabel,
   type SignalParams,
   signalLabels,
 } from '../label/signals.js';
@@ -90,12 +91,11 @@ export function signalScore(
     case 'sorm':
       return Math.max(cur, laterBest);
     case 'rel-ratio':
-      if (prev === 0) return cur > 0 || (params.zeroOverZero === 'no-change' && 1 > params.gamma) ? 1 : 0;
+      if (prev === 0) return relRatioLabel(prev, cur, params.gamma, params.zeroOverZero) ? 1 : 0;
       return Math.min(1, cur / prev);
     case 'rel-effective': {
       const a = params.alpha;
-      const advantage = bestOfNValue(cur, params.bestOfN) - bestOfNValue(prev, params.bestOfN);
-      return Math.min(1, Math.max(0, (cur + a * advantage + a) / (1 + 2 * a)));
+      return Math.min(1, Math.max(0, (effectiveReward(prev, cur, a, params.bestOfN) + a) / (1 + 2 * a)));
     }
   }
 }

@@ -103,14 +103,15 @@ export function relRatioLabels(
 ): boolean[] {
   checkQ(q);
   const out: boolean[] = [];
-  for (let i = 1; i < q.length; i++) {
-    const prev = q[i - 1];
-    const cur = q[i];
-    if (prev === 0) out.push(cur > 0 ? true : zeroOverZero === 'no-change' && 1 > gamma);
-    // cur / prev > γ, written without division so exact ties stay ties.
-    else out.push(cur - gamma * prev > EPS * Math.max(1, Math.abs(gamma)));
-  }
+  for (let i = 1; i < q.length; i++) out.push(relRatioLabel(q[i - 1], q[i], gamma, zeroOverZero));
   return out;
+}
+
+/** Rel-Ratio's label of one chunk from Q̂(i − 1) and Q̂(i) (see {@link relRatioLabels}). */
+export function relRatioLabel(prev: number, cur: number, gamma: number, zeroOverZero: ZeroOverZero): boolean {
+  if (prev === 0) return cur > 0 ? true : zeroOverZero === 'no-change' && 1 > gamma;
+  // cur / prev > γ, written without division so exact ties stay ties.
+  return cur - gamma * prev > EPS * Math.max(1, Math.abs(gamma));
 }
 
 /** Best-of-n prover value Q_μ = 1 − (1 − Q̂)^n. */
@@ -130,11 +131,14 @@ export function relEffectiveLabels(
 ): boolean[] {
   checkQ(q);
   const out: boolean[] = [];
-  for (let i = 1; i < q.length; i++) {
-    const advantage = bestOfNValue(q[i], bestOfN) - bestOfNValue(q[i - 1], bestOfN);
-    out.push(q[i] + alpha * advantage > EPS);
-  }
+  for (let i = 1; i < q.length; i++) out.push(effectiveReward(q[i - 1], q[i], alpha, bestOfN) > EPS);
   return out;
+}
+
+/** Rel-Effective's quantity for one chunk: Q̂(i) + α·A_μ(i), A_μ(i) = Q_μ(i) − Q_μ(i−1). */
+export function effectiveReward(prev: number, cur: number, alpha: number, bestOfN: number): number {
+  const advantage = bestOfNValue(cur, bestOfN) - bestOfNValue(prev, bestOfN);
+  return cur + alpha * advantage;
 }
 
 /**
