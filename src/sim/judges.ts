@@ -88,7 +88,11 @@ export function simChunkDifficulties(
   });
 }
 
-/** The generative judge's rates on one chunk of difficulty δ: P(Negative | wrong), P(Positive | right). */
+/**
+ * A judge's rates on a chunk (or problem) of difficulty δ: P(Negative | wrong), P(Positive | right),
+ * their base rates' error rates grown by δ. The generative judge's with its options; the PRM and
+ * outcome model pass their own base rates.
+ */
 export function simJudgeRates(
   difficulty: number,
   options: Pick<SimOptions, 'sensitivity' | 'specificity' | 'judgeDifficulty'>,
@@ -261,11 +265,11 @@ export function simOrmRates(
     | 'recur'
   >,
 ): { sensitivity: number; specificity: number } {
-  const d = simDifficulty(problem, options);
-  return {
-    sensitivity: 1 - scaledErrorRate(1 - options.ormSensitivity, d, options.judgeDifficulty),
-    specificity: 1 - scaledErrorRate(1 - options.ormSpecificity, d, options.judgeDifficulty),
-  };
+  return simJudgeRates(simDifficulty(problem, options), {
+    sensitivity: options.ormSensitivity,
+    specificity: options.ormSpecificity,
+    judgeDifficulty: options.judgeDifficulty,
+  });
 }
 
 /**
