@@ -1,6 +1,6 @@
 import { StepwiseError } from '../core/errors.js';
 import { createRng, type Rng } from '../core/rng.js';
-import { parseWrittenTags, type Segmentation, splitParagraphs } from '../core/segment.js';
+import { parseWrittenTags, type Segmentation, splitParagraphs, writtenPrefix } from '../core/segment.js';
 import { DEFAULT_SIM_OPTIONS, type SimOptions } from './options.js';
 import {
   applyOp,
@@ -452,7 +452,7 @@ export function continueSimPrefix(
   if (segmentation === 'tags') {
     const chunks = sampleSimTaggedChunks(problem, options, state, rng);
     const lead = chunks.length === 0 || prefix.trim() === '' || /\s$/.test(prefix) ? '' : '\n';
-    return { lead, chunks, text: lead + chunks.map((c) => `<chunk>${c}</chunk>`).join('\n') };
+    return { lead, chunks, text: lead + writtenPrefix(chunks, 'tags') };
   }
   const chunks = sampleSimChunks(problem, options, state, rng);
   const lead = chunks.length === 0 ? '' : separatorAfter(prefix);
