@@ -470,10 +470,9 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
         ),
       });
     });
-    const rows = lines;
     const built = buildSelfSegmentationPairs(tagged);
     pairs = built.pairs;
-    summary.stats = { inputs: rows.length, paragraphFallbacks: fallbacks, rejected: built.rejected.length };
+    summary.stats = { inputs: lines.length, paragraphFallbacks: fallbacks, rejected: built.rejected.length };
     if (o.format === 'verl') {
       writeVerlSftParquet(
         o.out,
