@@ -16,6 +16,7 @@ import {
   lookupSimQuestion,
   opSymbol,
   type SimProblem,
+  type SimStep,
   simDifficulty,
   simSteps,
   truthValues,
@@ -56,14 +57,15 @@ type DifficultyOptions = Pick<SimOptions, 'stepError' | 'difficultySpread' | 'mi
 /**
  * The step difficulty δ of a chunk replayed from `before`: an operation's (difficulty ×
  * weight(op)); a check's, of the operation it checks; anything else the problem's difficulty.
+ * `steps` is {@link simSteps} of the problem, computed once per solution by the caller.
  */
 function chunkDifficulty(
   problem: SimProblem,
   before: SimState,
   kind: string,
+  steps: readonly SimStep[],
   options: DifficultyOptions,
 ): number {
-  const steps = simSteps(problem, options);
   if (kind === 'op' && before.k < steps.length) return steps[before.k].difficulty;
   if (kind === 'check' && before.k > 0 && before.k <= steps.length) return steps[before.k - 1].difficulty;
   return simDifficulty(problem, options);
@@ -75,12 +77,13 @@ export function simChunkDifficulties(
   chunks: readonly string[],
   options: DifficultyOptions,
 ): Array<{ wrong: boolean; difficulty: number; kind: string }> {
+  const steps = simSteps(problem, options);
   let state = initialSimState(problem);
   return chunks.map((c) => {
     const r = replayChunk(problem, state, c);
     const out = {
       wrong: r.wrong,
-      difficulty: chunkDifficulty(problem, state, r.kind, options),
+      difficulty: chunkDifficulty(problem, state, r.kind, steps, options),
       kind: r.kind,
     };
     state = r.state;
@@ -112,7 +115,7 @@ function describeChunk(
 ): { about: string; wrong: boolean; detail: string; difficulty: number } {
   const before = replaySimChunks(problem, history).state;
   const r = replayChunk(problem, before, chunk);
-  const difficulty = chunkDifficulty(problem, before, r.kind, options);
+  const difficulty = chunkDifficulty(problem, before, r.kind, simSteps(problem, options), options);
   return { ...describeReplayed(problem, before, r), difficulty };
 }
 
@@ -304,6 +307,7 @@ export function simPrmScores(
       .map((t) => noisyScore(t, options.prmNoise, rng));
   }
   const table = simValueTable(problem, options);
+  const problemSteps = simSteps(problem, options);
   const truth = truthValues(problem);
   const ormRates = simOrmRates(problem, options);
   const rates = {
@@ -320,7 +324,7 @@ export function simPrmScores(
     const stepRng = createRng(key);
     const r = replayChunk(problem, state, chunk);
     const { sensitivity, specificity } = simJudgeRates(
-      chunkDifficulty(problem, state, r.kind, options),
+      chunkDifficulty(problem, state, r.kind, problemSteps, options),
       rates,
     );
     const perceivedWrong = r.wrong ? stepRng.chance(sensitivity) : !stepRng.chance(specificity);
