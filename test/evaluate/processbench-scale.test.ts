@@ -1,6 +1,4 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +6,9 @@ import type { ProcessBenchRecord } from '../../src/data/types.js';
 import { runProcessBench } from '../../src/evaluate/processbench.js';
 import type { StepJudge } from '../../src/judge/types.js';
 import { type SimServer, startSimServer } from '../../src/sim/server.js';
+import { replayBatch } from '../support/batch-replayer.js';
 import { BIN, startCli } from '../support/cli.js';
+import { freePort } from '../support/free-port.js';
 import { liveHeapBytes } from '../support/heap.js';
 
 /**
@@ -17,7 +17,6 @@ import { liveHeapBytes } from '../support/heap.js';
  * requests go through batch files (one round with a threshold, one per chunk with verdicts).
  */
 
-const REPLAYER = new URL('../support/replay-batch.mjs', import.meta.url).pathname;
 let dir: string;
 let server: SimServer;
 let deadUrl: string;
@@ -28,10 +27,7 @@ beforeAll(async () => {
   if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing');
   dir = mkdtempSync(join(tmpdir(), 'stepwise-pb-scale-'));
   server = await startSimServer({ port: 0 });
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  deadUrl = `http://127.0.0.1:${(s.address() as { port: number }).port}/v1`;
-  await new Promise<void>((r) => s.close(() => r()));
+  deadUrl = `http://127.0.0.1:${await freePort()}/v1`;
   // A ProcessBench-format file of simulated rows; its subset is its name.
   input = join(dir, 'gsm8k.jsonl');
   const r = await startCli(
@@ -52,18 +48,6 @@ async function cli(args: string[], home = 'home') {
   return startCli(args, join(dir, home)).done;
 }
 const text = (f: string) => readFileSync(f, 'utf8');
-
-async function replay(req: string, res: string): Promise<void> {
-  const child = spawn(process.execPath, [REPLAYER, server.url, req, res], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let err = '';
-  child.stderr.on('data', (c) => {
-    err += c;
-  });
-  const code = await new Promise<number | null>((r) => child.on('close', r));
-  if (code !== 0) throw new Error(`replayer exited ${code}: ${err}`);
-}
 
 describe('eval processbench at scale', () => {
   it('does not hold the predictions: live heap grows by far less than the predictions file', async () => {
@@ -227,7 +211,7 @@ describe('eval processbench at scale', () => {
         expect(r.stderr).toMatch(/vllm run-batch/);
         expect(rounds).toBeLessThan(20);
         const res = join(dir, `${tag}-res.round${rounds}.jsonl`);
-        await replay(req, res);
+        await replayBatch(server.url, req, res);
         batchIn = ['--batch-in', res];
       }
       // The last round writes nothing: a critic needs one round of requests, verdicts several.

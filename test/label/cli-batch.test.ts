@@ -1,13 +1,13 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatchFiles, batchCustomId, loadBatchResults } from '../../src/models/batch.js';
 import { type SimServer, startSimServer } from '../../src/sim/server.js';
 import { openStore } from '../../src/store/db.js';
 import { VLLM_BATCH_INPUT_FIELDS, vllmBatchOutputLines } from '../models/vllm-batch-fixture.js';
+import { replayBatch } from '../support/batch-replayer.js';
 import { BIN, startCli } from '../support/cli.js';
+import { freePort } from '../support/free-port.js';
 import { tempDir } from '../support/temp.js';
 
 /**
@@ -18,25 +18,16 @@ import { tempDir } from '../support/temp.js';
  * first errors equal an online run's.
  */
 
-const REPLAYER = new URL('../support/replay-batch.mjs', import.meta.url).pathname;
 let dir: string;
 let server: SimServer;
 let deadUrl: string;
 let input: string;
 
-async function freePortNobodyListensOn(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
-
 beforeAll(async () => {
   if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing');
   dir = tempDir('stepwise-batch-');
   server = await startSimServer({ port: 0 });
-  deadUrl = `http://127.0.0.1:${await freePortNobodyListensOn()}/v1`;
+  deadUrl = `http://127.0.0.1:${await freePort()}/v1`;
   input = join(dir, 'in.jsonl');
   const r = await startCli(
     ['sim', 'dataset', '--processbench', '--count', '16', '--seed', '21', '--out', input],
@@ -62,18 +53,6 @@ const read = (f: string) =>
 async function label(home: string, extra: string[]) {
   const args = ['label', '--input', input, '--policy', 'openai:sim', '--rollouts', '4', '--json', ...extra];
   return startCli(args, join(dir, home)).done;
-}
-
-async function replay(req: string, res: string): Promise<void> {
-  const child = spawn(process.execPath, [REPLAYER, server.url, req, res], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let err = '';
-  child.stderr.on('data', (c) => {
-    err += c;
-  });
-  const code = await new Promise<number | null>((r) => child.on('close', r));
-  if (code !== 0) throw new Error(`replayer exited ${code}: ${err}`);
 }
 
 describe('label --batch-out / --batch-in', () => {
@@ -116,7 +95,7 @@ describe('label --batch-out / --batch-in', () => {
     }
     expect(new Set(lines.map((l) => l.custom_id)).size).toBe(lines.length);
     const res = join(dir, 'RES.jsonl');
-    await replay(req, res);
+    await replayBatch(server.url, req, res);
     const second = await label('batch', [...signals, '--base-url', deadUrl, '--batch-in', res, '--out', out]);
     expect(second.stderr).not.toMatch(/unexpected/);
     expect(second.code).toBe(0);
@@ -158,7 +137,7 @@ describe('label --batch-out / --batch-in', () => {
       if (written === 0) break;
       expect(rounds).toBeLessThan(10);
       const res = join(dir, `bin-res.round${rounds}.jsonl`);
-      await replay(req, res);
+      await replayBatch(server.url, req, res);
       batchIn = ['--batch-in', res];
     }
     expect(rounds).toBeGreaterThan(2);

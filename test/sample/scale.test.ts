@@ -1,13 +1,13 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSampleJobSummary } from '../../src/sample/sample.js';
 import { type SimServer, startSimServer } from '../../src/sim/server.js';
 import { fakePolicy, fakeProblem } from '../search/fakes.js';
+import { replayBatch } from '../support/batch-replayer.js';
 import { BIN, startCli } from '../support/cli.js';
+import { freePort } from '../support/free-port.js';
 import { liveHeapBytes } from '../support/heap.js';
 
 /**
@@ -15,7 +15,6 @@ import { liveHeapBytes } from '../support/heap.js';
  * unsharded file, and `--batch-out` / `--batch-in` take the job through one batch round.
  */
 
-const REPLAYER = new URL('../support/replay-batch.mjs', import.meta.url).pathname;
 let dir: string;
 let server: SimServer;
 let deadUrl: string;
@@ -24,10 +23,7 @@ beforeAll(async () => {
   if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing');
   dir = mkdtempSync(join(tmpdir(), 'stepwise-sample-scale-'));
   server = await startSimServer({ port: 0 });
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  deadUrl = `http://127.0.0.1:${(s.address() as { port: number }).port}/v1`;
-  await new Promise<void>((r) => s.close(() => r()));
+  deadUrl = `http://127.0.0.1:${await freePort()}/v1`;
 });
 afterAll(async () => {
   await server.close();
@@ -135,10 +131,7 @@ describe('sample at scale', () => {
     expect(lines).toHaveLength(12);
     expect(lines.every((l) => l.method === 'POST' && l.body.n === 3)).toBe(true);
     const res = join(dir, 'RES.jsonl');
-    const child = spawn(process.execPath, [REPLAYER, server.url, req, res], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    expect(await new Promise((r) => child.on('close', r))).toBe(0);
+    await replayBatch(server.url, req, res);
     const second = await cli([...common, '--base-url', deadUrl, '--batch-in', res, '--out', out], 'batch');
     expect(second.code, second.stderr).toBe(0);
     expect(JSON.parse(second.stdout).batch.answered).toBe(12);

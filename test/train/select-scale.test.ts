@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SimServer, startSimServer } from '../../src/sim/server.js';
+import { replayBatch } from '../support/batch-replayer.js';
 import { BIN, startCli } from '../support/cli.js';
+import { freePort } from '../support/free-port.js';
 
 /**
  * Issue 17 for `select`: the sample file is read a line at a time (a big input does not raise
@@ -13,7 +14,6 @@ import { BIN, startCli } from '../support/cli.js';
  * unsharded file, and the judge's requests go through one batch round.
  */
 
-const REPLAYER = new URL('../support/replay-batch.mjs', import.meta.url).pathname;
 const RSS_HOOK =
   'data:text/javascript,import fs from "node:fs"; process.on("exit", () => fs.writeSync(2, "\\nMAXRSS_KB " + process.resourceUsage().maxRSS + "\\n"));';
 let dir: string;
@@ -25,10 +25,7 @@ beforeAll(async () => {
   if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing');
   dir = mkdtempSync(join(tmpdir(), 'stepwise-select-scale-'));
   server = await startSimServer({ port: 0 });
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  deadUrl = `http://127.0.0.1:${(s.address() as { port: number }).port}/v1`;
-  await new Promise<void>((r) => s.close(() => r()));
+  deadUrl = `http://127.0.0.1:${await freePort()}/v1`;
   samples = join(dir, 'samples.jsonl');
   const r = await startCli(
     ['sample', '--dataset', 'sim', '--count', '24', '--policy', 'sim', '--n', '3', '--out', samples],
@@ -162,10 +159,7 @@ describe('select at scale', () => {
     expect(first.stderr).toMatch(/wrote \d+ requests for \d+ unfinished problems/);
     expect(server.metrics().requests).toBe(0);
     const res = join(dir, 'RES.jsonl');
-    const child = spawn(process.execPath, [REPLAYER, server.url, req, res], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    expect(await new Promise((r) => child.on('close', r))).toBe(0);
+    await replayBatch(server.url, req, res);
     const second = await cli([...common, '--base-url', deadUrl, '--batch-in', res, '--out', out], 'batch');
     expect(second.code, second.stderr).toBe(0);
     expect(JSON.parse(second.stdout).pending).toBeUndefined();
