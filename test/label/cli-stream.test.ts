@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, startCli } from '../support/cli.js';
+import { BIN, runUntilStopped, startCli } from '../support/cli.js';
 import { tempDir } from '../support/temp.js';
 
 /**
@@ -17,10 +16,6 @@ let dir: string;
 let input: string;
 let small: string;
 const ROWS = 60_000;
-
-/** Peak RSS of the child, in KiB, printed by the child at exit. */
-const RSS_HOOK =
-  'data:text/javascript,import fs from "node:fs"; process.on("exit", () => fs.writeSync(2, "\\nMAXRSS_KB " + process.resourceUsage().maxRSS + "\\n"));';
 
 beforeAll(async () => {
   if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing');
@@ -48,45 +43,17 @@ async function runFor(
   out: string,
   file = input,
 ): Promise<{ code: number | null; rssMb: number; stderr: string }> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      RSS_HOOK,
-      BIN,
-      'label',
-      '--input',
-      file,
-      '--policy',
-      'sim',
-      '--rollouts',
-      '2',
-      '--signals',
-      'abs-q',
-      '--out',
-      out,
-    ],
-    {
-      env: { ...process.env, STEPWISE_HOME: join(dir, 'home'), STEPWISE_QUIET: '1' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
-  let stderr = '';
-  child.stderr.on('data', (c) => {
-    stderr += c;
-  });
   // Stop it like Ctrl-C, at least `ms` after the start.
   const started = Date.now();
   const count = () => (existsSync(out) ? readFileSync(out, 'utf8').split('\n').length : 0);
   const before = count();
-  const timer = setInterval(() => {
+  return runUntilStopped(
+    ['label', '--input', file, '--policy', 'sim', '--rollouts', '2', '--signals', 'abs-q', '--out', out],
+    join(dir, 'home'),
     // Only once this run has written records of its own: it is past start-up and resuming.
-    if (Date.now() - started >= ms && count() > before + 30) child.kill('SIGINT');
-  }, 250);
-  const code = await new Promise<number | null>((r) => child.on('close', r));
-  clearInterval(timer);
-  const kb = Number(/MAXRSS_KB (\d+)/.exec(stderr)?.[1]);
-  return { code, rssMb: kb / 1024, stderr };
+    () => Date.now() - started >= ms && count() > before + 30,
+    250,
+  );
 }
 
 describe('label streams a large input', () => {

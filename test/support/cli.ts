@@ -12,11 +12,15 @@ export interface CliRun {
 }
 
 /**
- * Start `stepwise <args>` with its own STEPWISE_HOME and no progress bars. `child` lets a test
- * kill it midway; `done` resolves when it has closed.
+ * Start `stepwise <args>` with its own STEPWISE_HOME and no progress bars (`nodeArgs` go to node
+ * before the entry). `child` lets a test kill it midway; `done` resolves when it has closed.
  */
-export function startCli(args: string[], home: string): { child: ChildProcess; done: Promise<CliRun> } {
-  const child = spawn(process.execPath, [BIN, ...args], {
+export function startCli(
+  args: string[],
+  home: string,
+  nodeArgs: string[] = [],
+): { child: ChildProcess; done: Promise<CliRun> } {
+  const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], {
     env: { ...process.env, STEPWISE_HOME: home, STEPWISE_QUIET: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -32,4 +36,27 @@ export function startCli(args: string[], home: string): { child: ChildProcess; d
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
   );
   return { child, done };
+}
+
+/** Makes the child print its peak RSS (KiB) on stderr as it exits. */
+const PEAK_RSS_HOOK =
+  'data:text/javascript,import fs from "node:fs"; process.on("exit", () => fs.writeSync(2, "\\nMAXRSS_KB " + process.resourceUsage().maxRSS + "\\n"));';
+
+/**
+ * Run `stepwise <args>` (as {@link startCli}) and stop it with SIGINT, like Ctrl-C, once
+ * `stopWhen()` holds (checked every `pollMs`). How it ended, and its peak RSS in MB.
+ */
+export async function runUntilStopped(
+  args: string[],
+  home: string,
+  stopWhen: () => boolean,
+  pollMs: number,
+): Promise<CliRun & { rssMb: number }> {
+  const { child, done } = startCli(args, home, ['--import', PEAK_RSS_HOOK]);
+  const timer = setInterval(() => {
+    if (stopWhen()) child.kill('SIGINT');
+  }, pollMs);
+  const run = await done;
+  clearInterval(timer);
+  return { ...run, rssMb: Number(/MAXRSS_KB (\d+)/.exec(run.stderr)?.[1]) / 1024 };
 }

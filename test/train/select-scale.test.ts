@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SimServer, startSimServer } from '../../src/sim/server.js';
 import { replayBatch } from '../support/batch-replayer.js';
-import { BIN, startCli } from '../support/cli.js';
+import { BIN, runUntilStopped, startCli } from '../support/cli.js';
 import { freePort } from '../support/free-port.js';
 
 /**
@@ -14,8 +13,6 @@ import { freePort } from '../support/free-port.js';
  * unsharded file, and the judge's requests go through one batch round.
  */
 
-const RSS_HOOK =
-  'data:text/javascript,import fs from "node:fs"; process.on("exit", () => fs.writeSync(2, "\\nMAXRSS_KB " + process.resourceUsage().maxRSS + "\\n"));';
 let dir: string;
 let server: SimServer;
 let deadUrl: string;
@@ -55,12 +52,9 @@ async function selectUntil(
   out: string,
   stopAfter: number,
 ): Promise<{ code: number | null; rssMb: number }> {
-  const child = spawn(
-    process.execPath,
+  const before = existsSync(out) ? ids(out).length : 0;
+  return runUntilStopped(
     [
-      '--import',
-      RSS_HOOK,
-      BIN,
       'select',
       '--input',
       input,
@@ -72,22 +66,10 @@ async function selectUntil(
       '--out',
       out,
     ],
-    {
-      env: { ...process.env, STEPWISE_HOME: join(dir, 'home'), STEPWISE_QUIET: '1' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
+    join(dir, 'home'),
+    () => existsSync(out) && ids(out).length >= before + stopAfter,
+    100,
   );
-  let stderr = '';
-  child.stderr.on('data', (c) => {
-    stderr += c;
-  });
-  const before = existsSync(out) ? ids(out).length : 0;
-  const timer = setInterval(() => {
-    if (existsSync(out) && ids(out).length >= before + stopAfter) child.kill('SIGINT');
-  }, 100);
-  const code = await new Promise<number | null>((r) => child.on('close', r));
-  clearInterval(timer);
-  return { code, rssMb: Number(/MAXRSS_KB (\d+)/.exec(stderr)?.[1]) / 1024 };
 }
 
 describe('select at scale', () => {
