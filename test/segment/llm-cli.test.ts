@@ -29,23 +29,20 @@ describe('stepwise segment --by llm (issue 15, acceptance 1)', () => {
     writeFileSync(input, inputs.map((r) => JSON.stringify(r)).join('\n'));
     const server = await startTaggingServer({ alterEvery: 3 });
     try {
-      const run = await startCli(
-        [
-          'segment',
-          '--segmentation',
-          'llm',
-          '--model',
-          'openai:m',
-          '--base-url',
-          server.url,
-          '--input',
-          input,
-          '--out',
-          out,
-          '--json',
-        ],
-        join(dir, 'home'),
-      ).done;
+      const args = [
+        'segment',
+        '--segmentation',
+        'llm',
+        '--model',
+        'openai:m',
+        '--base-url',
+        server.url,
+        '--input',
+        input,
+        '--out',
+        out,
+      ];
+      const run = await startCli([...args, '--json'], join(dir, 'home')).done;
       expect(run.stderr).not.toMatch(/stepwise:/);
       expect(run.stderr).toMatch(/^segment --segmentation llm: 12 solutions \(0 resumed\)/m);
       expect(run.code).toBe(0);
@@ -90,45 +87,12 @@ describe('stepwise segment --by llm (issue 15, acceptance 1)', () => {
 
       // A rerun resumes: nothing is asked again.
       const before = server.replies.length;
-      const again = await startCli(
-        [
-          'segment',
-          '--segmentation',
-          'llm',
-          '--model',
-          'openai:m',
-          '--base-url',
-          server.url,
-          '--input',
-          input,
-          '--out',
-          out,
-          '--json',
-        ],
-        join(dir, 'home'),
-      ).done;
+      const again = await startCli([...args, '--json'], join(dir, 'home')).done;
       expect(again.code).toBe(0);
       expect(server.replies.length).toBe(before);
       expect(JSON.parse(again.stdout).resumed).toBe(12);
       // Resuming with another acceptance rule would mix settings: refused, naming the setting.
-      const other = await startCli(
-        [
-          'segment',
-          '--segmentation',
-          'llm',
-          '--model',
-          'openai:m',
-          '--base-url',
-          server.url,
-          '--input',
-          input,
-          '--out',
-          out,
-          '--whitespace',
-          'exact',
-        ],
-        join(dir, 'home'),
-      ).done;
+      const other = await startCli([...args, '--whitespace', 'exact'], join(dir, 'home')).done;
       expect(other.code).toBe(2);
       expect(other.stderr).toContain('--whitespace');
     } finally {
