@@ -31,6 +31,9 @@ from .task import SYMBOL, parse_question
 from .vocab import judge_vocab
 
 STEP_RE = re.compile(r"^(-?\d+)([+\-×])(\d+)=(-?\d+)")
+HISTORY_MARK = "\n\n## Previous reasoning steps\n"
+CHUNK_MARK = "\n\n## New reasoning chunk\n"
+TAG_RE = re.compile(r"<chunk>(.*?)</chunk>", re.DOTALL)
 
 
 def flatten(messages: list[dict]) -> str:
@@ -39,7 +42,7 @@ def flatten(messages: list[dict]) -> str:
 
 
 def new_chunk(user: str) -> str:
-    a = user.index("\n\n## New reasoning chunk\n") + len("\n\n## New reasoning chunk\n")
+    a = user.index(CHUNK_MARK) + len(CHUNK_MARK)
     return user[a : user.rindex("\n\n## Task\n")]
 
 
@@ -63,8 +66,8 @@ def analysis(user: str, compare: bool = False) -> tuple[str, bool]:
     the line the problem and the previous steps call for (the previous result, the problem's
     next operation, its value; `\\boxed{}` on the last operation), computed afresh. Returns the
     analysis and whether every line of the chunk equals it (the analysis's own verdict)."""
-    problem = parse_question(section(user, "## Problem\n", "\n\n## Previous reasoning steps\n"))
-    history = written_lines(section(user, "\n\n## Previous reasoning steps\n", "\n\n## New reasoning chunk\n"))
+    problem = parse_question(section(user, "## Problem\n", HISTORY_MARK))
+    history = written_lines(section(user, HISTORY_MARK, CHUNK_MARK))
     chunk = written_lines(new_chunk(user))
     if problem is None or not chunk:
         return "", False
@@ -93,11 +96,6 @@ def analysis(user: str, compare: bool = False) -> tuple[str, bool]:
         prev = int(m.group(4)) if m else value
         k += 1
     return "\n".join(expected) + "\n", same
-
-
-HISTORY_MARK = "\n\n## Previous reasoning steps\n"
-CHUNK_MARK = "\n\n## New reasoning chunk\n"
-TAG_RE = re.compile(r"<chunk>(.*?)</chunk>", re.DOTALL)
 
 
 def as_paragraphs(user: str) -> str | None:
