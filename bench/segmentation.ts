@@ -22,6 +22,7 @@ import '../src/providers/index.js';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { wilson95 } from '../src/cli/commands/demo.js';
 import type { Segmentation } from '../src/core/segment.js';
 import type { Problem } from '../src/core/types.js';
 import { createJudge } from '../src/judge/create.js';
@@ -55,15 +56,10 @@ const mean = (xs: readonly number[]): number =>
   xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length;
 const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
 
-/** 95% Wilson interval of k successes in n. */
+/** 95% Wilson interval of k successes in n (demo's, rounded). */
 function wilson(k: number, total: number): [number, number] {
-  if (total === 0) return [0, 1];
-  const z = 1.96;
-  const p = k / total;
-  const d = 1 + (z * z) / total;
-  const c = (p + (z * z) / (2 * total)) / d;
-  const h = (z * Math.sqrt((p * (1 - p)) / total + (z * z) / (4 * total * total))) / d;
-  return [round(Math.max(0, c - h)), round(Math.min(1, c + h))];
+  const [lo, hi] = wilson95(k, total);
+  return [round(lo), round(hi)];
 }
 
 /** Mean of paired per-problem differences with a normal 95% interval. */
