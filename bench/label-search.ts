@@ -21,6 +21,7 @@ import type { Problem } from '../src/core/types.js';
 import { binarySearchFirstError, estimateStepValues } from '../src/label/estimate.js';
 import { absQLabels, firstNegative } from '../src/label/signals.js';
 import { createPolicy } from '../src/models/policy.js';
+import { PROMPT_READERS } from '../src/prompts/readers.js';
 import { simProcessBenchRows } from '../src/sim/dataset.js';
 import { createSimModel } from '../src/sim/model.js';
 import { parseSimSpec } from '../src/sim/options.js';
@@ -39,7 +40,7 @@ const rolloutCounts = process.argv.includes('--rollouts') ? flag('rollouts', '16
 const worlds = flag('world', 'sim').concat(process.argv.includes('--world') ? [] : ['sim?step_error=0.2']);
 
 async function benchWorld(spec: string, M: number) {
-  const model = createSimModel(spec);
+  const model = createSimModel(spec, PROMPT_READERS);
   const policy = createPolicy(model);
   const { options } = parseSimSpec(spec);
   const rows = simProcessBenchRows({ count, errorShare: 0.5 }, options).filter((r) => r.steps.length >= 8);

@@ -32,6 +32,7 @@ import { labelSolution } from '../src/label/label.js';
 import { createPolicy } from '../src/models/policy.js';
 import { createModel } from '../src/models/registry.js';
 import type { LanguageModel } from '../src/models/types.js';
+import { PROMPT_READERS } from '../src/prompts/readers.js';
 import { sampleProblem } from '../src/sample/sample.js';
 import { runStrategy } from '../src/search/registry.js';
 import { simDatasetProblems } from '../src/sim/dataset.js';
@@ -83,7 +84,7 @@ interface World {
 
 async function openWorld(): Promise<World> {
   if (!tiny) {
-    const model = createSimModel(world);
+    const model = createSimModel(world, PROMPT_READERS);
     return {
       policyModel: model,
       judge: await createJudge('generative:sim', { model }),

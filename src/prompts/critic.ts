@@ -1,4 +1,5 @@
 import type { ChatMessage } from '../core/model.js';
+import type { PromptInput, PromptReader } from './protocol.js';
 
 /**
  * The ProcessBench critic protocol (METHODS §3–4): the whole solution with paragraphs tagged
@@ -52,9 +53,7 @@ export function renderCriticMessages(
 }
 
 /** Inverse of {@link renderCriticUserMessage}; null when the text is not a critic prompt. */
-export function parseCriticPrompt(
-  input: string | ChatMessage[],
-): { problem: string; steps: string[] } | null {
+export function parseCriticPrompt(input: PromptInput): { problem: string; steps: string[] } | null {
   const text = typeof input === 'string' ? input : (input.find((m) => m.role === 'user')?.content ?? '');
   if (!text.startsWith(HEAD) || !text.endsWith(TAIL)) return null;
   const s = text.indexOf(SOLUTION_MARK);
@@ -73,6 +72,16 @@ export function parseCriticPrompt(
   }
   return { problem, steps };
 }
+
+/** The critic prompt's reader (protocol.ts): the default wording only (a template is not read). */
+export const criticPromptReader: PromptReader<'critic'> = {
+  kind: 'critic',
+  family: 'critic',
+  read(input) {
+    const c = parseCriticPrompt(input);
+    return c && { kind: 'critic', problem: c.problem, steps: c.steps };
+  },
+};
 
 /** The last `\boxed{<int>}` in a critic's reply; null = format failure. */
 export function parseCriticAnswer(reply: string): number | null {

@@ -4,5 +4,7 @@ export * from './judge.js';
 export * from './orm.js';
 export * from './policy.js';
 export * from './prm.js';
+export * from './protocol.js';
+export * from './readers.js';
 export * from './refine.js';
 export * from './segment.js';

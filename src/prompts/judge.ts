@@ -1,5 +1,6 @@
 import type { ChatMessage } from '../core/model.js';
 import { parseWrittenTags, type Segmentation, writtenPrefix } from '../core/segment.js';
+import type { PromptInput, PromptReader } from './protocol.js';
 
 /**
  * The StepWiser generative judge prompt (METHODS §3): the problem, the historical reasoning
@@ -54,7 +55,7 @@ export function renderJudgeMessages(input: JudgePromptInput): ChatMessage[] {
 }
 
 /** Inverse of {@link renderJudgeUserMessage}; null when the text is not a judge prompt. */
-export function parseJudgePrompt(input: string | ChatMessage[]): JudgePromptInput | null {
+export function parseJudgePrompt(input: PromptInput): JudgePromptInput | null {
   const text = typeof input === 'string' ? input : (input.find((m) => m.role === 'user')?.content ?? '');
   const p = text.indexOf(PROBLEM_MARK);
   const h = text.indexOf(HISTORY_MARK);
@@ -75,6 +76,19 @@ export function parseJudgePrompt(input: string | ChatMessage[]): JudgePromptInpu
   }
   return { problem, history, chunk };
 }
+
+/**
+ * The judge prompt's reader (protocol.ts): the user message or the whole text (it finds its
+ * sections anywhere, so it goes after the strict readers).
+ */
+export const judgePromptReader: PromptReader<'judge'> = {
+  kind: 'judge',
+  family: 'judge',
+  read(input) {
+    const j = parseJudgePrompt(input);
+    return j && { kind: 'judge', problem: j.problem, history: [...j.history], chunk: j.chunk };
+  },
+};
 
 export type JudgeVerdictText = 'Positive' | 'Negative';
 

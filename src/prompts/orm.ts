@@ -1,4 +1,5 @@
 import type { ChatMessage } from '../core/model.js';
+import type { PromptInput, PromptReader } from './protocol.js';
 
 /**
  * Outcome model (ORM) prompt: one verdict for a whole solution (METHODS §3, GLoRe §5). The model
@@ -22,7 +23,7 @@ export function renderOrmMessages(problem: string, solution: string): ChatMessag
 }
 
 /** Inverse of {@link renderOrmUserMessage}; null when the input is not an outcome-model prompt. */
-export function parseOrmPrompt(input: string | ChatMessage[]): { problem: string; solution: string } | null {
+export function parseOrmPrompt(input: PromptInput): { problem: string; solution: string } | null {
   const text = typeof input === 'string' ? input : (input.find((m) => m.role === 'user')?.content ?? '');
   if (!text.startsWith(HEAD) || !text.endsWith(TAIL)) return null;
   const s = text.indexOf(SOLUTION_MARK, HEAD.length);
@@ -32,6 +33,16 @@ export function parseOrmPrompt(input: string | ChatMessage[]): { problem: string
     solution: text.slice(s + SOLUTION_MARK.length, text.length - TAIL.length),
   };
 }
+
+/** The outcome-model prompt's reader (protocol.ts). */
+export const ormPromptReader: PromptReader<'orm'> = {
+  kind: 'orm',
+  family: 'orm',
+  read(input) {
+    const o = parseOrmPrompt(input);
+    return o && { kind: 'orm', problem: o.problem, solution: o.solution };
+  },
+};
 
 export type OrmVerdictText = 'Correct' | 'Incorrect';
 

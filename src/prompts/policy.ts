@@ -1,5 +1,6 @@
 import type { ChatMessage } from '../core/model.js';
 import { type Segmentation, writtenPrefix } from '../core/segment.js';
+import type { PromptInput, PromptReader } from './protocol.js';
 
 /**
  * Policy prompt templates, in a raw-completion and a chat form. Both carry the same content so
@@ -56,7 +57,7 @@ export function renderPolicyMessages(
 
 /** Recover question, prefix and segmentation from either form; null when the request is not a policy prompt. */
 export function parsePolicyPrompt(
-  input: string | ChatMessage[],
+  input: PromptInput,
 ): { question: string; prefix: string; segmentation: Segmentation } | null {
   const user = typeof input === 'string' ? input : input.find((m) => m.role === 'user')?.content;
   if (user === undefined) return null;
@@ -81,6 +82,16 @@ export function parsePolicyPrompt(
   }
   return null;
 }
+
+/** The policy prompt's reader (protocol.ts): both forms, both segmentations. */
+export const policyPromptReader: PromptReader<'policy'> = {
+  kind: 'policy',
+  family: 'policy',
+  read(input) {
+    const p = parsePolicyPrompt(input);
+    return p && { kind: 'policy', problem: p.question, prefix: p.prefix, segmentation: p.segmentation };
+  },
+};
 
 /**
  * Join chunk texts into a prefix that a continuation can follow. `paragraph`: chunks separated

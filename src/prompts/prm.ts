@@ -1,3 +1,5 @@
+import type { PromptReader } from './protocol.js';
+
 /**
  * Input formats of discriminative PRMs (INTERFACES.md).
  */
@@ -26,6 +28,17 @@ export function parseQwenPrmInput(input: string): { problem: string; steps: stri
   parts.pop(); // text after the final separator (empty)
   return { problem: m[1], steps: parts };
 }
+
+/** The Qwen2.5-Math-PRM input's reader (protocol.ts): `/pooling` text only, never chat messages. */
+export const qwenPrmInputReader: PromptReader<'prm'> = {
+  kind: 'prm',
+  family: 'qwen-prm',
+  read(input) {
+    if (typeof input !== 'string') return null;
+    const q = parseQwenPrmInput(input);
+    return q && { kind: 'prm', problem: q.problem, steps: q.steps };
+  },
+};
 
 /** Math-Shepherd step tag: each step ends with it; a token PRM reads P(`+`) at its position. */
 export const SHEPHERD_TAG = 'ки';

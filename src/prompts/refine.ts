@@ -1,5 +1,6 @@
 import type { ChatMessage } from '../core/model.js';
 import { type Segmentation, writtenPrefix } from '../core/segment.js';
+import type { PromptInput, PromptReader } from './protocol.js';
 
 /**
  * GLoRe refinement prompts (METHODS §5): global (rewrite the draft) and local (`[BAD]` marks the
@@ -113,14 +114,14 @@ function localMessages(
 }
 
 /** Recover the parts of a refinement request (for the simulated world and tests). */
-export function parseRefinePrompt(input: string | ChatMessage[]): {
+export function parseRefinePrompt(input: PromptInput): {
   kind: 'global' | 'local';
   question: string;
   draft: string;
   prefix: string;
   segmentation: Segmentation;
 } | null {
-  const msgs: ChatMessage[] = typeof input === 'string' ? [{ role: 'user', content: input }] : input;
+  const msgs: readonly ChatMessage[] = typeof input === 'string' ? [{ role: 'user', content: input }] : input;
   const user = msgs.find((m) => m.role === 'user')?.content ?? '';
   for (const segmentation of ['paragraph', 'tags'] as const) {
     const kind = user.startsWith(globalTask(segmentation))
@@ -142,3 +143,27 @@ export function parseRefinePrompt(input: string | ChatMessage[]): {
   }
   return null;
 }
+
+/**
+ * The refinement prompts' reader (protocol.ts). A raw-text request is read as one user turn
+ * (so it has no good prefix to continue).
+ */
+export const refinePromptReader: PromptReader<'refine'> = {
+  kind: 'refine',
+  family: 'refine',
+  read(input) {
+    const r = parseRefinePrompt(input);
+    if (!r) return null;
+    const { question: problem, draft, segmentation } = r;
+    if (r.kind === 'global') return { kind: 'refine', mode: 'global', problem, draft, segmentation };
+    return {
+      kind: 'refine',
+      mode: 'local',
+      problem,
+      draft,
+      badMarker: BAD_MARKER,
+      prefix: r.prefix,
+      segmentation,
+    };
+  },
+};

@@ -5,8 +5,11 @@
  */
 import { ggufProvider, openaiProvider } from '../models/providers.js';
 import { registerProvider } from '../models/registry.js';
-import { simProvider } from '../sim/provider.js';
+import { PROMPT_READERS } from '../prompts/readers.js';
+import { createSimProvider } from '../sim/provider.js';
 
-for (const provider of [openaiProvider, ggufProvider, simProvider]) registerProvider(provider);
+// The sim reads requests only through the prompts' readers, handed to it here.
+for (const provider of [openaiProvider, ggufProvider, createSimProvider(PROMPT_READERS)])
+  registerProvider(provider);
 
 export { createModel, registerProvider } from '../models/registry.js';

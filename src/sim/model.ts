@@ -12,12 +12,7 @@ import type {
 } from '../core/model.js';
 import { createRng, hashString, type Rng } from '../core/rng.js';
 import { writtenPrefix } from '../core/segment.js';
-import { parseCriticPrompt } from '../prompts/critic.js';
-import { parseJudgePrompt } from '../prompts/judge.js';
-import { parseOrmPrompt } from '../prompts/orm.js';
-import { parsePolicyPrompt } from '../prompts/policy.js';
-import { parseQwenPrmInput } from '../prompts/prm.js';
-import { BAD_MARKER, parseRefinePrompt } from '../prompts/refine.js';
+import type { PromptInput, PromptReaders, PromptRequest } from '../prompts/protocol.js';
 import { simCriticReply, simJudgeReply, simOrmReply, simPrmScores } from './judges.js';
 import {
   DEFAULT_SIM_OPTIONS,
@@ -56,11 +51,37 @@ function requestKey(request: GenerateRequest): string {
   return `m:${(request.messages ?? []).map((m) => `${m.role}\u0000${m.content}`).join('\u0001')}`;
 }
 
-/** The chunks before the `[BAD]`-marked chunk of a local-refinement draft. */
-function goodPrefixOfDraft(draft: string): string[] {
+/** The chunks before the marked chunk of a local-refinement draft. */
+function goodPrefixOfDraft(draft: string, badMarker: string): string[] {
   const chunks = simChunksOf(draft);
-  const bad = chunks.findIndex((c) => c.startsWith(BAD_MARKER));
+  const bad = chunks.findIndex((c) => c.startsWith(badMarker));
   return bad < 0 ? chunks : chunks.slice(0, bad);
+}
+
+/** A generate request as the first reader that recognises it reads it; null when none does. */
+function readGenerateRequest(
+  readers: PromptReaders,
+  input: PromptInput,
+): Exclude<PromptRequest, { kind: 'prm' }> | null {
+  for (const reader of readers) {
+    if (reader.kind === 'prm') continue; // pooling input, not a prompt to generate from
+    const request = reader.read(input);
+    if (request) return request;
+  }
+  return null;
+}
+
+/** `/pooling` input as the first PRM reader that recognises it reads it; null when none does. */
+function readPoolingInput(
+  readers: PromptReaders,
+  input: string,
+): Extract<PromptRequest, { kind: 'prm' }> | null {
+  for (const reader of readers) {
+    if (reader.kind !== 'prm') continue;
+    const request = reader.read(input);
+    if (request) return request;
+  }
+  return null;
 }
 
 /** One sample's text before stop strings and max_tokens, and where stop matching may begin. */
@@ -68,11 +89,14 @@ type Draw = (rng: Rng) => { text: string; searchFrom: number };
 
 function routeRequest(
   options: SimOptions,
-  input: string | ChatMessage[],
+  readers: PromptReaders,
+  input: PromptInput,
 ): { role: SimRole; draw: Draw } | null {
-  const policy = parsePolicyPrompt(input);
-  if (policy) {
-    const problem = lookupSimQuestion(policy.question);
+  const request = readGenerateRequest(readers, input);
+  if (!request) return null;
+  if (request.kind === 'policy') {
+    const policy = request;
+    const problem = lookupSimQuestion(policy.problem);
     if (!problem) {
       return {
         role: 'policy',
@@ -90,9 +114,9 @@ function routeRequest(
       },
     };
   }
-  const refine = parseRefinePrompt(input);
-  if (refine) {
-    const problem = lookupSimQuestion(refine.question);
+  if (request.kind === 'refine') {
+    const refine = request;
+    const problem = lookupSimQuestion(refine.problem);
     if (!problem) {
       return {
         role: 'refine',
@@ -103,7 +127,7 @@ function routeRequest(
       };
     }
     const seg = refine.segmentation;
-    if (refine.kind === 'global') {
+    if (refine.mode === 'global') {
       return {
         role: 'refine',
         draw: (rng) => ({ text: continueSimPrefix(problem, options, '', rng, seg).text, searchFrom: 0 }),
@@ -112,7 +136,7 @@ function routeRequest(
     // Local: continue the assistant prefix when there is one; otherwise write the good prefix
     // of the draft and continue from it (a raw-text request has no assistant turn).
     const hasPrefix = refine.prefix !== '';
-    const good = hasPrefix ? [] : goodPrefixOfDraft(refine.draft);
+    const good = hasPrefix ? [] : goodPrefixOfDraft(refine.draft, refine.badMarker);
     return {
       role: 'refine',
       draw: (rng) => {
@@ -126,30 +150,28 @@ function routeRequest(
       },
     };
   }
-  const critic = parseCriticPrompt(input);
-  if (critic) {
+  if (request.kind === 'critic') {
+    const critic = request;
     return {
       role: 'critic',
       draw: (rng) => ({ text: simCriticReply(critic.problem, critic.steps, options, rng), searchFrom: 0 }),
     };
   }
-  const orm = parseOrmPrompt(input);
-  if (orm)
+  if (request.kind === 'orm') {
+    const orm = request;
     return {
       role: 'orm',
       draw: (rng) => ({ text: simOrmReply(orm.problem, orm.solution, options, rng), searchFrom: 0 }),
     };
-  const judge = parseJudgePrompt(input);
-  if (judge) {
-    return {
-      role: 'judge',
-      draw: (rng) => ({
-        text: simJudgeReply(judge.problem, judge.history, judge.chunk, options, rng),
-        searchFrom: 0,
-      }),
-    };
   }
-  return null;
+  const judge = request;
+  return {
+    role: 'judge',
+    draw: (rng) => ({
+      text: simJudgeReply(judge.problem, judge.history, judge.chunk, options, rng),
+      searchFrom: 0,
+    }),
+  };
 }
 
 /** Apply stop strings (searched from `searchFrom`) and then max_tokens to one sample's text. */
@@ -190,11 +212,12 @@ export function finishSimSample(
  * Answer one generate request with the simulated world (what both the in-process model and the
  * server do). Sample i draws from an Rng seeded by (world seed, request seed, i, request text);
  * a request without a seed takes one from `stream`; temperature 0 makes every sample the one
- * drawn from the request text alone. Throws UsageError for a malformed request and
- * StepwiseError when the prompt is none the world answers.
+ * drawn from the request text alone. `readers` say what a request is (prompts/protocol.ts).
+ * Throws UsageError for a malformed request and StepwiseError when no reader reads the prompt.
  */
 export function simGenerate(
   options: SimOptions,
+  readers: PromptReaders,
   request: GenerateRequest,
   stream: SeedStream,
 ): SimGenerateResult {
@@ -203,7 +226,7 @@ export function simGenerate(
   if (hasPrompt === hasMessages)
     throw new UsageError('sim: a request needs exactly one of prompt or messages');
   const input = hasPrompt ? (request.prompt as string) : (request.messages as ChatMessage[]);
-  const route = routeRequest(options, input);
+  const route = routeRequest(options, readers, input);
   if (!route) {
     throw new StepwiseError(
       'sim: the request is not a prompt the simulated world answers (policy, judge, critic, outcome-model or refine prompt of src/prompts)',
@@ -249,10 +272,15 @@ export function simGenerate(
 
 /**
  * Answer a vLLM `/pooling` request in the Qwen2.5-Math-PRM input format: one `[p_neg, p_pos]`
- * row per step. Deterministic per (world seed, input). Throws StepwiseError for other input.
+ * row per step (read by the `prm` readers of `readers`). Deterministic per (world seed, input).
+ * Throws StepwiseError for other input.
  */
-export function simPool(options: SimOptions, input: string): { data: number[][]; usage: Usage } {
-  const parsed = parseQwenPrmInput(input);
+export function simPool(
+  options: SimOptions,
+  readers: PromptReaders,
+  input: string,
+): { data: number[][]; usage: Usage } {
+  const parsed = readPoolingInput(readers, input);
   if (!parsed)
     throw new StepwiseError(
       'sim: /pooling input is not in the Qwen2.5-Math-PRM format (steps joined by <extra_0>)',
@@ -286,10 +314,11 @@ export interface SimModel extends LanguageModel {
 /**
  * The simulated world as a `LanguageModel` (provider `sim`): it routes each request by content —
  * policy prompt, GLoRe refine prompt, critic prompt, outcome-model prompt, StepWiser judge
- * prompt — and answers `/pooling`-style PRM input through `pool()`. Spec syntax:
- * `sim[:name][?key=value&…]` (docs/sim.md).
+ * prompt — and answers `/pooling`-style PRM input through `pool()`. It reads requests only
+ * through `readers` (`PROMPT_READERS` of src/prompts, handed in by the composition root), never
+ * by importing a prompt module. Spec syntax: `sim[:name][?key=value&…]` (docs/sim.md).
  */
-export function createSimModel(spec: SimModelInput = 'sim'): SimModel {
+export function createSimModel(spec: SimModelInput, readers: PromptReaders): SimModel {
   let options: SimOptions;
   let modelId: string;
   if (typeof spec === 'string') {
@@ -310,12 +339,12 @@ export function createSimModel(spec: SimModelInput = 'sim'): SimModel {
     options,
     async generate(request, callOptions) {
       callOptions?.signal?.throwIfAborted();
-      const { role: _role, ...result } = simGenerate(options, request, stream);
+      const { role: _role, ...result } = simGenerate(options, readers, request, stream);
       return result;
     },
     async pool(input, callOptions) {
       callOptions?.signal?.throwIfAborted();
-      return simPool(options, input);
+      return simPool(options, readers, input);
     },
     async close() {},
   };

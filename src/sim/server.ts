@@ -15,6 +15,7 @@ import {
 } from '../core/http.js';
 import type { ChatMessage, GenerateRequest, Sample } from '../core/model.js';
 import { createRng } from '../core/rng.js';
+import type { PromptReaders } from '../prompts/protocol.js';
 import { createSeedStream, type SimRole, simGenerate, simPool } from './model.js';
 import { parseSimSpec, resolveSimOptions, type SimOptions } from './options.js';
 
@@ -26,6 +27,8 @@ import { parseSimSpec, resolveSimOptions, type SimOptions } from './options.js';
  */
 
 export interface SimServerOptions extends Partial<SimOptions> {
+  /** What tells the server what a request is (`PROMPT_READERS` of src/prompts). */
+  readers: PromptReaders;
   /** Port (0 = a free one). Default 0. */
   port?: number;
   /** Default 127.0.0.1. */
@@ -195,8 +198,17 @@ function choiceFinish(s: Sample): { finish_reason: string; stop_reason: string |
  * Start the simulated world's server. Resolves once it listens. Per-request world options ride in
  * the `model` field (`sim?sensitivity=0.8`), applied on top of the server's options.
  */
-export async function startSimServer(options: SimServerOptions = {}): Promise<SimServer> {
-  const { port = 0, host = '127.0.0.1', latencyMs = 0, failRate = 0, spec, token, ...world } = options;
+export async function startSimServer(options: SimServerOptions): Promise<SimServer> {
+  const {
+    readers,
+    port = 0,
+    host = '127.0.0.1',
+    latencyMs = 0,
+    failRate = 0,
+    spec,
+    token,
+    ...world
+  } = options;
   if (!isLoopbackHost(host) && !token)
     throw new StepwiseError(
       `sim serve: refusing to serve on ${host} without a token: pass --token-file (or STEPWISE_TOKEN), or bind 127.0.0.1`,
@@ -264,7 +276,7 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
 
   const run = (req: GenerateRequest, o: SimOptions) => {
     try {
-      return simGenerate(o, req, stream);
+      return simGenerate(o, readers, req, stream);
     } catch (err) {
       throw new HttpError(400, (err as Error).message);
     }
@@ -373,7 +385,7 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
     const data = inputs.map((input, index) => {
       let r: ReturnType<typeof simPool>;
       try {
-        r = simPool(o, input);
+        r = simPool(o, readers, input);
       } catch (err) {
         throw new HttpError(400, (err as Error).message);
       }

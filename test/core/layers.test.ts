@@ -29,6 +29,19 @@ const ACROSS: Record<string, { to: string[]; why: string }> = {
   code: { to: ['judge', 'search'], why: 'code search runs the search strategies with a code domain and PRM' },
 };
 
+/**
+ * Imports narrower than the layers: `from` may reach directory `to` only through the files
+ * listed (paths inside `to`).
+ */
+const THROUGH: Record<string, Record<string, { files: string[]; why: string }>> = {
+  sim: {
+    prompts: {
+      files: ['protocol.ts'],
+      why: 'the sim reads requests through the declared protocol, its readers handed in by the composition root; importing a prompt module would let a prompt edit change the simulated world unseen',
+    },
+  },
+};
+
 const SRC = resolve(import.meta.dirname, '../../src');
 
 function sourceFiles(dir: string): string[] {
@@ -58,7 +71,10 @@ function layerOf(unit: string): number {
   return i;
 }
 
-/** Every import of src/ that goes upward or across without leave, as `file:line → target`. */
+/**
+ * Every import of src/ that goes upward or across without leave, or into a directory other than
+ * through the files THROUGH lists, as `file:line → target`.
+ */
 function layerViolations(files: Array<{ path: string; text: string }>): string[] {
   const bad: string[] = [];
   for (const { path, text } of files) {
@@ -73,6 +89,12 @@ function layerViolations(files: Array<{ path: string; text: string }>): string[]
         bad.push(
           `src/${relative(SRC, path)}:${line} imports ${spec} (${from} → ${to}: ${lt > lf ? 'upward' : 'across'})`,
         );
+      const through = THROUGH[from]?.[to];
+      const inside = relative(join(SRC, to), target).replace(/\.js$/, '.ts');
+      if (allowed && through && !through.files.includes(inside))
+        bad.push(
+          `src/${relative(SRC, path)}:${line} imports ${spec} (${from} → ${to}: only through ${through.files.join(', ')})`,
+        );
     }
   }
   return bad;
@@ -85,7 +107,7 @@ describe('layers', () => {
     for (const f of files) expect(() => layerOf(unitOf(f.path))).not.toThrow();
   });
 
-  it('no import goes upward or across (models and prompts never import sim, prompts never import models, methods never import sim or cli)', () => {
+  it('no import goes upward or across (models and prompts never import sim, prompts never import models, methods never import sim or cli), and the sim reaches the prompts only through their protocol', () => {
     expect(layerViolations(files)).toEqual([]);
   });
 
@@ -105,6 +127,10 @@ describe('layers', () => {
         at('code/x.ts', "import '../sim/provider.js';"),
         at('judge/x.ts', "// import { x } from '../sim/model.js';\n/* from '../cli/main.js' */"),
         at('judge/y.ts', "import { estimate } from '../label/estimate.js';"),
+        at('sim/x.ts', "import { parsePolicyPrompt } from '../prompts/policy.js';"),
+        at('sim/y.ts', "import type { PromptReaders } from '../prompts/protocol.js';"),
+        at('sim/z.ts', "\nexport * from '../prompts/index.js';"),
+        at('sim/deep/w.ts', "import { PROMPT_READERS } from '../../prompts/readers.js';"),
       ]),
     ).toEqual([
       'src/models/x.ts:1 imports ../sim/model.js (models → sim: upward)',
@@ -112,6 +138,9 @@ describe('layers', () => {
       'src/search/x.ts:3 imports ../sim/index.js (search → sim: across)',
       'src/label/x.ts:1 imports ../cli/main.js (label → cli: upward)',
       'src/code/x.ts:1 imports ../sim/provider.js (code → sim: across)',
+      'src/sim/x.ts:1 imports ../prompts/policy.js (sim → prompts: only through protocol.ts)',
+      'src/sim/z.ts:2 imports ../prompts/index.js (sim → prompts: only through protocol.ts)',
+      'src/sim/deep/w.ts:1 imports ../../prompts/readers.js (sim → prompts: only through protocol.ts)',
     ]);
   });
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProcessBenchRecord } from '../../src/data/types.js';
 import { runProcessBench } from '../../src/evaluate/processbench.js';
 import type { StepJudge } from '../../src/judge/types.js';
+import { PROMPT_READERS } from '../../src/prompts/readers.js';
 import { type SimServer, startSimServer } from '../../src/sim/server.js';
 import { replayBatch } from '../support/batch-replayer.js';
 import { BIN, startCli } from '../support/cli.js';
@@ -26,7 +27,7 @@ let small: string;
 beforeAll(async () => {
   if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing');
   dir = mkdtempSync(join(tmpdir(), 'stepwise-pb-scale-'));
-  server = await startSimServer({ port: 0 });
+  server = await startSimServer({ readers: PROMPT_READERS, port: 0 });
   deadUrl = `http://127.0.0.1:${await freePort()}/v1`;
   // A ProcessBench-format file of simulated rows; its subset is its name.
   input = join(dir, 'gsm8k.jsonl');

@@ -14,6 +14,7 @@ import {
 import { formatProcessBenchReport } from '../../src/evaluate/table.js';
 import { createJudge } from '../../src/judge/create.js';
 import type { StepJudge } from '../../src/judge/types.js';
+import { PROMPT_READERS } from '../../src/prompts/readers.js';
 import { createSimModel } from '../../src/sim/model.js';
 import { sharedData } from '../support/shared-data.js';
 import { tempDir } from '../support/temp.js';
@@ -260,7 +261,7 @@ describe('ProcessBench runs', () => {
   });
 
   it('the simulated model is named as such', () => {
-    expect(createSimModel('sim').provider).toBe('sim');
+    expect(createSimModel('sim', PROMPT_READERS).provider).toBe('sim');
   });
 });
 

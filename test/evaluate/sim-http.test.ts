@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedStepJudgeMetrics } from '../../src/evaluate/metrics.js';
 import { loadProcessBenchSamples, runProcessBench } from '../../src/evaluate/processbench.js';
 import { createJudge } from '../../src/judge/create.js';
+import { PROMPT_READERS } from '../../src/prompts/readers.js';
 import { expectedProcessBenchScores, simProcessBenchRows } from '../../src/sim/dataset.js';
 import { type SimServer, startSimServer } from '../../src/sim/server.js';
 import { tempDir } from '../support/temp.js';
@@ -13,7 +14,7 @@ let server: SimServer;
 
 beforeAll(async () => {
   dir = tempDir('stepwise-pb-sim-');
-  server = await startSimServer({ port: 0 });
+  server = await startSimServer({ readers: PROMPT_READERS, port: 0 });
 });
 afterAll(async () => {
   await server.close();

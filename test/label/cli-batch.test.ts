@@ -2,6 +2,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatchFiles, batchCustomId, loadBatchResults } from '../../src/models/batch.js';
+import { PROMPT_READERS } from '../../src/prompts/readers.js';
 import { type SimServer, startSimServer } from '../../src/sim/server.js';
 import { openStore } from '../../src/store/db.js';
 import { VLLM_BATCH_INPUT_FIELDS, vllmBatchOutputLines } from '../models/vllm-batch-fixture.js';
@@ -26,7 +27,7 @@ let input: string;
 beforeAll(async () => {
   if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing');
   dir = tempDir('stepwise-batch-');
-  server = await startSimServer({ port: 0 });
+  server = await startSimServer({ readers: PROMPT_READERS, port: 0 });
   deadUrl = `http://127.0.0.1:${await freePort()}/v1`;
   input = join(dir, 'in.jsonl');
   const r = await startCli(

@@ -3,6 +3,7 @@ import type { Problem } from '../../src/core/types.js';
 import { binarySearchFirstError, estimateStepValues, type StepValues } from '../../src/label/estimate.js';
 import { absQLabels, firstNegative } from '../../src/label/signals.js';
 import { createPolicy } from '../../src/models/policy.js';
+import { PROMPT_READERS } from '../../src/prompts/readers.js';
 import { simProcessBenchRows } from '../../src/sim/dataset.js';
 import { createSimModel } from '../../src/sim/model.js';
 import { DEFAULT_SIM_OPTIONS, type SimOptions } from '../../src/sim/options.js';
@@ -45,7 +46,7 @@ const problems: Problem[] = rows.map((r) => ({
   domain: 'math',
   source: 'sim',
 }));
-const policy = createPolicy(createSimModel(WORLD));
+const policy = createPolicy(createSimModel(WORLD, PROMPT_READERS));
 
 /** True when the estimate is within 4 standard errors of the exact value (exact match where SE = 0). */
 function withinFourSe(estimate: number, p: number, rollouts: number): boolean {

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROMPT_READERS } from '../../src/prompts/readers.js';
 import { runSampleJobSummary } from '../../src/sample/sample.js';
 import { type SimServer, startSimServer } from '../../src/sim/server.js';
 import { fakePolicy, fakeProblem } from '../search/fakes.js';
@@ -22,7 +23,7 @@ let deadUrl: string;
 beforeAll(async () => {
   if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing');
   dir = mkdtempSync(join(tmpdir(), 'stepwise-sample-scale-'));
-  server = await startSimServer({ port: 0 });
+  server = await startSimServer({ readers: PROMPT_READERS, port: 0 });
   deadUrl = `http://127.0.0.1:${await freePort()}/v1`;
 });
 afterAll(async () => {

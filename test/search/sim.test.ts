@@ -8,6 +8,7 @@ import { createGenerativeJudge } from '../../src/judge/generative.js';
 import { createJudge } from '../../src/judge/index.js';
 import { createPolicy } from '../../src/models/policy.js';
 import { createModel } from '../../src/models/spec.js';
+import { PROMPT_READERS } from '../../src/prompts/readers.js';
 import { BAD_MARKER } from '../../src/prompts/refine.js';
 import { runStrategy } from '../../src/search/registry.js';
 import type { SearchResult } from '../../src/search/types.js';
@@ -30,13 +31,13 @@ async function runAll(
 const accuracy = (rs: SearchResult[]): number => rs.filter((r) => r.correct).length / rs.length;
 
 describe('acceptance 1: 300 sim problems, 10% step-error policy, 0.9/0.9 judge (in process, the default sim: recurring misconceptions, difficulty-grown judge errors)', () => {
-  const model = createSimModel('sim?step_error=0.1&sensitivity=0.9&specificity=0.9');
+  const model = createSimModel('sim?step_error=0.1&sensitivity=0.9&specificity=0.9', PROMPT_READERS);
   const policy = createPolicy(model);
   const judge = createGenerativeJudge(model);
   // The control: the same judge code with P(Positive) = 0.9 whether the chunk is right or wrong
   // (sensitivity = 1 − specificity, constant rates): it rejects as often, but knows nothing.
   const blind = createGenerativeJudge(
-    createSimModel('sim?step_error=0.1&sensitivity=0.1&specificity=0.9&judge_difficulty=0'),
+    createSimModel('sim?step_error=0.1&sensitivity=0.1&specificity=0.9&judge_difficulty=0', PROMPT_READERS),
   );
   const problems = simDatasetProblems(300, { seed: 7, stepError: 0.1 });
   const checked = (rs: SearchResult[]): SearchResult[] => {
@@ -112,7 +113,7 @@ describe('over HTTP against the sim server', () => {
   };
 
   beforeAll(async () => {
-    server = await startSimServer({ seed: 3 });
+    server = await startSimServer({ readers: PROMPT_READERS, seed: 3 });
     proxy = await startRecordingProxy(server.url);
   });
   afterAll(async () => {

@@ -9,6 +9,7 @@ import { createPolicy } from '../../src/models/policy.js';
 import type { ChatMessage, GenerateRequest, LanguageModel } from '../../src/models/types.js';
 import { parseOrmPrompt } from '../../src/prompts/orm.js';
 import { parsePolicyPrompt, TAGS_POLICY_INSTRUCTION } from '../../src/prompts/policy.js';
+import { PROMPT_READERS } from '../../src/prompts/readers.js';
 import {
   BAD_MARKER,
   parseRefinePrompt,
@@ -33,7 +34,7 @@ const ownForm = (t: string): string => t.replace(/<chunk>/g, '<chunk>\n').replac
 
 /** The sim world with its tagged replies rewritten in {@link ownForm}; every request is recorded. */
 function ownFormSim(spec: string): LanguageModel & { requests: GenerateRequest[] } {
-  const sim = createSimModel(spec);
+  const sim = createSimModel(spec, PROMPT_READERS);
   const requests: GenerateRequest[] = [];
   return {
     ...sim,
@@ -87,8 +88,8 @@ describe('GLoRe search under --segmentation tags (in process, sim world)', () =>
   it('local refinement continues the draft exactly as the policy wrote it, ending right after </chunk>', async () => {
     const model = ownFormSim('sim?step_error=0.3');
     const policy = createPolicy(model, { segmentation: 'tags' });
-    const judge = createGenerativeJudge(createSimModel('sim?judge=perfect'));
-    const orm = createSimModel('sim?orm_sensitivity=1&orm_specificity=1');
+    const judge = createGenerativeJudge(createSimModel('sim?judge=perfect', PROMPT_READERS));
+    const orm = createSimModel('sim?orm_sensitivity=1&orm_specificity=1', PROMPT_READERS);
     const outcome = createOrmJudge(orm);
     let checked = 0;
     for (const p of simDatasetProblems(40, { seed: 9 })) {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createModel } from '../../src/models/index.js';
 import type { LanguageModel } from '../../src/models/types.js';
 import { prefixFromChunks, renderPolicyPrompt } from '../../src/prompts/index.js';
+import { PROMPT_READERS } from '../../src/prompts/readers.js';
 import {
   DEFAULT_SIM_OPTIONS,
   exactStepValues,
@@ -22,7 +23,7 @@ describe('Monte Carlo step values over HTTP agree with exact values', () => {
   let server: SimServer;
   let model: LanguageModel;
   beforeAll(async () => {
-    server = await startSimServer({ seed: 17 });
+    server = await startSimServer({ readers: PROMPT_READERS, seed: 17 });
     model = await createModel('openai:sim', { baseUrl: server.baseURL, noCache: true });
   });
   afterAll(async () => {

@@ -9,6 +9,7 @@ import {
   renderOrmMessages,
   renderQwenPrmInput,
 } from '../../src/prompts/index.js';
+import { PROMPT_READERS } from '../../src/prompts/readers.js';
 import {
   createSimModel,
   DEFAULT_SIM_OPTIONS,
@@ -44,6 +45,7 @@ describe('simulated generative judge', () => {
   it('has the configured sensitivity and specificity, and format-failure rate (judge_difficulty=0)', async () => {
     const model = createSimModel(
       'sim?sensitivity=0.8&specificity=0.7&format_failure=0.1&judge_difficulty=0&seed=9',
+      PROMPT_READERS,
     );
     const tally = { wrongNeg: 0, wrong: 0, rightPos: 0, right: 0, failed: 0, total: 0 };
     for (const it of items) {
@@ -78,7 +80,7 @@ describe('simulated generative judge', () => {
   });
 
   it('by default its errors grow with step difficulty: it misses more on hard steps, and more than its base rate on wrong chunks', async () => {
-    const model = createSimModel('sim?seed=9');
+    const model = createSimModel('sim?seed=9', PROMPT_READERS);
     // Chunks split at the median step difficulty; the rates the judge should have on each.
     const withDifficulty = items.map((it) => {
       const p = parseSimQuestion(it.question)!;
@@ -129,7 +131,7 @@ describe('simulated generative judge', () => {
   });
 
   it('a perfect judge rejects exactly the wrong chunks', async () => {
-    const model = createSimModel('sim?judge=perfect');
+    const model = createSimModel('sim?judge=perfect', PROMPT_READERS);
     for (const it of items.slice(0, 400)) {
       const r = await model.generate({
         messages: renderJudgeMessages({ problem: it.question, history: it.history, chunk: it.chunk }),
@@ -142,7 +144,7 @@ describe('simulated generative judge', () => {
   it('early-exit first-error accuracy matches the exact formula within 3 F1 points', async () => {
     const rates = { sensitivity: 0.9, specificity: 0.9 };
     const rows = simProcessBenchRows({ count: 1000, errorShare: 0.5 }, { seed: 5 });
-    const model = createSimModel({ ...rates, seed: 5 });
+    const model = createSimModel({ ...rates, seed: 5 }, PROMPT_READERS);
     let errHit = 0;
     let errN = 0;
     let corHit = 0;
@@ -187,7 +189,7 @@ describe('simulated generative judge', () => {
 describe('simulated critic, PRM and outcome model', () => {
   it('critic: true first error with the configured accuracy, other answers in range', async () => {
     const rows = simProcessBenchRows({ count: 600, errorShare: 0.5 }, { seed: 2 });
-    const model = createSimModel('sim?critic_acc=0.7&seed=2');
+    const model = createSimModel('sim?critic_acc=0.7&seed=2', PROMPT_READERS);
     let hits = 0;
     let total = 0;
     for (const row of rows) {
@@ -204,7 +206,7 @@ describe('simulated critic, PRM and outcome model', () => {
   });
 
   it('critic on a real (non-sim) problem answers a seeded guess and says so', async () => {
-    const model = createSimModel('sim');
+    const model = createSimModel('sim', PROMPT_READERS);
     const steps = ['Natalia sold 48 clips in April.', 'In May she sold half as many: 24.', 'Total 72.'];
     const req = {
       messages: renderCriticMessages('Natalia sold clips to 48 of her friends…', steps),
@@ -223,7 +225,7 @@ describe('simulated critic, PRM and outcome model', () => {
       problem: string;
       steps: string[];
     }>;
-    const model = createSimModel('sim');
+    const model = createSimModel('sim', PROMPT_READERS);
     for (const row of rows.slice(0, 30)) {
       const c = await model.generate({ messages: renderCriticMessages(row.problem, row.steps), seed: 1 });
       const idx = parseCriticAnswer(c.samples[0].text)!;
@@ -248,23 +250,25 @@ describe('simulated critic, PRM and outcome model', () => {
     for (let s = 2; firstWrongStep(p, sol) < 0; s++) sol = sampleSimSolution(p, DEFAULT_SIM_OPTIONS, s);
     const input = renderQwenPrmInput(p.question, sol);
     const exact = exactStepValues(p, sol).slice(1);
-    const oracle = await createSimModel('sim?prm_noise=0&prm=oracle').pool!(input);
+    const oracle = await createSimModel('sim?prm_noise=0&prm=oracle', PROMPT_READERS).pool!(input);
     oracle.data.forEach(([, pos], i) => {
       expect(pos).toBeCloseTo(Math.min(0.99, Math.max(0.01, exact[i])), 10);
     });
     // A PRM that perceives every chunk right (rates 1) gives 0.9 / 0.1 under prm=step.
-    const s = await createSimModel('sim?prm_noise=0&prm=step&prm_sens=1&prm_spec=1').pool!(input);
+    const s = await createSimModel('sim?prm_noise=0&prm=step&prm_sens=1&prm_spec=1', PROMPT_READERS).pool!(
+      input,
+    );
     const wrong = wrongChunks(p, sol);
     s.data.forEach(([, pos], i) => {
       expect(pos).toBeCloseTo(wrong[i] ? 0.1 : 0.9, 10);
     });
     // Causal: the scores of a prefix are the same whether or not later steps follow.
-    const model = createSimModel('sim');
+    const model = createSimModel('sim', PROMPT_READERS);
     const whole = (await model.pool!(input)).data;
     const head = (await model.pool!(renderQwenPrmInput(p.question, sol.slice(0, 4)))).data;
     expect(head).toEqual(whole.slice(0, 4));
 
-    const noisy = createSimModel('sim?prm_noise=1&prm=step');
+    const noisy = createSimModel('sim?prm_noise=1&prm=step', PROMPT_READERS);
     let wrongMean = 0;
     let rightMean = 0;
     let nw = 0;
@@ -286,8 +290,8 @@ describe('simulated critic, PRM and outcome model', () => {
 
   it('PRM (default): the final step follows the outcome model rates, so best-of-4 by it falls short of pass@4 (the oracle reaches it)', async () => {
     const problems = generateSimProblems({ count: 300, seed: 12 });
-    const value = createSimModel('sim?orm_sens=0.8&orm_spec=0.85&judge_difficulty=0');
-    const oracle = createSimModel('sim?prm=oracle');
+    const value = createSimModel('sim?orm_sens=0.8&orm_spec=0.85&judge_difficulty=0', PROMPT_READERS);
+    const oracle = createSimModel('sim?prm=oracle', PROMPT_READERS);
     const t = { wrongLow: 0, wrong: 0, rightHigh: 0, right: 0 };
     let pass4 = 0;
     let best4 = 0;
@@ -325,7 +329,7 @@ describe('simulated critic, PRM and outcome model', () => {
   });
 
   it('outcome model: configured rates on final-answer correctness', async () => {
-    const model = createSimModel('sim?orm_sens=0.85&orm_spec=0.75&judge_difficulty=0&seed=1');
+    const model = createSimModel('sim?orm_sens=0.85&orm_spec=0.75&judge_difficulty=0&seed=1', PROMPT_READERS);
     const t = { wrongNo: 0, wrong: 0, rightYes: 0, right: 0 };
     for (const [i, p] of generateSimProblems({ count: 300, seed: 6 }).entries()) {
       const sol = sampleSimSolution(p, DEFAULT_SIM_OPTIONS, i).join('\n\n');

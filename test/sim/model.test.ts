@@ -15,6 +15,7 @@ import {
   renderPolicyPrompt,
   renderQwenPrmInput,
 } from '../../src/prompts/index.js';
+import { PROMPT_READERS } from '../../src/prompts/readers.js';
 import {
   applyOp,
   countSimTokens,
@@ -77,7 +78,7 @@ describe('tokenizer', () => {
 });
 
 describe('in-process model', () => {
-  const model = createSimModel('sim?seed=3');
+  const model = createSimModel('sim?seed=3', PROMPT_READERS);
 
   it('declares its provider and capabilities', () => {
     expect(model.provider).toBe('sim');
@@ -144,7 +145,7 @@ describe('in-process model', () => {
   it('is deterministic by seed and sample index; differs across seeds and unseeded calls', async () => {
     const req = { prompt: renderPolicyPrompt(problem.question, ''), n: 6, seed: 42 };
     const a = await model.generate(req);
-    const b = await createSimModel('sim?seed=3').generate(req);
+    const b = await createSimModel('sim?seed=3', PROMPT_READERS).generate(req);
     expect(b.samples).toEqual(a.samples);
     const first = await model.generate({ ...req, n: 2 });
     expect(first.samples).toEqual(a.samples.slice(0, 2));

@@ -7,6 +7,7 @@ import {
   renderPolicyPrompt,
   renderQwenPrmInput,
 } from '../../src/prompts/index.js';
+import { PROMPT_READERS } from '../../src/prompts/readers.js';
 import {
   countSimTokens,
   createSimModel,
@@ -57,7 +58,7 @@ async function post(server: SimServer, path: string, body: unknown): Promise<{ s
 describe('sim server', () => {
   let server: SimServer;
   beforeAll(async () => {
-    server = await startSimServer({ seed: 3 });
+    server = await startSimServer({ readers: PROMPT_READERS, seed: 3 });
   });
   afterAll(async () => {
     await server.close();
@@ -77,7 +78,7 @@ describe('sim server', () => {
     const body = { model: 'sim', prompt, n: 5, seed: 11, max_tokens: 400, stop: ['\n\n'] };
     const { status, json } = await post(server, '/v1/completions', body);
     expect(status).toBe(200);
-    const local = await createSimModel('sim?seed=3').generate({
+    const local = await createSimModel('sim?seed=3', PROMPT_READERS).generate({
       prompt,
       n: 5,
       seed: 11,
@@ -150,16 +151,20 @@ describe('sim server', () => {
     const { status, json } = await post(server, '/pooling', { model: 'sim', input });
     expect(status).toBe(200);
     expect(json.data[0].data).toHaveLength(solution.length);
-    expect(json.data[0].data).toEqual((await createSimModel('sim?seed=3').pool!(input)).data);
+    expect(json.data[0].data).toEqual((await createSimModel('sim?seed=3', PROMPT_READERS).pool!(input)).data);
     expect((await post(server, '/pooling', { input: 'not a PRM input' })).status).toBe(400);
     // The oracle PRM only when a request names it (so the judge spec of every run using it shows it).
     const oracle = await post(server, '/pooling', { model: 'sim?prm=oracle', input });
     expect(oracle.json.data[0].data).toEqual(
-      (await createSimModel('sim?seed=3&prm=oracle').pool!(input)).data,
+      (await createSimModel('sim?seed=3&prm=oracle', PROMPT_READERS).pool!(input)).data,
     );
     expect(oracle.json.data[0].data).not.toEqual(json.data[0].data);
-    await expect(startSimServer({ spec: 'sim?prm=oracle' })).rejects.toThrow(/oracle.*model of each request/);
-    await expect(startSimServer({ prmTarget: 'oracle' })).rejects.toThrow(/prm=oracle/);
+    await expect(startSimServer({ readers: PROMPT_READERS, spec: 'sim?prm=oracle' })).rejects.toThrow(
+      /oracle.*model of each request/,
+    );
+    await expect(startSimServer({ readers: PROMPT_READERS, prmTarget: 'oracle' })).rejects.toThrow(
+      /prm=oracle/,
+    );
   });
 
   it('counts in /metrics exactly the usage it reported', async () => {
@@ -207,7 +212,7 @@ describe('sim server', () => {
 
 describe('sim server fault injection and latency', () => {
   it('answers about fail-rate of requests with HTTP 500, counted apart', async () => {
-    const server = await startSimServer({ failRate: 0.3, seed: 1 });
+    const server = await startSimServer({ readers: PROMPT_READERS, failRate: 0.3, seed: 1 });
     try {
       let failed = 0;
       const N = 200;
@@ -229,7 +234,7 @@ describe('sim server fault injection and latency', () => {
   });
 
   it('delays answers by latency-ms', async () => {
-    const server = await startSimServer({ latencyMs: 120 });
+    const server = await startSimServer({ readers: PROMPT_READERS, latencyMs: 120 });
     try {
       const t0 = performance.now();
       const r = await post(server, '/v1/completions', {
@@ -247,7 +252,7 @@ describe('sim server fault injection and latency', () => {
 describe('sim server under attack', () => {
   let server: SimServer;
   beforeAll(async () => {
-    server = await startSimServer({ seed: 3 });
+    server = await startSimServer({ readers: PROMPT_READERS, seed: 3 });
   });
   afterAll(async () => {
     await server.close();
@@ -335,8 +340,10 @@ describe('sim server under attack', () => {
   });
 
   it('off loopback it needs a token, and then every request must carry it', async () => {
-    await expect(startSimServer({ host: '0.0.0.0' })).rejects.toThrow(/without a token/);
-    const guarded = await startSimServer({ host: '0.0.0.0', token: 'k3y' });
+    await expect(startSimServer({ readers: PROMPT_READERS, host: '0.0.0.0' })).rejects.toThrow(
+      /without a token/,
+    );
+    const guarded = await startSimServer({ readers: PROMPT_READERS, host: '0.0.0.0', token: 'k3y' });
     try {
       const base = `http://127.0.0.1:${guarded.port}`;
       expect((await fetch(`${base}/v1/models`)).status).toBe(401);

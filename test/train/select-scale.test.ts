@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROMPT_READERS } from '../../src/prompts/readers.js';
 import { type SimServer, startSimServer } from '../../src/sim/server.js';
 import { replayBatch } from '../support/batch-replayer.js';
 import { BIN, runUntilStopped, startCli } from '../support/cli.js';
@@ -21,7 +22,7 @@ let samples: string;
 beforeAll(async () => {
   if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing');
   dir = mkdtempSync(join(tmpdir(), 'stepwise-select-scale-'));
-  server = await startSimServer({ port: 0 });
+  server = await startSimServer({ readers: PROMPT_READERS, port: 0 });
   deadUrl = `http://127.0.0.1:${await freePort()}/v1`;
   samples = join(dir, 'samples.jsonl');
   const r = await startCli(

@@ -2,6 +2,7 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../../core/errors.js';
+import { PROMPT_READERS } from '../../prompts/readers.js';
 import {
   applySimQuery,
   DEFAULT_SIM_OPTIONS,
@@ -130,6 +131,7 @@ export function register(program: Command): void {
     const options = worldOptions(o);
     const server = await startSimServer({
       ...options,
+      readers: PROMPT_READERS,
       port: o.port,
       host: o.host,
       token: tokenFromFlags(o),
