@@ -1,25 +1,37 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { InputError, UsageError } from '../core/errors.js';
+import type { FileKind } from '../core/file-kind.js';
 import { createRng } from '../core/rng.js';
 import type { Segmentation } from '../core/segment.js';
-import { readJsonl } from '../jobs/jsonl.js';
-import { balanceByPrefixLength } from '../label/balance.js';
+import { streamJsonl } from '../jobs/lines.js';
+import { inShard, type Shard } from '../jobs/run-job.js';
+import {
+  addToPrefixLengthGroups,
+  markBalancedByPrefixLength,
+  type PrefixLengthGroups,
+} from '../label/balance.js';
 import { type ChatTemplate, continueAssistantTurn } from '../prompts/chat-template.js';
 import { rebuiltDraft, type WrittenDraft } from '../prompts/refine.js';
 import { labeledSteps, propagateBackward, toMathShepherd, toTrlStepwise } from './formats.js';
-import { buildJudgeRlSet } from './judge-rl.js';
-import { type LabeledSolution, readLabelFile, signalsIn, validateRows } from './label-file.js';
 import {
-  buildGlobalRefinePairs,
+  emptyJudgeRlStats,
+  type JudgeRlExample,
+  type JudgeRlOptions,
+  judgeRlCandidates,
+  markBalancedClasses,
+} from './judge-rl.js';
+import { type LabeledSolution, LabeledSolutionSchema, validateRows } from './label-file.js';
+import {
   buildLocalRefinePairs,
-  buildSelfSegmentationPairs,
-  type LocalRefineSource,
+  globalRefinePairsOf,
+  type SampledProblem,
   type SftPair,
+  selfSegmentationPairOf,
   tagSpans,
 } from './sft.js';
-import { type VerlRow, writeVerlParquet, writeVerlSftParquet } from './verl.js';
+import { verlParquetWriter, verlSftParquetWriter } from './verl.js';
 
 export type ExportTask = 'judge-rl' | 'prm' | 'sorm' | 'selfseg' | 'refine-global' | 'refine-local';
 export type ExportFormat = 'verl' | 'openrlhf' | 'trl' | 'mathshepherd';
@@ -83,6 +95,8 @@ export interface ExportOptions {
   /** verl `data_source` (default `stepwise/<task>`). */
   dataSource?: string;
   split?: string;
+  /** Only part K of N of the input (`--shard K/N`): the records whose `id` hashes to it. */
+  shard?: Shard;
 }
 
 /** SORM balancing at one prefix length: rows kept and dropped, by last label. */
@@ -102,22 +116,179 @@ export interface ExportSummary {
   stats?: Record<string, number>;
   /** Present and true when the input came from a simulated run (then so does every JSONL row). */
   simulated?: true;
+  /** With `--shard`: the part written, `K/N`. */
+  shard?: string;
   /** sorm: per prefix length (chunks), the prefixes found and how many balancing kept and dropped. */
   byPrefixLength?: Record<string, PrefixLengthBalance>;
 }
 
-function writeJsonl(path: string, rows: readonly unknown[], simulated = false): void {
-  mkdirSync(dirname(path), { recursive: true });
-  // Rows built from a simulated run say so, each on its own line.
-  const lines = rows.map((r) => JSON.stringify(simulated ? { ...(r as object), simulated: true } : r));
-  writeFileSync(path, lines.join('\n') + (rows.length ? '\n' : ''));
+/** Where an export writes its rows: a JSONL or Parquet file, put in place only when complete. */
+interface RowWriter<T> {
+  rows: number;
+  write(row: T): void;
+  /** Finish the file and move it to its path. */
+  close(): void;
+  /** Remove the unfinished file (the path keeps what it had). */
+  abort(): void;
 }
 
-/** Whether the input file comes from a simulated run (any of its records says `simulated: true`). */
-function fromSimulatedRun(file: string): boolean {
-  return readJsonl(file, { skipInvalid: true }).lines.some(
-    ({ value }) => (value as { simulated?: unknown } | null)?.simulated === true,
-  );
+/**
+ * JSONL rows appended as they come (in 1 MB writes) to a temporary file beside `path`, renamed
+ * into place by `close`: a failed export leaves no half-written training set.
+ */
+class JsonlRowWriter implements RowWriter<unknown> {
+  private readonly tmp: string;
+  private fd: number | undefined;
+  private pending: string[] = [];
+  private pendingChars = 0;
+  rows = 0;
+
+  constructor(
+    private readonly path: string,
+    private readonly simulated: boolean,
+  ) {
+    mkdirSync(dirname(path), { recursive: true });
+    this.tmp = `${path}.tmp-${process.pid}`;
+    this.fd = openSync(this.tmp, 'w');
+  }
+
+  write(row: unknown): void {
+    // Rows built from a simulated run say so, each on its own line.
+    const line = `${JSON.stringify(this.simulated ? { ...(row as object), simulated: true } : row)}\n`;
+    this.pending.push(line);
+    this.pendingChars += line.length;
+    this.rows++;
+    if (this.pendingChars >= 1 << 20) this.flush();
+  }
+
+  private flush(): void {
+    if (this.fd === undefined || this.pending.length === 0) return;
+    writeSync(this.fd, this.pending.join(''));
+    this.pending = [];
+    this.pendingChars = 0;
+  }
+
+  close(): void {
+    this.flush();
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+    renameSync(this.tmp, this.path);
+  }
+
+  abort(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+    rmSync(this.tmp, { force: true });
+  }
+}
+
+/** Write through `w`; on any error remove the unfinished file and rethrow. */
+async function writeAll<W extends RowWriter<never>>(
+  w: W,
+  body: (w: W) => Promise<void> | void,
+): Promise<number> {
+  try {
+    await body(w);
+    w.close();
+  } catch (e) {
+    w.abort();
+    throw e;
+  }
+  return w.rows;
+}
+
+/**
+ * An export's input, read one record at a time — as often as the task needs (balancing reads it
+ * once for the few facts it balances on, and again to write what it kept), so memory holds one
+ * record and those facts, never the file. A file that changes between reads is refused.
+ */
+class ExportInput {
+  private readonly stamp: string;
+
+  constructor(
+    readonly file: string,
+    readonly shard: Shard | undefined,
+  ) {
+    if (!existsSync(file)) throw new InputError({ file }, 'file not found');
+    this.stamp = ExportInput.stampOf(file);
+  }
+
+  private static stampOf(file: string): string {
+    const st = statSync(file);
+    return `${st.size}:${st.mtimeMs}`;
+  }
+
+  private checkUnchanged(): void {
+    if (existsSync(this.file) && ExportInput.stampOf(this.file) === this.stamp) return;
+    throw new InputError(
+      { file: this.file },
+      'the file changed while export was reading it (export reads its input more than once); run export again on a finished file',
+    );
+  }
+
+  /** Whether a record is in this part (`--shard`): by its `id`, hashed as every job's shard. */
+  private mine(value: unknown): boolean {
+    const id = (value as { id?: unknown } | null)?.id;
+    return typeof id !== 'string' || inShard(id, this.shard);
+  }
+
+  /**
+   * Every record, checked by `parse` (which names file, line and field when one is bad), with
+   * whether it is in this part and whether it says it came from a simulated run.
+   */
+  *all<T>(
+    parse: (value: unknown, line: number) => T,
+  ): Generator<{ line: number; record: T; mine: boolean; simulated: boolean }> {
+    this.checkUnchanged();
+    for (const { line, value } of streamJsonl(this.file)) {
+      const record = parse(value, line);
+      const simulated = (value as { simulated?: unknown } | null)?.simulated === true;
+      yield { line, record, mine: this.mine(value), simulated };
+    }
+  }
+
+  /** The records of this part, checked by `parse`. */
+  *records<T>(parse: (value: unknown, line: number) => T): Generator<{ line: number; record: T }> {
+    this.checkUnchanged();
+    for (const { line, value } of streamJsonl(this.file)) {
+      if (!this.mine(value)) continue;
+      yield { line, record: parse(value, line) };
+    }
+  }
+}
+
+/** One record checked against `schema` (errors name file, line, field; a record of another kind says so). */
+function checked<T>(
+  file: string,
+  schema: z.ZodType<T>,
+  expect: { kinds: readonly FileKind[]; who: string },
+): (value: unknown, line: number) => T {
+  return (value, line) => validateRows(file, [{ line, value }], schema, expect)[0];
+}
+
+/** What a label file holds, from one read: its signals (in order of first appearance), kept rollouts, simulated. */
+interface LabelFileScan {
+  signals: string[];
+  keptRollouts: boolean;
+  simulated: boolean;
+  /** Records in this part. */
+  records: number;
+}
+
+function scanLabelFile(
+  input: ExportInput,
+  parse: (value: unknown, line: number) => LabeledSolution,
+): LabelFileScan {
+  const seen = new Set<string>();
+  const scan: LabelFileScan = { signals: [], keptRollouts: false, simulated: false, records: 0 };
+  for (const { record, mine, simulated } of input.all(parse)) {
+    if (simulated) scan.simulated = true;
+    for (const c of record.chunks) for (const k of Object.keys(c.labels)) seen.add(k);
+    if (!scan.keptRollouts && hasKeptRollouts(record)) scan.keptRollouts = true;
+    if (mine) scan.records++;
+  }
+  scan.signals = [...seen];
+  return scan;
 }
 
 /**
@@ -126,8 +297,7 @@ function fromSimulatedRun(file: string): boolean {
  */
 const SORM_EQUIVALENTS = ['sorm', 'ms-hard', 'abs-q'];
 
-function pickSignal(rows: readonly LabeledSolution[], task: ExportTask, signal?: string): string {
-  const present = signalsIn(rows);
+function pickSignal(present: readonly string[], task: ExportTask, signal?: string): string {
   if (present.length === 0) throw new UsageError('the label file has no labeled chunks');
   const chosen =
     signal ??
@@ -183,21 +353,11 @@ const SampleRowSchema = z.looseObject({
   ),
 });
 
-/** SFT pairs in the chosen format: TRL conversational prompt-completion, or OpenRLHF keyed JSONL. */
-function sftRows(
-  pairs: readonly SftPair[],
-  format: ExportFormat,
-  promptKey: string,
-  labelKey: string,
-): unknown[] {
-  if (format === 'trl') {
-    return pairs.map((p) => ({
-      id: p.id,
-      prompt: p.prompt,
-      completion: [{ role: 'assistant', content: p.completion }],
-    }));
-  }
-  return pairs.map((p) => ({ id: p.id, [promptKey]: p.prompt, [labelKey]: p.completion }));
+/** An SFT pair in the chosen format: TRL conversational prompt-completion, or OpenRLHF keyed JSONL. */
+function sftRow(p: SftPair, format: ExportFormat, promptKey: string, labelKey: string): unknown {
+  if (format === 'trl')
+    return { id: p.id, prompt: p.prompt, completion: [{ role: 'assistant', content: p.completion }] };
+  return { id: p.id, [promptKey]: p.prompt, [labelKey]: p.completion };
 }
 
 /**
@@ -207,39 +367,35 @@ function sftRows(
  * a negative one (seeded down-sampling of the larger class; a length with one class only keeps
  * nothing). Row ids are `<solution id>@<k>`.
  */
-export function sormPrefixRows(
-  rows: readonly LabeledSolution[],
-  signal: string,
-  seed: number,
-): { rows: LabeledSolution[]; byPrefixLength: Record<string, PrefixLengthBalance> } {
-  const prefixes: Array<{ row: LabeledSolution; length: number; positive: boolean }> = [];
-  for (const r of rows) {
-    const { labels } = labeledSteps(r, signal);
-    labels.forEach((positive, i) => {
-      prefixes.push({
-        row: { ...r, id: `${r.id}@${i + 1}`, chunks: r.chunks.slice(0, i + 1) },
-        length: i + 1,
-        positive,
-      });
-    });
+function sormPrefixRow(r: LabeledSolution, k: number): LabeledSolution {
+  return { ...r, id: `${r.id}@${k}`, chunks: r.chunks.slice(0, k) };
+}
+
+/** SORM: a prefix before a positive one is positive too. */
+function propagatedForSorm(r: LabeledSolution, signal: string): LabeledSolution {
+  const back = propagateBackward(labeledSteps(r, signal).labels);
+  return {
+    ...r,
+    chunks: r.chunks.map((c, i) =>
+      i < back.length ? { ...c, labels: { ...c.labels, [signal]: back[i] } } : c,
+    ),
+  };
+}
+
+/** Per prefix length, what was found and what balancing kept. */
+function prefixLengthBalances(groups: PrefixLengthGroups): Record<string, PrefixLengthBalance> {
+  const out: Record<string, PrefixLengthBalance> = {};
+  for (const length of [...groups.keys()].sort((a, b) => a - b)) {
+    const g = groups.get(length)!;
+    const kept = 2 * Math.min(g.pos.length, g.neg.length);
+    out[length] = {
+      positive: g.pos.length,
+      negative: g.neg.length,
+      kept,
+      dropped: g.pos.length + g.neg.length - kept,
+    };
   }
-  const kept = balanceByPrefixLength(
-    prefixes,
-    (p) => ({ prefixLength: p.length, positive: p.positive }),
-    createRng(seed),
-  );
-  const byPrefixLength: Record<string, PrefixLengthBalance> = {};
-  for (const p of prefixes) {
-    byPrefixLength[p.length] ??= { positive: 0, negative: 0, kept: 0, dropped: 0 };
-    const b = byPrefixLength[p.length];
-    if (p.positive) b.positive++;
-    else b.negative++;
-  }
-  for (const b of Object.values(byPrefixLength)) {
-    b.kept = 2 * Math.min(b.positive, b.negative);
-    b.dropped = b.positive + b.negative - b.kept;
-  }
-  return { rows: kept.map((p) => p.row), byPrefixLength };
+  return out;
 }
 
 interface KeptRollouts {
@@ -308,17 +464,15 @@ function writtenDraftOf(
  * tokenizer, which TRL calls with special tokens), `completion` the continuation, the only part
  * trained.
  */
-function continuationRows(pairs: readonly SftPair[], template: ChatTemplate): unknown[] {
-  return pairs.map((p) => {
-    const last = p.prompt[p.prompt.length - 1];
-    const hasPrefix = last?.role === 'assistant';
-    const conversation = hasPrefix ? p.prompt.slice(0, -1) : p.prompt;
-    return {
-      id: p.id,
-      prompt: continueAssistantTurn(template, conversation, hasPrefix ? last.content : ''),
-      completion: p.completion,
-    };
-  });
+function continuationRow(p: SftPair, template: ChatTemplate): unknown {
+  const last = p.prompt[p.prompt.length - 1];
+  const hasPrefix = last?.role === 'assistant';
+  const conversation = hasPrefix ? p.prompt.slice(0, -1) : p.prompt;
+  return {
+    id: p.id,
+    prompt: continueAssistantTurn(template, conversation, hasPrefix ? last.content : ''),
+    completion: p.completion,
+  };
 }
 
 /** Build one training set from a stepwise output file and write it (`stepwise export`). */
@@ -328,202 +482,332 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
       `task ${o.task} cannot be written as ${o.format}; formats for ${o.task}: ${TASK_FORMATS[o.task]?.join(', ') ?? 'none'}`,
     );
   }
-  const promptKey =
-    o.promptKey ?? (o.task === 'judge-rl' || o.task === 'prm' || o.task === 'sorm' ? 'input' : 'prompt');
-  const labelKey =
-    o.labelKey ?? (o.task === 'judge-rl' || o.task === 'prm' || o.task === 'sorm' ? 'label' : 'response');
+  const input = new ExportInput(o.from, o.shard);
   const summary: ExportSummary = { task: o.task, format: o.format, out: o.out, rows: 0 };
-  const simulated = fromSimulatedRun(o.from);
-  if (simulated) summary.simulated = true;
+  if (o.shard && o.shard.count > 1) summary.shard = `${o.shard.index}/${o.shard.count}`;
+  if (o.task === 'judge-rl') await exportJudgeRl(o, input, summary);
+  else if (o.task === 'prm' || o.task === 'sorm') await exportStepRows(o, input, summary);
+  else if (o.task === 'selfseg') await exportSelfSegmentation(o, input, summary);
+  else if (o.task === 'refine-global') await exportGlobalRefinement(o, input, summary);
+  else await exportLocalRefinement(o, input, summary);
+  return summary;
+}
 
-  if (o.task === 'judge-rl') {
-    const labeled = readLabelFile(o.from, `export --task ${o.task}`);
-    const signal = pickSignal(labeled, o.task, o.signal);
-    const set = buildJudgeRlSet(labeled, {
-      signal,
-      seed: o.seed,
-      maxPromptTokens: o.maxPromptTokens,
-      balance: !o.noBalance,
+function keysOf(o: ExportOptions): { promptKey: string; labelKey: string } {
+  const labelTask = o.task === 'judge-rl' || o.task === 'prm' || o.task === 'sorm';
+  return {
+    promptKey: o.promptKey ?? (labelTask ? 'input' : 'prompt'),
+    labelKey: o.labelKey ?? (labelTask ? 'label' : 'response'),
+  };
+}
+
+/** Reads the label file for `o.task`, notes whether it is simulated, and picks the signal. */
+function labelInput(
+  o: ExportOptions,
+  input: ExportInput,
+  summary: ExportSummary,
+): { parse: (value: unknown, line: number) => LabeledSolution; scan: LabelFileScan; signal: string } {
+  const parse = checked(o.from, LabeledSolutionSchema, { kinds: ['label'], who: `export --task ${o.task}` });
+  const scan = scanLabelFile(input, parse);
+  if (scan.simulated) summary.simulated = true;
+  const signal = pickSignal(scan.signals, o.task, o.signal);
+  summary.signal = signal;
+  return { parse, scan, signal };
+}
+
+/**
+ * judge-rl: with balancing, a first read keeps one position per candidate chunk by class (a few
+ * bytes each), balancing picks positions, and a second read writes the picked ones in input order.
+ */
+async function exportJudgeRl(o: ExportOptions, input: ExportInput, summary: ExportSummary): Promise<void> {
+  const { promptKey, labelKey } = keysOf(o);
+  const { parse, scan, signal } = labelInput(o, input, summary);
+  const options: JudgeRlOptions = { signal, maxPromptTokens: o.maxPromptTokens };
+  const stats = emptyJudgeRlStats();
+  const noSignal = () => new UsageError(`no chunk has a label for signal "${signal}"`);
+  let keep: Uint8Array | undefined;
+  if (!o.noBalance) {
+    const pos: number[] = [];
+    const neg: number[] = [];
+    let at = 0;
+    for (const { record } of input.records(parse))
+      for (const ex of judgeRlCandidates(record, options, stats))
+        (ex.label === 'Positive' ? pos : neg).push(at++);
+    if (scan.records > 0 && stats.chunks === stats.unlabeled) throw noSignal();
+    stats.positivesBefore = pos.length;
+    stats.negativesBefore = neg.length;
+    const marks = new Uint8Array(at);
+    markBalancedClasses(pos, neg, o.seed ?? 0, (i) => {
+      marks[i] = 1;
     });
-    summary.signal = signal;
-    summary.stats = set.stats;
-    summary.rows = set.examples.length;
-    if (o.format === 'verl') {
-      const rows: VerlRow[] = set.examples.map((e, index) => ({
-        data_source: o.dataSource ?? 'stepwise/judge-rl',
+    keep = marks;
+  }
+  // Counted again on the writing read only when no first read counted them.
+  const passStats = keep ? emptyJudgeRlStats() : stats;
+  const dataSource = o.dataSource ?? 'stepwise/judge-rl';
+  let writer: RowWriter<never>;
+  let emit: (e: JudgeRlExample) => void;
+  if (o.format === 'verl') {
+    const w = verlParquetWriter(o.out);
+    writer = w;
+    emit = (e) =>
+      w.write({
+        data_source: dataSource,
         prompt: e.prompt,
         ability: 'stepwise-judge',
         reward_model: { style: 'rule', ground_truth: e.label },
         extra_info: {
           split: o.split ?? 'train',
-          index,
+          index: w.rows,
           id: e.solutionId,
           chunk_index: e.chunkIndex,
           signal,
           question: e.problem,
         },
-      }));
-      mkdirSync(dirname(o.out), { recursive: true });
-      writeVerlParquet(o.out, rows);
-    } else if (o.format === 'openrlhf') {
-      writeJsonl(
-        o.out,
-        set.examples.map((e) => ({ id: e.id, [promptKey]: e.prompt, [labelKey]: e.label })),
-        simulated,
+      });
+  } else {
+    const w = new JsonlRowWriter(o.out, scan.simulated);
+    writer = w;
+    emit = (e) =>
+      w.write(
+        o.format === 'openrlhf'
+          ? { id: e.id, [promptKey]: e.prompt, [labelKey]: e.label }
+          : { id: e.id, prompt: e.prompt, label: e.label },
       );
-    } else {
-      writeJsonl(
-        o.out,
-        set.examples.map((e) => ({ id: e.id, prompt: e.prompt, label: e.label })),
-        simulated,
-      );
-    }
-    return summary;
   }
+  let positives = 0;
+  summary.rows = await writeAll(writer, () => {
+    let at = 0;
+    for (const { record } of input.records(parse))
+      for (const ex of judgeRlCandidates(record, options, passStats)) {
+        if (keep && keep[at++] !== 1) continue;
+        if (ex.label === 'Positive') positives++;
+        emit(ex);
+      }
+    if (!keep && scan.records > 0 && stats.chunks === stats.unlabeled) throw noSignal();
+  });
+  stats.positives = positives;
+  stats.negatives = summary.rows - positives;
+  if (!keep) {
+    stats.positivesBefore = stats.positives;
+    stats.negativesBefore = stats.negatives;
+  }
+  summary.stats = stats;
+}
 
-  if (o.task === 'prm' || o.task === 'sorm') {
-    const labeled = readLabelFile(o.from, `export --task ${o.task}`);
-    const signal = pickSignal(labeled, o.task, o.signal);
-    summary.signal = signal;
-    let rows = labeled
-      .map((r) => {
-        if (o.task !== 'sorm') return r;
-        // SORM: a prefix before a positive one is positive too.
-        const { labels } = labeledSteps(r, signal);
-        const back = propagateBackward(labels);
-        return {
-          ...r,
-          chunks: r.chunks.map((c, i) =>
-            i < back.length ? { ...c, labels: { ...c.labels, [signal]: back[i] } } : c,
-          ),
-        };
-      })
-      .filter((r) => labeledSteps(r, signal).steps.length > 0);
-    const solutions = rows.length;
-    if (o.task === 'sorm') {
-      const balanced = sormPrefixRows(rows, signal, o.seed ?? 0);
-      rows = balanced.rows;
-      summary.byPrefixLength = balanced.byPrefixLength;
+/**
+ * prm and sorm: one row per solution (prm) or per labeled prefix (sorm). SORM's balancing reads the
+ * file once for each prefix's length and last label (positions only), then again to write.
+ */
+async function exportStepRows(o: ExportOptions, input: ExportInput, summary: ExportSummary): Promise<void> {
+  const { promptKey, labelKey } = keysOf(o);
+  const { parse, scan, signal } = labelInput(o, input, summary);
+  const sorm = o.task === 'sorm';
+  /** The part's usable solutions (a labeled first step), as the task sees them. */
+  function* solutions(): Generator<LabeledSolution> {
+    for (const { record } of input.records(parse)) {
+      const r = sorm ? propagatedForSorm(record, signal) : record;
+      if (labeledSteps(r, signal).steps.length > 0) yield r;
     }
-    let out: unknown[];
-    if (o.format === 'trl') out = rows.map((r) => ({ id: r.id, ...toTrlStepwise(r, signal) }));
-    else if (o.format === 'mathshepherd') out = rows.map((r) => toMathShepherd(r, signal, o.task));
+  }
+  let usable = 0;
+  let keep: Uint8Array | undefined;
+  let groups: PrefixLengthGroups | undefined;
+  if (sorm) {
+    groups = new Map();
+    let at = 0;
+    for (const r of solutions()) {
+      usable++;
+      for (const [i, positive] of labeledSteps(r, signal).labels.entries())
+        addToPrefixLengthGroups(groups, at++, i + 1, positive);
+    }
+    const marks = new Uint8Array(at);
+    markBalancedByPrefixLength(groups, createRng(o.seed ?? 0), (i) => {
+      marks[i] = 1;
+    });
+    keep = marks;
+    summary.byPrefixLength = prefixLengthBalances(groups);
+  }
+  const rowOf = (r: LabeledSolution): unknown => {
+    if (o.format === 'trl') return { id: r.id, ...toTrlStepwise(r, signal) };
+    if (o.format === 'mathshepherd') return toMathShepherd(r, signal, o.task);
     // OpenRLHF's ProcessRewardDataset asserts that the label is a list: one reward token per
     // placeholder `ки` in the input (openrlhf/datasets/process_reward_dataset.py).
-    else
-      out = rows.map((r) => ({
-        id: r.id,
-        [promptKey]: toMathShepherd(r, signal, o.task).input,
-        [labelKey]: labeledSteps(r, signal).labels.map((l) => (l ? '+' : '-')),
-      }));
-    summary.rows = out.length;
-    summary.stats = { solutions: labeled.length, skippedUnlabeled: labeled.length - solutions };
-    if (summary.byPrefixLength) {
-      const lengths = Object.values(summary.byPrefixLength);
-      summary.stats.prefixes = lengths.reduce((a, b) => a + b.kept + b.dropped, 0);
-      summary.stats.dropped = lengths.reduce((a, b) => a + b.dropped, 0);
-    }
-    writeJsonl(o.out, out, simulated);
-    return summary;
-  }
-
-  let pairs: SftPair[];
-  if (o.task === 'selfseg') {
-    const lines = readJsonl(o.from).lines;
-    const isTagged = (l: { value: unknown }) =>
-      typeof (l.value as { tagged?: unknown } | null)?.tagged === 'string';
-    const given = validateRows(o.from, lines.filter(isTagged), TaggedRowSchema, {
-      kinds: ['segment', 'texts'],
-      who: 'export --task selfseg',
-    });
-    const segmentedLines = lines.filter((l) => !isTagged(l));
-    const segmented = validateRows(o.from, segmentedLines, SegmentedRowSchema, {
-      kinds: ['segment', 'texts'],
-      who: 'export --task selfseg',
-    });
-    let fallbacks = 0;
-    const tagged: Array<{ id: string; problem: string; text: string; tagged: string }> = given.map((r) => ({
+    return {
       id: r.id,
-      problem: r.problem,
-      text: r.text,
-      tagged: r.tagged,
-    }));
-    segmented.forEach((r, k) => {
-      if (r.method !== 'llm') {
-        fallbacks++;
-        return;
+      [promptKey]: toMathShepherd(r, signal, o.task).input,
+      [labelKey]: labeledSteps(r, signal).labels.map((l) => (l ? '+' : '-')),
+    };
+  };
+  summary.rows = await writeAll(new JsonlRowWriter(o.out, scan.simulated), (w) => {
+    let at = 0;
+    for (const r of solutions()) {
+      if (!keep) {
+        usable++;
+        w.write(rowOf(r));
+        continue;
       }
-      r.chunks.forEach((c, i) => {
-        if (r.text.slice(c.span.start, c.span.end) !== c.text)
+      const steps = labeledSteps(r, signal).steps.length;
+      for (let k = 1; k <= steps; k++) if (keep[at++] === 1) w.write(rowOf(sormPrefixRow(r, k)));
+    }
+  });
+  summary.stats = { solutions: scan.records, skippedUnlabeled: scan.records - usable };
+  if (summary.byPrefixLength) {
+    const lengths = Object.values(summary.byPrefixLength);
+    summary.stats.prefixes = lengths.reduce((a, b) => a + b.kept + b.dropped, 0);
+    summary.stats.dropped = lengths.reduce((a, b) => a + b.dropped, 0);
+  }
+}
+
+/** A selfseg input row: a given tagging, or an LLM segmentation (its tagging built from the spans). */
+type SelfSegInput =
+  | { kind: 'tagged'; row: z.infer<typeof TaggedRowSchema> }
+  | { kind: 'segmented'; row: z.infer<typeof SegmentedRowSchema> };
+
+/**
+ * selfseg: rows with a given tagging come first, then the LLM-segmented ones (each group in file
+ * order), as the in-memory export wrote them: a read for each group.
+ */
+async function exportSelfSegmentation(
+  o: ExportOptions,
+  input: ExportInput,
+  summary: ExportSummary,
+): Promise<void> {
+  const { promptKey, labelKey } = keysOf(o);
+  const expect = { kinds: ['segment', 'texts'] as FileKind[], who: 'export --task selfseg' };
+  const tagged = checked(o.from, TaggedRowSchema, expect);
+  const segmented = checked(o.from, SegmentedRowSchema, expect);
+  const parse = (value: unknown, line: number): SelfSegInput => {
+    if (typeof (value as { tagged?: unknown } | null)?.tagged === 'string')
+      return { kind: 'tagged', row: tagged(value, line) };
+    const row = segmented(value, line);
+    if (row.method === 'llm')
+      row.chunks.forEach((c, i) => {
+        if (row.text.slice(c.span.start, c.span.end) !== c.text)
           throw new InputError(
-            { file: o.from, line: segmentedLines[k].line, field: `chunks.${i}.span` },
+            { file: o.from, line, field: `chunks.${i}.span` },
             'the chunk text is not text.slice(span.start, span.end)',
           );
       });
-      tagged.push({
-        id: r.id,
-        problem: r.problem,
-        text: r.text,
-        tagged: tagSpans(
-          r.text,
-          r.chunks.map((c) => c.span),
-        ),
-      });
-    });
-    const built = buildSelfSegmentationPairs(tagged);
-    pairs = built.pairs;
-    summary.stats = { inputs: lines.length, paragraphFallbacks: fallbacks, rejected: built.rejected.length };
-    if (o.format === 'verl') {
-      writeVerlSftParquet(
-        o.out,
-        pairs.map((p) => ({
-          id: p.id,
-          prompt: p.prompt[p.prompt.length - 1].content,
-          response: p.completion,
-        })),
-      );
-      summary.rows = pairs.length;
-      return summary;
-    }
-  } else if (o.task === 'refine-global') {
-    const rows = validateRows(o.from, readJsonl(o.from).lines, SampleRowSchema, {
-      kinds: ['sample'],
-      who: `export --task ${o.task}`,
-    }).map((r, k) => {
-      const question = r.question ?? r.problem;
-      if (question === undefined) {
-        throw new UsageError(`${o.from}: row ${k + 1} (${r.id}) has neither "question" nor "problem"`);
-      }
-      return {
-        id: r.id,
-        question,
-        samples: r.samples,
-        ...(r.segmentation ? { segmentation: r.segmentation } : {}),
-      };
-    });
-    pairs = buildGlobalRefinePairs(rows, o.seed);
-    summary.stats = { problems: rows.length };
+    return { kind: 'segmented', row };
+  };
+  let simulated = false;
+  let inputs = 0;
+  let fallbacks = 0;
+  const kinds = new Set<SelfSegInput['kind']>();
+  for (const { record, mine, simulated: sim } of input.all(parse)) {
+    if (sim) simulated = true;
+    if (!mine) continue;
+    inputs++;
+    kinds.add(record.kind);
+    if (record.kind === 'segmented' && record.row.method !== 'llm') fallbacks++;
+  }
+  if (simulated) summary.simulated = true;
+  let rejected = 0;
+  let writer: RowWriter<never>;
+  let emit: (p: SftPair) => void;
+  if (o.format === 'verl') {
+    const w = verlSftParquetWriter(o.out);
+    writer = w;
+    emit = (p) =>
+      w.write({ id: p.id, prompt: p.prompt[p.prompt.length - 1].content, response: p.completion });
   } else {
-    const labeled = readLabelFile(o.from, `export --task ${o.task}`);
-    const signal = pickSignal(labeled, o.task, o.signal);
-    summary.signal = signal;
-    const kept = labeled.some(hasKeptRollouts);
-    if (!kept && !o.findContinuation) {
-      throw new UsageError(
-        'refine-local needs a correct continuation of each good prefix: label with --keep-rollouts ' +
-          '(the SORM rollouts are reused, as GLoRe does) or pass --policy <spec> to sample one',
-      );
+    const w = new JsonlRowWriter(o.out, simulated);
+    writer = w;
+    emit = (p) => w.write(sftRow(p, o.format, promptKey, labelKey));
+  }
+  summary.rows = await writeAll(writer, () => {
+    for (const kind of ['tagged', 'segmented'] as const) {
+      if (!kinds.has(kind)) continue;
+      for (const { record } of input.records(parse)) {
+        if (record.kind !== kind) continue;
+        let row: { id: string; problem: string; text: string; tagged: string };
+        if (record.kind === 'tagged') row = record.row;
+        else if (record.row.method !== 'llm') continue;
+        else {
+          const r = record.row;
+          row = {
+            id: r.id,
+            problem: r.problem,
+            text: r.text,
+            tagged: tagSpans(
+              r.text,
+              r.chunks.map((c) => c.span),
+            ),
+          };
+        }
+        const made = selfSegmentationPairOf(row);
+        if ('pair' in made) emit(made.pair);
+        else rejected++;
+      }
     }
-    if (o.format === 'trl' && !o.chatTemplate)
-      throw new UsageError(
-        "refine-local as TRL rows trains the continuation of the model's assistant turn, so the prompt is rendered " +
-          "with the model's own chat template: pass --chat-template FILE (its tokenizer_config.json or .jinja)",
+  });
+  summary.stats = { inputs, paragraphFallbacks: fallbacks, rejected };
+}
+
+/** refine-global: each sample row's pairs, one row at a time (one seeded stream over the file). */
+async function exportGlobalRefinement(
+  o: ExportOptions,
+  input: ExportInput,
+  summary: ExportSummary,
+): Promise<void> {
+  const { promptKey, labelKey } = keysOf(o);
+  const sampleRow = checked(o.from, SampleRowSchema, { kinds: ['sample'], who: `export --task ${o.task}` });
+  const parse = (value: unknown, line: number): SampledProblem => {
+    const r = sampleRow(value, line);
+    const question = r.question ?? r.problem;
+    if (question === undefined)
+      throw new InputError(
+        { file: o.from, line, field: 'question' },
+        `${r.id} has neither "question" nor "problem"`,
       );
-    const sources: LocalRefineSource[] = [];
-    let noContinuation = 0;
-    let fromRollouts = 0;
-    let sampled = 0;
-    for (const r of labeled) {
+    return {
+      id: r.id,
+      question,
+      samples: r.samples,
+      ...(r.segmentation ? { segmentation: r.segmentation } : {}),
+    };
+  };
+  let simulated = false;
+  let problems = 0;
+  for (const { mine, simulated: sim } of input.all(parse)) {
+    if (sim) simulated = true;
+    if (mine) problems++;
+  }
+  if (simulated) summary.simulated = true;
+  const rng = createRng(o.seed ?? 0);
+  summary.rows = await writeAll(new JsonlRowWriter(o.out, simulated), (w) => {
+    for (const { record } of input.records(parse))
+      for (const p of globalRefinePairsOf(record, rng)) w.write(sftRow(p, o.format, promptKey, labelKey));
+  });
+  summary.stats = { problems };
+}
+
+/** refine-local: one row per bad solution with a correct continuation, found as each record is read. */
+async function exportLocalRefinement(
+  o: ExportOptions,
+  input: ExportInput,
+  summary: ExportSummary,
+): Promise<void> {
+  const { promptKey, labelKey } = keysOf(o);
+  const { parse, scan, signal } = labelInput(o, input, summary);
+  if (!scan.keptRollouts && !o.findContinuation) {
+    throw new UsageError(
+      'refine-local needs a correct continuation of each good prefix: label with --keep-rollouts ' +
+        '(the SORM rollouts are reused, as GLoRe does) or pass --policy <spec> to sample one',
+    );
+  }
+  const template = o.format === 'trl' ? o.chatTemplate : undefined;
+  if (o.format === 'trl' && !template)
+    throw new UsageError(
+      "refine-local as TRL rows trains the continuation of the model's assistant turn, so the prompt is rendered " +
+        "with the model's own chat template: pass --chat-template FILE (its tokenizer_config.json or .jinja)",
+    );
+  let noContinuation = 0;
+  let fromRollouts = 0;
+  let sampled = 0;
+  summary.rows = await writeAll(new JsonlRowWriter(o.out, scan.simulated), async (w) => {
+    for (const { record: r } of input.records(parse)) {
       const { labels } = labeledSteps(r, signal);
       const firstBad = labels.indexOf(false);
       if (firstBad < 0) continue;
@@ -548,29 +832,24 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
         noContinuation++;
         continue;
       }
-      sources.push({
-        id: r.id,
-        question: r.problem,
-        chunks,
-        firstBad,
-        correctContinuation: continuation,
-        segmentation,
-        written,
-      });
+      const [pair] = buildLocalRefinePairs([
+        {
+          id: r.id,
+          question: r.problem,
+          chunks,
+          firstBad,
+          correctContinuation: continuation,
+          segmentation,
+          written,
+        },
+      ]);
+      w.write(template ? continuationRow(pair, template) : sftRow(pair, o.format, promptKey, labelKey));
     }
-    pairs = buildLocalRefinePairs(sources);
-    summary.stats = {
-      solutions: labeled.length,
-      fromKeptRollouts: fromRollouts,
-      sampled,
-      noCorrectContinuation: noContinuation,
-    };
-  }
-  const out =
-    o.task === 'refine-local' && o.format === 'trl' && o.chatTemplate
-      ? continuationRows(pairs, o.chatTemplate)
-      : sftRows(pairs, o.format, promptKey, labelKey);
-  summary.rows = out.length;
-  writeJsonl(o.out, out, simulated);
-  return summary;
+  });
+  summary.stats = {
+    solutions: scan.records,
+    fromKeptRollouts: fromRollouts,
+    sampled,
+    noCorrectContinuation: noContinuation,
+  };
 }

@@ -56,84 +56,111 @@ export function estimateTokens(text: string): number {
   return m ? m.length : 0;
 }
 
+export type JudgeRlStats = JudgeRlSet['stats'];
+
+export const emptyJudgeRlStats = (): JudgeRlStats => ({
+  chunks: 0,
+  unlabeled: 0,
+  tooLong: 0,
+  positivesBefore: 0,
+  negativesBefore: 0,
+  positives: 0,
+  negatives: 0,
+});
+
+/**
+ * The judge RL examples of one labeled solution that pass the length filter, in chunk order,
+ * counting chunks, unlabeled and too-long ones into `stats`.
+ */
+export function* judgeRlCandidates(
+  row: LabeledSolution,
+  options: JudgeRlOptions,
+  stats: JudgeRlStats,
+): Generator<JudgeRlExample> {
+  const maxTokens = options.maxPromptTokens ?? 2048;
+  const texts = row.chunks.map((c) => c.text);
+  for (let i = 0; i < row.chunks.length; i++) {
+    stats.chunks++;
+    const label = chunkLabel(row.chunks[i], options.signal, softThresholdOf(row));
+    if (label === null) {
+      stats.unlabeled++;
+      continue;
+    }
+    // The prompt the generative judge gets at inference for this solution: under tags, the
+    // earlier chunks as the policy's own `<chunk>`s.
+    const prompt = renderJudgeMessages({
+      problem: row.problem,
+      history: texts.slice(0, i),
+      chunk: texts[i],
+      segmentation: row.segmentation,
+    });
+    if (estimateTokens(prompt.map((m) => m.content).join('\n')) > maxTokens) {
+      stats.tooLong++;
+    } else {
+      yield {
+        id: `${row.id}/${i}`,
+        solutionId: row.id,
+        chunkIndex: i,
+        prompt,
+        label: label ? 'Positive' : 'Negative',
+        problem: row.problem,
+        signal: options.signal,
+      };
+    }
+    if (options.stopAtFirstError && !label) break;
+  }
+}
+
+/**
+ * Down-sample the majority class (seeded) to the minority's size: `keep` is called with the
+ * position of every survivor. `pos` and `neg` are the positions of the candidates of each class.
+ * Only positions are involved, so a streaming export balances a file of any size from a few bytes
+ * per candidate.
+ */
+export function markBalancedClasses(
+  pos: readonly number[],
+  neg: readonly number[],
+  seed: number,
+  keep: (position: number) => void,
+): void {
+  const rng = createRng(seed);
+  const n = Math.min(pos.length, neg.length);
+  for (const xs of [pos, neg]) {
+    if (xs.length === n) for (const x of xs) keep(x);
+    else for (const x of shuffled(xs, rng).slice(0, n)) keep(x);
+  }
+}
+
 /**
  * Build the StepWiser judge RL set (METHODS §6): one prompt per labeled chunk with the problem,
  * the history (previous chunks) and the chunk; the chosen signal's label as the target verdict;
- * the majority class down-sampled (seeded) to exactly 50/50; a length filter.
+ * the majority class down-sampled (seeded) to exactly 50/50; a length filter. The set keeps the
+ * input's order.
  */
 export function buildJudgeRlSet(rows: readonly LabeledSolution[], options: JudgeRlOptions): JudgeRlSet {
-  const maxTokens = options.maxPromptTokens ?? 2048;
-  const stats = {
-    chunks: 0,
-    unlabeled: 0,
-    tooLong: 0,
-    positivesBefore: 0,
-    negativesBefore: 0,
-    positives: 0,
-    negatives: 0,
-  };
-  const pos: JudgeRlExample[] = [];
-  const neg: JudgeRlExample[] = [];
-  // Position in the input, so the balanced set keeps the input's order.
-  const seq = new Map<JudgeRlExample, number>();
-  let sawSignal = false;
+  const stats = emptyJudgeRlStats();
+  const candidates: JudgeRlExample[] = [];
+  const pos: number[] = [];
+  const neg: number[] = [];
   for (const row of rows) {
-    const texts = row.chunks.map((c) => c.text);
-    for (let i = 0; i < row.chunks.length; i++) {
-      stats.chunks++;
-      const label = chunkLabel(row.chunks[i], options.signal, softThresholdOf(row));
-      if (label === null) {
-        stats.unlabeled++;
-        continue;
-      }
-      sawSignal = true;
-      // The prompt the generative judge gets at inference for this solution: under tags, the
-      // earlier chunks as the policy's own `<chunk>`s.
-      const prompt = renderJudgeMessages({
-        problem: row.problem,
-        history: texts.slice(0, i),
-        chunk: texts[i],
-        segmentation: row.segmentation,
-      });
-      if (estimateTokens(prompt.map((m) => m.content).join('\n')) > maxTokens) {
-        stats.tooLong++;
-      } else {
-        const ex: JudgeRlExample = {
-          id: `${row.id}/${i}`,
-          solutionId: row.id,
-          chunkIndex: i,
-          prompt,
-          label: label ? 'Positive' : 'Negative',
-          problem: row.problem,
-          signal: options.signal,
-        };
-        seq.set(ex, seq.size);
-        (label ? pos : neg).push(ex);
-      }
-      if (options.stopAtFirstError && !label) break;
+    for (const ex of judgeRlCandidates(row, options, stats)) {
+      (ex.label === 'Positive' ? pos : neg).push(candidates.length);
+      candidates.push(ex);
     }
   }
-  if (!sawSignal && rows.length > 0) {
+  if (rows.length > 0 && stats.chunks === stats.unlabeled)
     throw new UsageError(`no chunk has a label for signal "${options.signal}"`);
-  }
   stats.positivesBefore = pos.length;
   stats.negativesBefore = neg.length;
-  let keepPos = pos;
-  let keepNeg = neg;
+  let examples = candidates;
   if (options.balance ?? true) {
-    const rng = createRng(options.seed ?? 0);
-    const n = Math.min(pos.length, neg.length);
-    // Down-sample only the majority class; keep the chosen examples in their original order.
-    const pick = (xs: JudgeRlExample[]) => {
-      if (xs.length === n) return xs;
-      const keep = new Set(shuffled(xs, rng).slice(0, n));
-      return xs.filter((x) => keep.has(x));
-    };
-    keepPos = pick(pos);
-    keepNeg = pick(neg);
+    const keep = new Uint8Array(candidates.length);
+    markBalancedClasses(pos, neg, options.seed ?? 0, (i) => {
+      keep[i] = 1;
+    });
+    examples = candidates.filter((_, i) => keep[i] === 1);
   }
-  stats.positives = keepPos.length;
-  stats.negatives = keepNeg.length;
-  const examples = [...keepPos, ...keepNeg].sort((a, b) => seq.get(a)! - seq.get(b)!);
+  stats.positives = examples.filter((e) => e.label === 'Positive').length;
+  stats.negatives = examples.length - stats.positives;
   return { examples, stats };
 }

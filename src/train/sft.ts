@@ -1,5 +1,5 @@
 import { UsageError } from '../core/errors.js';
-import { createRng, shuffled } from '../core/rng.js';
+import { createRng, type Rng, shuffled } from '../core/rng.js';
 import { type Segmentation, validateSelfSegmentation } from '../core/segment.js';
 import type { ChatMessage } from '../models/types.js';
 import { policyUserMessage, TAGS_POLICY_INSTRUCTION } from '../prompts/policy.js';
@@ -48,18 +48,29 @@ export function buildSelfSegmentationPairs(
   const pairs: SftPair[] = [];
   const rejected: Array<{ id: string; reason: string }> = [];
   for (const r of rows) {
-    const check = validateSelfSegmentation(r.text, r.tagged);
-    if (!check.accepted) {
-      rejected.push({ id: r.id, reason: check.reason ?? 'rejected' });
-      continue;
-    }
-    pairs.push({
+    const made = selfSegmentationPairOf(r);
+    if ('pair' in made) pairs.push(made.pair);
+    else rejected.push({ id: r.id, reason: made.rejected });
+  }
+  return { pairs, rejected };
+}
+
+/** One row's self-segmentation pair, or why its tagging was rejected. */
+export function selfSegmentationPairOf(r: {
+  id: string;
+  problem: string;
+  text: string;
+  tagged: string;
+}): { pair: SftPair } | { rejected: string } {
+  const check = validateSelfSegmentation(r.text, r.tagged);
+  if (!check.accepted) return { rejected: check.reason ?? 'rejected' };
+  return {
+    pair: {
       id: r.id,
       prompt: [{ role: 'user', content: policyUserMessage(r.problem, 'tags') }],
       completion: r.tagged,
-    });
-  }
-  return { pairs, rejected };
+    },
+  };
 }
 
 /** A problem's sampled solutions, as `stepwise sample` writes them. */
@@ -80,24 +91,26 @@ export interface SampledProblem {
  */
 export function buildGlobalRefinePairs(problems: readonly SampledProblem[], seed = 0): SftPair[] {
   const rng = createRng(seed);
-  const pairs: SftPair[] = [];
-  for (const p of problems) {
-    const segmentation = p.segmentation ?? 'paragraph';
-    const right = p.samples.filter(
-      (s) => s.correct && (segmentation !== 'tags' || s.segmentation !== 'paragraph'),
-    );
-    const wrong = p.samples.map((s, k) => ({ s, k })).filter(({ s }) => !s.correct);
-    if (right.length === 0 || wrong.length === 0) continue;
-    const targets = shuffled(right, rng);
-    wrong.forEach(({ s, k }, j) => {
-      pairs.push({
-        id: `${p.id}#${k}`,
-        prompt: renderGlobalRefineMessages(p.question, s.written ?? s.text, segmentation),
-        completion: targets[j % targets.length].text,
-      });
-    });
-  }
-  return pairs;
+  return problems.flatMap((p) => globalRefinePairsOf(p, rng));
+}
+
+/**
+ * One problem's global refinement pairs. `rng` is shared by the problems of a file in order (one
+ * stream from the seed), so reading the file one problem at a time pairs as reading it whole.
+ */
+export function globalRefinePairsOf(p: SampledProblem, rng: Rng): SftPair[] {
+  const segmentation = p.segmentation ?? 'paragraph';
+  const right = p.samples.filter(
+    (s) => s.correct && (segmentation !== 'tags' || s.segmentation !== 'paragraph'),
+  );
+  const wrong = p.samples.map((s, k) => ({ s, k })).filter(({ s }) => !s.correct);
+  if (right.length === 0 || wrong.length === 0) return [];
+  const targets = shuffled(right, rng);
+  return wrong.map(({ s, k }, j) => ({
+    id: `${p.id}#${k}`,
+    prompt: renderGlobalRefineMessages(p.question, s.written ?? s.text, segmentation),
+    completion: targets[j % targets.length].text,
+  }));
 }
 
 /** An incorrect solution with its first bad chunk and a correct continuation of the prefix before it. */

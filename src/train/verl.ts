@@ -1,6 +1,10 @@
-import { writeFileSync } from 'node:fs';
-import { ByteWriter, parquetWrite } from 'hyparquet-writer';
+import { mkdirSync, renameSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { type ColumnSource, fileWriter, ParquetWriter, schemaFromColumnData } from 'hyparquet-writer';
 import type { ChatMessage } from '../models/types.js';
+
+/** hyparquet-writer's schema element (its own copy of hyparquet's type). */
+type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]['schema'][number];
 
 /** One verl RL row (INTERFACES.md): what verl's RLHFDataset reads from Parquet. */
 export interface VerlRow {
@@ -54,37 +58,94 @@ export const VERL_SCHEMA = [
   str('question'),
 ];
 
-/** Encode rows as verl Parquet bytes. */
-export function verlParquetBuffer(rows: readonly VerlRow[]): ArrayBuffer {
-  const writer = new ByteWriter();
-  parquetWrite({
-    writer,
-    // biome-ignore lint/suspicious/noExplicitAny: hyparquet-writer's SchemaElement type is wider than our literal
-    schema: VERL_SCHEMA as any,
-    columnData: [
-      { name: 'data_source', data: rows.map((r) => r.data_source) },
-      { name: 'prompt', data: rows.map((r) => r.prompt.map((m) => ({ role: m.role, content: m.content }))) },
-      { name: 'ability', data: rows.map((r) => r.ability) },
-      { name: 'reward_model', data: rows.map((r) => ({ ...r.reward_model })) },
-      {
-        name: 'extra_info',
-        data: rows.map((r) => ({
-          split: r.extra_info.split,
-          // int64 columns take BigInt.
-          index: BigInt(r.extra_info.index),
-          id: r.extra_info.id,
-          chunk_index: BigInt(r.extra_info.chunk_index),
-          signal: r.extra_info.signal,
-          question: r.extra_info.question,
-        })),
-      },
-    ],
-  });
-  return writer.getBuffer();
+/** The verl columns of a batch of rows (int64 columns take BigInt). */
+function verlColumns(rows: readonly VerlRow[]): ColumnSource[] {
+  return [
+    { name: 'data_source', data: rows.map((r) => r.data_source) },
+    { name: 'prompt', data: rows.map((r) => r.prompt.map((m) => ({ role: m.role, content: m.content }))) },
+    { name: 'ability', data: rows.map((r) => r.ability) },
+    { name: 'reward_model', data: rows.map((r) => ({ ...r.reward_model })) },
+    {
+      name: 'extra_info',
+      data: rows.map((r) => ({
+        split: r.extra_info.split,
+        index: BigInt(r.extra_info.index),
+        id: r.extra_info.id,
+        chunk_index: BigInt(r.extra_info.chunk_index),
+        signal: r.extra_info.signal,
+        question: r.extra_info.question,
+      })),
+    },
+  ];
 }
 
-export function writeVerlParquet(path: string, rows: readonly VerlRow[]): void {
-  writeFileSync(path, new Uint8Array(verlParquetBuffer(rows)));
+/** Rows in a Parquet row group at most: a group is encoded from memory, so its size bounds the writer's. */
+export const ROW_GROUP_ROWS = 1000;
+/** …and at most about this many bytes of text (judge prompts are a few KB each, some much longer). */
+export const ROW_GROUP_TEXT_BYTES = 16 << 20;
+
+/**
+ * A Parquet file written a row group at a time: rows are buffered until the group is full
+ * ({@link ROW_GROUP_ROWS} rows or {@link ROW_GROUP_TEXT_BYTES} of text), encoded, and flushed to a
+ * temporary file beside `path` (hyparquet-writer's file writer flushes every 1 MB); `close` writes
+ * the footer and renames it into place, `abort` removes it. Memory holds one group, whatever the
+ * file's size. A file of at most 1,000 rows is one group, byte for byte what one `parquetWrite`
+ * call writes; a bigger one has more, smaller groups (the same rows).
+ */
+export class ParquetRowWriter<T> {
+  private readonly tmp: string;
+  private readonly pq: ParquetWriter;
+  private batch: T[] = [];
+  private batchBytes = 0;
+  rows = 0;
+
+  constructor(
+    private readonly path: string,
+    schema: SchemaElement[],
+    private readonly columns: (rows: readonly T[]) => ColumnSource[],
+    private readonly textBytes: (row: T) => number,
+  ) {
+    mkdirSync(dirname(path), { recursive: true });
+    this.tmp = `${path}.tmp-${process.pid}`;
+    this.pq = new ParquetWriter({ writer: fileWriter(this.tmp), schema });
+  }
+
+  write(row: T): void {
+    this.batch.push(row);
+    this.rows++;
+    this.batchBytes += this.textBytes(row);
+    if (this.batch.length >= ROW_GROUP_ROWS || this.batchBytes >= ROW_GROUP_TEXT_BYTES) this.flush();
+  }
+
+  private flush(): void {
+    if (this.batch.length === 0) return;
+    void this.pq.write({ columnData: this.columns(this.batch), rowGroupSize: this.batch.length });
+    this.batch = [];
+    this.batchBytes = 0;
+  }
+
+  close(): void {
+    this.flush();
+    void this.pq.finish();
+    renameSync(this.tmp, this.path);
+  }
+
+  abort(): void {
+    rmSync(this.tmp, { force: true });
+  }
+}
+
+const promptBytes = (messages: readonly ChatMessage[]) => messages.reduce((n, m) => n + m.content.length, 0);
+
+/** A verl RL Parquet file written as rows come (see {@link ParquetRowWriter}). */
+export function verlParquetWriter(path: string): ParquetRowWriter<VerlRow> {
+  return new ParquetRowWriter<VerlRow>(
+    path,
+    // biome-ignore lint/suspicious/noExplicitAny: hyparquet-writer's SchemaElement type is wider than our literal
+    VERL_SCHEMA as any,
+    verlColumns,
+    (r) => promptBytes(r.prompt) + r.extra_info.question.length,
+  );
 }
 
 /**
@@ -98,16 +159,21 @@ export interface VerlSftRow {
   response: string;
 }
 
-/** Write verl SFT rows as Parquet (string columns `id`, `prompt`, `response`). */
-export function writeVerlSftParquet(path: string, rows: readonly VerlSftRow[]): void {
-  const writer = new ByteWriter();
-  parquetWrite({
-    writer,
-    columnData: [
-      { name: 'id', data: rows.map((r) => r.id), type: 'STRING' },
-      { name: 'prompt', data: rows.map((r) => r.prompt), type: 'STRING' },
-      { name: 'response', data: rows.map((r) => r.response), type: 'STRING' },
-    ],
+const sftColumns = (rows: readonly VerlSftRow[]): ColumnSource[] => [
+  { name: 'id', data: rows.map((r) => r.id) },
+  { name: 'prompt', data: rows.map((r) => r.prompt) },
+  { name: 'response', data: rows.map((r) => r.response) },
+];
+
+/** A verl SFT Parquet file (string columns `id`, `prompt`, `response`) written as rows come. */
+export function verlSftParquetWriter(path: string): ParquetRowWriter<VerlSftRow> {
+  const schema = schemaFromColumnData({
+    columnData: sftColumns([]).map((c) => ({ ...c, type: 'STRING' as const })),
   });
-  writeFileSync(path, new Uint8Array(writer.getBuffer()));
+  return new ParquetRowWriter<VerlSftRow>(
+    path,
+    schema,
+    sftColumns,
+    (r) => r.id.length + r.prompt.length + r.response.length,
+  );
 }
