@@ -34,10 +34,33 @@ interface Slot {
   placed: boolean;
 }
 
-/** `key` without a trailing `#<k>` (the sample index `stepwise label` adds to sample inputs). */
+/**
+ * A key's input id and its place among that id's records: `<id>#<k>` (a sample of a `stepwise
+ * sample` row), `<id>/<i>` (an `export --task judge-rl` row: chunk i of solution id), `<id>@<k>`
+ * (an `export --task sorm` row: the prefix of k chunks).
+ */
+const SUB_KEY = /^(.*)[#/@](\d+)$/;
+
+/** `key` without a trailing sub-key (see {@link SUB_KEY}). */
 function baseOf(key: string): string {
-  const m = /^(.*)#(\d+)$/.exec(key);
+  const m = SUB_KEY.exec(key);
   return m ? m[1] : key;
+}
+
+const subIndexOf = (key: string): number => Number(SUB_KEY.exec(key)?.[2] ?? -1);
+
+/** Parquet files begin with these four bytes. */
+const PARQUET_MAGIC = Buffer.from('PAR1');
+
+/** Refuse a file merge cannot join, saying what to do with it instead. */
+function refuseUnmergeable(file: string, fd: number): void {
+  const head = Buffer.alloc(4);
+  readSync(fd, head, 0, 4, 0);
+  if (head.equals(PARQUET_MAGIC))
+    throw new UsageError(
+      `${file} is a Parquet file (\`export --format verl\`): merge joins JSONL. The parts of a sharded ` +
+        'export never overlap, so give verl all of them as one data set: data.train_files=[part-1.parquet, …]',
+    );
 }
 
 /**
@@ -60,10 +83,20 @@ export function mergeJsonl(o: MergeOptions): MergeSummary {
     notInInput: 0,
     out: o.out,
   };
-  const fds = o.files.map((f) => {
-    if (!existsSync(f)) throw new InputError({ file: f }, 'file not found');
-    return openSync(f, 'r');
-  });
+  const fds: number[] = [];
+  const closeAll = () => {
+    for (const fd of fds) closeSync(fd);
+  };
+  try {
+    for (const f of o.files) {
+      if (!existsSync(f)) throw new InputError({ file: f }, 'file not found');
+      fds.push(openSync(f, 'r'));
+      refuseUnmergeable(f, fds[fds.length - 1]);
+    }
+  } catch (e) {
+    closeAll();
+    throw e;
+  }
   const read = (s: Slot): Buffer => {
     const buf = Buffer.allocUnsafe(s.length);
     readSync(fds[s.file], buf, 0, s.length, s.offset);
@@ -93,8 +126,16 @@ export function mergeJsonl(o: MergeOptions): MergeSummary {
             );
         }
         const key = rec?.[keyField];
-        if (typeof key !== 'string' && typeof key !== 'number')
+        if (typeof key !== 'string' && typeof key !== 'number') {
+          // Math-Shepherd rows ({input, label, task}) carry no id: nothing to join by.
+          if (keyField === 'id' && typeof rec?.input === 'string' && typeof rec?.task === 'string')
+            throw new InputError(
+              { file, line: l.line, field: keyField },
+              'a Math-Shepherd row (`export --format mathshepherd`) has no id to merge by; the parts of a ' +
+                'sharded export never overlap, so concatenate them (cat part-*.jsonl > all.jsonl)',
+            );
           throw new InputError({ file, line: l.line, field: keyField }, 'missing record key');
+        }
         const k = String(key);
         const kept = slots.get(k);
         if (kept) {
@@ -117,7 +158,7 @@ export function mergeJsonl(o: MergeOptions): MergeSummary {
         writeSync(out, '\n');
       };
       if (o.input) {
-        // Keys by input id: `id` itself, then `id#0`, `id#1`, … (one per sample).
+        // Keys by input id: `id` itself, then its sub-keys `id#0`, `id#1`, … in order (see SUB_KEY).
         const byBase = new Map<string, string[]>();
         for (const k of order) {
           const b = baseOf(k);
@@ -138,7 +179,7 @@ export function mergeJsonl(o: MergeOptions): MergeSummary {
           if (own && !own.placed) write(String(id));
           const rest = (ks ?? [])
             .filter((k) => !slots.get(k)!.placed)
-            .sort((a, b) => Number(/#(\d+)$/.exec(a)?.[1] ?? -1) - Number(/#(\d+)$/.exec(b)?.[1] ?? -1));
+            .sort((a, b) => subIndexOf(a) - subIndexOf(b));
           for (const k of rest) write(k);
         }
       }
@@ -152,7 +193,7 @@ export function mergeJsonl(o: MergeOptions): MergeSummary {
     }
     renameSync(tmp, o.out);
   } finally {
-    for (const fd of fds) closeSync(fd);
+    closeAll();
   }
   return summary;
 }

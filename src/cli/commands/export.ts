@@ -10,7 +10,7 @@ import {
   exportTrainingData,
 } from '../../train/export.js';
 import { checkMathAnswer } from '../../verify/check.js';
-import { addInputOption, choiceOption, intOption } from '../options.js';
+import { addInputOption, choiceOption, intOption, shardOption } from '../options.js';
 import { JSON_HELP, reportJob } from '../summary.js';
 import { apiKeyOption, DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, storeOption } from '../vocabulary.js';
 
@@ -73,6 +73,9 @@ export function register(program: Command): void {
       intOption('--max-tokens', 1),
       DEFAULT_MAX_TOKENS,
     )
+    .addOption(
+      shardOption('input records (solutions, sample rows, segmented texts); balancing is within the part'),
+    )
     .option('--json', JSON_HELP)
     .action(async (o) => {
       let findContinuation: Parameters<typeof exportTrainingData>[0]['findContinuation'];
@@ -114,11 +117,12 @@ export function register(program: Command): void {
           split: o.split,
           findContinuation,
           chatTemplate,
+          shard: o.shard,
         });
         reportJob(
           {
             command: 'export',
-            headline: `${summary.rows} ${summary.task} rows as ${summary.format}${summary.signal ? ` (signal ${summary.signal})` : ''}`,
+            headline: `${summary.rows} ${summary.task} rows as ${summary.format}${summary.signal ? ` (signal ${summary.signal})` : ''}${summary.shard ? `, part ${summary.shard}` : ''}`,
             lines: [
               ...Object.entries(summary.stats ?? {}).map(([k, v]) => [k, String(v)] as const),
               // SORM balancing, per prefix length: what was found and what balancing kept.

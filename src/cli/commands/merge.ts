@@ -13,7 +13,9 @@ export function register(program: Command): void {
     .option('--key <field>', 'field holding the record key', 'id')
     .addHelpText(
       'after',
-      '\nWith --input, a record keyed <id>#<k> (one sample of a `stepwise sample` row) follows the row <id>.\n' +
+      '\nWith --input, a record keyed <id>#<k> (one sample of a `stepwise sample` row), <id>/<i> (an export\n' +
+        '--task judge-rl row) or <id>@<k> (an export --task sorm row) follows the row <id>, in order of k.\n' +
+        'Parquet parts (export --format verl) are refused: give verl the parts as one list of files.\n' +
         'Summary: records, duplicates, conflicts (same key, different content), missing (input ids with\n' +
         'no record), notInInput; as JSON on stdout with --json. See docs/scale.md.',
     )
