@@ -81,16 +81,22 @@ function verlColumns(rows: readonly VerlRow[]): ColumnSource[] {
 
 /** Rows in a Parquet row group at most: a group is encoded from memory, so its size bounds the writer's. */
 export const ROW_GROUP_ROWS = 1000;
-/** …and at most about this many bytes of text (judge prompts are a few KB each, some much longer). */
-export const ROW_GROUP_TEXT_BYTES = 16 << 20;
+/**
+ * …and at most about 1 MB of text (judge prompts are a few KB each, some much longer): measured on a
+ * 40 MB label file, hyparquet-writer's peak memory while encoding a group is many times the group's
+ * text (peak RSS +11 MB over a tiny export with 1 MB groups, +70 MB with 2 MB, +100 MB with 16 MB).
+ * Each group adds ~1 KB of footer metadata, kept until the file is closed.
+ */
+export const ROW_GROUP_TEXT_BYTES = 1 << 20;
 
 /**
  * A Parquet file written a row group at a time: rows are buffered until the group is full
  * ({@link ROW_GROUP_ROWS} rows or {@link ROW_GROUP_TEXT_BYTES} of text), encoded, and flushed to a
  * temporary file beside `path` (hyparquet-writer's file writer flushes every 1 MB); `close` writes
- * the footer and renames it into place, `abort` removes it. Memory holds one group, whatever the
- * file's size. A file of at most 1,000 rows is one group, byte for byte what one `parquetWrite`
- * call writes; a bigger one has more, smaller groups (the same rows).
+ * the footer and renames it into place, `abort` removes it. Memory holds one group and the groups'
+ * metadata, whatever the file's size. A file of at most 1,000 rows and 1 MB of text is one group,
+ * byte for byte what one `parquetWrite` call writes; a bigger one has more, smaller groups (the
+ * same rows).
  */
 export class ParquetRowWriter<T> {
   private readonly tmp: string;
