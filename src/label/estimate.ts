@@ -5,6 +5,7 @@ import type { Cost, Problem, Rollout } from '../core/types.js';
 import { type Policy, prefixFromChunks } from '../models/policy.js';
 import { deriveSeed } from '../models/seeds.js';
 import { wroteSimulated } from '../models/simulated.js';
+import { DEFAULT_EARLY_STOP_BATCH, DEFAULT_LABEL_CONFIG } from './config.js';
 
 /**
  * Monte Carlo step values (METHODS §2): Q̂(i) = share of M continuations from the prefix that
@@ -118,7 +119,8 @@ export function prefixSeed(seed: number, prefixLength: number): number {
 
 function batchSizeOf(o: RolloutOptions): number | null {
   if (!o.earlyStop) return null;
-  const b = o.earlyStop === true ? 4 : (o.earlyStop.batchSize ?? 4);
+  const b =
+    o.earlyStop === true ? DEFAULT_EARLY_STOP_BATCH : (o.earlyStop.batchSize ?? DEFAULT_EARLY_STOP_BATCH);
   if (!Number.isInteger(b) || b < 1)
     throw new UsageError(`early-stop batch size must be a positive integer, got ${b}`);
   return b;
@@ -162,11 +164,11 @@ export async function estimatePrefixValue(
     ? options.prefixOf(prefixLength)
     : prefixFromChunks(chunks.slice(0, prefixLength), policy.segmentation);
   const batch = batchSizeOf(options);
-  const seed = prefixSeed(options.seed ?? 0, prefixLength);
+  const seed = prefixSeed(options.seed ?? DEFAULT_LABEL_CONFIG.seed, prefixLength);
   const request = {
-    temperature: options.temperature ?? 1,
+    temperature: options.temperature ?? DEFAULT_LABEL_CONFIG.temperature,
     topP: options.topP,
-    maxTokens: options.maxTokens ?? 2048,
+    maxTokens: options.maxTokens ?? DEFAULT_LABEL_CONFIG.maxTokens,
     stop: options.stop,
   };
   const memoKey = options.memo

@@ -5,6 +5,20 @@
  */
 export { balanceByPrefixLength, type PrefixExample, prefixExamples } from './balance.js';
 export {
+  DEFAULT_EARLY_STOP_BATCH,
+  DEFAULT_LABEL_CONFIG,
+  earlyStopBatch,
+  LABEL_CONFIG_KEYS,
+  LABEL_RUN_ONLY_KEYS,
+  type LabelCacheMode,
+  type LabelConfig,
+  type LabelConfigContext,
+  labelJobSettings,
+  labelRowSettings,
+  resolveLabelConfig,
+  signalParamsOf,
+} from './config.js';
+export {
   type AnswerChecker,
   binarySearchFirstError,
   bisectFirstFalse,
@@ -36,13 +50,14 @@ export {
   type KeptRollout,
   type LabeledChunkRecord,
   type LabeledSolutionRecord,
-  type LabelOptions,
   type LabelResult,
+  type LabelRuntime,
+  labelConfigFor,
   labelSolution,
   type ProcessBenchRow,
+  rolloutOptionsOf,
   type SearchMode,
   type SolutionToLabel,
   toProcessBenchRow,
-  validateLabelOptions,
 } from './label.js';
 export * from './signals.js';

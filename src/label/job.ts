@@ -8,21 +8,23 @@ import { readLinesSync } from '../jobs/lines.js';
 import { inShard, runStreamJob, type Shard } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
 import type { Policy } from '../models/policy.js';
+import { type LabelConfig, type LabelOutputFormat, labelJobSettings } from './config.js';
 import type { AnswerChecker } from './estimate.js';
 import { createPrefixMemo } from './estimate.js';
 import {
   type LabeledSolutionRecord,
-  type LabelOptions,
+  labelConfigFor,
   labelSolution,
   type SolutionToLabel,
   toProcessBenchRow,
-  validateLabelOptions,
 } from './label.js';
 import { DEFAULT_SIGNAL_PARAMS, isPositiveLabel, type LabelSignal } from './signals.js';
 
-export type LabelOutputFormat = 'jsonl' | 'processbench';
+export type { LabelOutputFormat };
 
-export interface LabelJobOptions extends LabelOptions {
+export interface LabelJobOptions {
+  /** The label settings (resolved here: unset fields take their defaults, the policy's segmentation). */
+  config: Partial<LabelConfig>;
   /** The solutions, read lazily (a generator over the input file keeps memory bounded). */
   solutions: Iterable<SolutionToLabel> | AsyncIterable<SolutionToLabel>;
   /** Solutions in the input, when known before reading (for progress). */
@@ -33,22 +35,23 @@ export interface LabelJobOptions extends LabelOptions {
   checker: AnswerChecker;
   /** Output file. */
   out: string;
-  /** `jsonl` (default): labeled solutions. `processbench`: ProcessBench rows. */
-  format?: LabelOutputFormat;
-  /** The signal whose first error becomes the ProcessBench label (default: the first of `signals`). */
-  processbenchSignal?: LabelSignal;
   /** ProcessBench `generator` field (default: the policy's model id). */
   generator?: string;
-  /** Solutions labeled at once (default 8). */
-  concurrency?: number;
-  /** Generate calls in flight across all solutions (default 4 × concurrency). */
+  /** Generate calls in flight across all solutions (default 4 × the config's concurrency). */
   requestConcurrency?: number;
   /** Start over instead of resuming from the output. */
   fresh?: boolean;
   /** The policy is simulated: every output line says `simulated: true`. */
   simulated?: boolean;
-  /** Recorded on every row; a resumed output must have the same (see jobs/settings). */
-  settings?: JobSettings;
+  /**
+   * Record the job's settings on every row (a resumed output must have the same, see
+   * jobs/settings): what the rows depend on besides the config — the policy spec, its chat
+   * template's id, the data set — recorded with the config's row settings ({@link labelJobSettings}).
+   * Absent: rows record no settings.
+   */
+  record?: Record<string, unknown>;
+  /** Stops the job (Ctrl-C). */
+  signal?: AbortSignal;
   /**
    * Whether an error means "this solution's requests went to a batch file": the solution is
    * then left for a later run instead of failing the job.
@@ -89,6 +92,10 @@ export interface LabelSummary {
   pending: number;
   /** Present and true when any record came from the simulated world. */
   simulated?: true;
+  /** The resolved config the job ran with. */
+  config: LabelConfig;
+  /** The settings recorded on every row (with `record`). */
+  settings?: JobSettings;
 }
 
 /** Where `--format processbench` keeps the full labeled records (and resumes from). */
@@ -206,24 +213,20 @@ function writeProcessBenchRows(
  * problem) are estimated once.
  */
 export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummary> {
-  validateLabelOptions(options);
-  const format = options.format ?? 'jsonl';
-  if (format !== 'jsonl' && format !== 'processbench')
-    throw new UsageError(`unknown format "${String(format)}" (jsonl or processbench)`);
-  const pbSignal = options.processbenchSignal ?? options.signals[0];
-  if (format === 'processbench' && !options.signals.includes(pbSignal))
+  const config = labelConfigFor(options.policy, options.config);
+  if (options.policy.form !== undefined && config.promptForm !== options.policy.form)
     throw new UsageError(
-      `--processbench-signal ${pbSignal} is not among --signals ${options.signals.join(',')}`,
+      `label config: promptForm ${config.promptForm}, but the policy is prompted ${options.policy.form}`,
     );
-  const concurrency = Math.max(1, options.concurrency ?? 8);
+  const settings = options.record ? labelJobSettings(config, options.record) : undefined;
+  const { format, segmentation, concurrency } = config;
+  const pbSignal = config.processbenchSignal ?? config.signals[0];
   const limit = pLimit(Math.max(1, options.requestConcurrency ?? 4 * concurrency));
   const memo = createPrefixMemo();
   const spent = emptyCost();
   let requests = 0;
   const labelsFile = format === 'processbench' ? labelsSidecarPath(options.out) : options.out;
-  const segmentation = options.segmentation ?? options.policy.segmentation ?? 'paragraph';
-  const softThreshold = options.params?.softThreshold ?? DEFAULT_SIGNAL_PARAMS.softThreshold;
-  const signals = signalAccumulator(options.signals, softThreshold);
+  const signals = signalAccumulator(config.signals, config.softThreshold);
   const totals = { solutions: 0, chunks: 0, rollouts: 0, rolloutTokens: 0 };
   let anySimulated = false;
   const result = await runStreamJob<SolutionToLabel, LabeledSolutionRecord>({
@@ -233,13 +236,13 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
     out: labelsFile,
     concurrency,
     fresh: options.fresh,
-    settings: options.settings,
+    settings,
     shard: options.shard,
     total: options.total,
     signal: options.signal,
     checkExisting: options.fresh
       ? undefined
-      : resumableCheck(labelsFile, options.keepRollouts ?? false, options.shard, segmentation),
+      : resumableCheck(labelsFile, config.keepRollouts, options.shard, segmentation),
     // The file reader checks ids itself, naming the line.
     checkUniqueKeys: Array.isArray(options.solutions),
     onProgress: options.onProgress,
@@ -254,11 +257,10 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
     process: async (solution) => {
       let labeled: Awaited<ReturnType<typeof labelSolution>>;
       try {
-        labeled = await labelSolution(options.policy, options.checker, solution, {
-          ...options,
-          segmentation,
+        labeled = await labelSolution(options.policy, options.checker, solution, config, {
           limit,
           memo,
+          signal: options.signal,
         });
       } catch (e) {
         if (options.isPending?.(e)) return undefined;
@@ -292,5 +294,7 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
     ...(format === 'processbench' ? { labelsFile } : {}),
     pending: result.pending,
     ...(anySimulated ? { simulated: true as const } : {}),
+    config,
+    ...(settings ? { settings } : {}),
   };
 }

@@ -3,34 +3,33 @@ import { type Segmentation, writtenPrefix } from '../core/segment.js';
 import type { Cost, Problem } from '../core/types.js';
 import { type Policy, prefixFromChunks } from '../models/policy.js';
 import {
+  earlyStopBatch,
+  type LabelConfig,
+  resolveLabelConfig,
+  type SearchMode,
+  signalParamsOf,
+} from './config.js';
+import {
   type AnswerChecker,
   binarySearchFirstError,
   estimateStepValues,
   type PrefixEstimate,
+  type PrefixMemo,
   type RolloutOptions,
+  type TaskLimiter,
 } from './estimate.js';
-import {
-  ANY_CORRECT_SIGNALS,
-  computeSignals,
-  DEFAULT_SIGNAL_PARAMS,
-  type LabelSignal,
-  type LabelValue,
-  type SignalParams,
-} from './signals.js';
+import { computeSignals, type LabelSignal, type LabelValue } from './signals.js';
 
-/** How the first error is found: every prefix estimated, or OmegaPRM's bisection. */
-export type SearchMode = 'linear' | 'binary';
+export type { SearchMode };
 
-export interface LabelOptions extends RolloutOptions {
-  signals: readonly LabelSignal[];
-  params?: Partial<SignalParams>;
-  /** Default `linear`. `binary` supports only Abs-Q, Math-Shepherd hard and SORM. */
-  search?: SearchMode;
-  /**
-   * The job's segmentation (default: the policy's). Recorded in every output record; a solution
-   * without its written text has its prefixes rebuilt in this form.
-   */
-  segmentation?: Segmentation;
+/**
+ * What a labeling call shares with the rest of its job, besides the config: a limit on requests
+ * in flight, the memo of estimated prefixes, and the job's abort signal.
+ */
+export interface LabelRuntime {
+  limit?: TaskLimiter;
+  memo?: PrefixMemo;
+  signal?: AbortSignal;
 }
 
 /** A rollout kept in the output (`--keep-rollouts`): the continuation only, never the prefix. */
@@ -132,30 +131,26 @@ export interface LabelResult {
   requests: number;
 }
 
-const NEEDS_VALUE: readonly LabelSignal[] = ['rel-ratio', 'rel-effective', 'ms-soft'];
+/** The resolved config of a call on `policy`: its segmentation is the default one. */
+export function labelConfigFor(policy: Policy, config: Partial<LabelConfig>): LabelConfig {
+  return resolveLabelConfig(config, { segmentation: policy.segmentation, promptForm: policy.form });
+}
 
-/** Throws a UsageError when the options cannot give exact labels for the signals asked. */
-export function validateLabelOptions(options: LabelOptions): void {
-  if (options.signals.length === 0) throw new UsageError('no signals to label (--signals)');
-  const search = options.search ?? 'linear';
-  if (search !== 'linear' && search !== 'binary')
-    throw new UsageError(`unknown search mode "${String(search)}" (linear or binary)`);
-  const valueSignals = options.signals.filter((s) => !ANY_CORRECT_SIGNALS.includes(s));
-  if (search === 'binary' && valueSignals.length > 0)
-    throw new UsageError(
-      `--search binary finds where Q̂ drops to 0, which decides only ${ANY_CORRECT_SIGNALS.join(', ')}; ` +
-        `not ${valueSignals.join(', ')} (use --search linear)`,
-    );
-  if (options.earlyStop && options.signals.some((s) => NEEDS_VALUE.includes(s)))
-    throw new UsageError(
-      `--early-stop decides only ${ANY_CORRECT_SIGNALS.join(', ')} (one correct rollout is enough); ` +
-        `${valueSignals.join(', ')} need all M rollouts`,
-    );
-  const p = { ...DEFAULT_SIGNAL_PARAMS, ...options.params };
-  if (!(p.gamma >= 0) || !Number.isFinite(p.gamma)) throw new UsageError(`gamma must be ≥ 0, got ${p.gamma}`);
-  if (!Number.isFinite(p.alpha)) throw new UsageError(`alpha must be a number, got ${p.alpha}`);
-  if (!Number.isInteger(p.bestOfN) || p.bestOfN < 1)
-    throw new UsageError(`best-of n must be a positive integer, got ${p.bestOfN}`);
+/** The estimator's options under a config (the rollout half of it). */
+export function rolloutOptionsOf(config: LabelConfig, runtime: LabelRuntime = {}): RolloutOptions {
+  const batch = earlyStopBatch(config);
+  return {
+    rollouts: config.rollouts,
+    temperature: config.temperature,
+    maxTokens: config.maxTokens,
+    seed: config.seed,
+    earlyStop: batch === null ? false : { batchSize: batch },
+    keepRollouts: config.keepRollouts,
+    noCache: config.cache === false,
+    limit: runtime.limit,
+    memo: runtime.memo,
+    signal: runtime.signal,
+  };
 }
 
 function keptRollouts(p: PrefixEstimate | undefined): KeptRollout[] {
@@ -181,18 +176,21 @@ export async function labelSolution(
   policy: Policy,
   checker: AnswerChecker,
   solution: SolutionToLabel,
-  options: LabelOptions,
+  partial: Partial<LabelConfig>,
+  runtime: LabelRuntime = {},
 ): Promise<LabelResult> {
-  validateLabelOptions(options);
-  const search = options.search ?? 'linear';
-  const keep = options.keepRollouts ?? false;
+  const config = labelConfigFor(policy, partial);
+  const { search, segmentation, signals } = config;
+  const keep = config.keepRollouts;
   const final = await finalCorrect(checker, solution);
-  const segmentation = options.segmentation ?? policy.segmentation ?? 'paragraph';
   if (solution.written && solution.written.ends.length !== solution.chunks.length)
     throw new UsageError(
       `${solution.id}: ${solution.written.ends.length} prefix ends for ${solution.chunks.length} chunks`,
     );
-  options = { ...options, prefixOf: (k) => solutionPrefix(solution, k, segmentation) };
+  const options: RolloutOptions = {
+    ...rolloutOptionsOf(config, runtime),
+    prefixOf: (k) => solutionPrefix(solution, k, segmentation),
+  };
   const written = writtenOf(solution, segmentation);
   const base = {
     id: solution.id,
@@ -212,12 +210,12 @@ export async function labelSolution(
       options,
       final,
     );
-    const set = computeSignals(values.q, options.signals, options.params);
+    const set = computeSignals(values.q, signals, signalParamsOf(config));
     const chunks: LabeledChunkRecord[] = solution.chunks.map((text, i) => ({
       text,
       q: values.q[i + 1],
       rollouts: rolloutsField(values.prefixes[i + 1], keep),
-      labels: Object.fromEntries(options.signals.map((s) => [s, set.labels[s]![i]])),
+      labels: Object.fromEntries(signals.map((s) => [s, set.labels[s]![i]])),
     }));
     return {
       record: {
@@ -253,7 +251,7 @@ export async function labelSolution(
       text,
       q: p ? p.q : null,
       rollouts: rolloutsField(p, keep),
-      labels: Object.fromEntries(options.signals.map((s) => [s, label])),
+      labels: Object.fromEntries(signals.map((s) => [s, label])),
     };
   });
   return {
@@ -262,7 +260,7 @@ export async function labelSolution(
       ...(found.probes.some((p) => p.simulated) ? { simulated: true as const } : {}),
       q0: null,
       chunks,
-      firstError: Object.fromEntries(options.signals.map((s) => [s, fe])),
+      firstError: Object.fromEntries(signals.map((s) => [s, fe])),
       cost: { rollouts: found.rollouts, tokens: found.rolloutTokens },
     },
     spent: found.cost,

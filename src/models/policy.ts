@@ -24,6 +24,8 @@ export interface Policy {
   readonly chatTemplate?: string;
   /** How the policy is asked to segment what it writes (default `paragraph`). */
   readonly segmentation?: Segmentation;
+  /** How it is prompted (a job records it), when known. */
+  readonly form?: PromptForm;
   /** Continue a solution of `question` after `prefix` (use {@link prefixFromChunks} to build it). */
   continue(question: string, prefix: string, options?: ContinueOptions): Promise<GenerateResult>;
 }
@@ -79,6 +81,7 @@ export function createPolicy(
   return {
     model,
     segmentation,
+    form,
     ...(chatTemplate ? { chatTemplate: chatTemplate.id } : {}),
     continue(question, prefix, o = {}) {
       const { signal, noCache, n, maxTokens, temperature, topP, stop, seed } = o;

@@ -113,8 +113,7 @@ describe('runLabelJob', () => {
       policy: createPolicy(model),
       checker: boxedChecker,
       out,
-      rollouts: 4,
-      signals: ['abs-q', 'ms-soft'],
+      config: { rollouts: 4, signals: ['abs-q', 'ms-soft'] },
     });
     // Rolled-out prefixes: '' (shared by all three) and 'a' (shared by two) → 2 requests for
     // 2 + 2 + 1 = 5 estimates; each whole solution is checked, not rolled out from.
@@ -135,8 +134,7 @@ describe('runLabelJob', () => {
       policy: createPolicy(model),
       checker: boxedChecker,
       out,
-      rollouts: 4,
-      signals: ['abs-q', 'ms-soft'],
+      config: { rollouts: 4, signals: ['abs-q', 'ms-soft'] },
     });
     expect(model.calls).toHaveLength(2);
     expect(again.resumed).toBe(3);
@@ -157,17 +155,14 @@ describe('runLabelJob', () => {
       policy: createPolicy(createFakePolicyModel(half)),
       checker: boxedChecker,
       out: join(dir, 'early-full.jsonl'),
-      rollouts: 16,
-      signals: ['abs-q', 'sorm'],
+      config: { rollouts: 16, signals: ['abs-q', 'sorm'] },
     });
     const early = await runLabelJob({
       solutions: readLabelInput(file),
       policy: createPolicy(createFakePolicyModel(half)),
       checker: boxedChecker,
       out: join(dir, 'early.out.jsonl'),
-      rollouts: 16,
-      signals: ['abs-q', 'sorm'],
-      earlyStop: { batchSize: 2 },
+      config: { rollouts: 16, signals: ['abs-q', 'sorm'], earlyStop: 2 },
     });
     expect(read(join(dir, 'early.out.jsonl')).map((r) => r.firstError)).toEqual(
       read(join(dir, 'early-full.jsonl')).map((r) => r.firstError),
@@ -185,10 +180,13 @@ describe('runLabelJob', () => {
       policy: createPolicy(createFakePolicyModel(half)),
       checker: boxedChecker,
       out,
-      rollouts: 6,
-      signals: ['abs-q' as const],
+      config: { rollouts: 6, signals: ['abs-q' as const] },
     };
-    await runLabelJob({ ...options, solutions: readLabelInput(file), keepRollouts: true });
+    await runLabelJob({
+      ...options,
+      config: { ...options.config, keepRollouts: true },
+      solutions: readLabelInput(file),
+    });
     const [rec] = read(out);
     expect(rec.emptyPrefixRollouts).toHaveLength(6);
     // The whole solution is checked, not rolled out from: its chunk keeps no rollout.
@@ -216,7 +214,12 @@ describe('runLabelJob', () => {
     expect(read(plain)[0].chunks.map((c) => c.rollouts)).toEqual([6, 6, 0]);
     expect(read(plain)[0].emptyPrefixRollouts).toBeUndefined();
     await expect(
-      runLabelJob({ ...options, out: plain, solutions: readLabelInput(file), keepRollouts: true }),
+      runLabelJob({
+        ...options,
+        config: { ...options.config, keepRollouts: true },
+        out: plain,
+        solutions: readLabelInput(file),
+      }),
     ).rejects.toThrow(/labeled without --keep-rollouts/);
   });
 
@@ -228,8 +231,7 @@ describe('runLabelJob', () => {
         policy: createPolicy(createFakePolicyModel(rate)),
         checker: boxedChecker,
         out: file,
-        rollouts: 2,
-        signals: ['abs-q'],
+        config: { rollouts: 2, signals: ['abs-q'] },
       }),
     ).rejects.toThrow(/self\.jsonl, line 1: not a `stepwise label` record/);
   });
@@ -245,10 +247,12 @@ describe('runLabelJob', () => {
       policy: createPolicy(createFakePolicyModel(rate)),
       checker: boxedChecker,
       out,
-      rollouts: 2,
-      signals: ['rel-ratio', 'abs-q'],
-      format: 'processbench',
-      processbenchSignal: 'abs-q',
+      config: {
+        rollouts: 2,
+        signals: ['rel-ratio', 'abs-q'],
+        format: 'processbench',
+        processbenchSignal: 'abs-q',
+      },
     });
     expect(summary.labelsFile).toBe(labelsSidecarPath(out));
     expect(
@@ -281,10 +285,7 @@ describe('runLabelJob', () => {
         policy: createPolicy(createFakePolicyModel(rate)),
         checker: boxedChecker,
         out: join(dir, 'pb2.jsonl'),
-        rollouts: 2,
-        signals: ['abs-q'],
-        format: 'processbench',
-        processbenchSignal: 'sorm',
+        config: { rollouts: 2, signals: ['abs-q'], format: 'processbench', processbenchSignal: 'sorm' },
       }),
     ).rejects.toThrow(UsageError);
   });

@@ -88,10 +88,12 @@ describe('requests per prefix through the openai backend', () => {
         policy: createPolicy(model),
         checker: checkSolution,
         out: join(dir, 'a3.out.jsonl'),
-        rollouts: M,
-        signals: ['abs-q', 'rel-ratio', 'rel-effective', 'ms-hard', 'ms-soft', 'sorm'],
-        search: 'linear',
-        seed: 1,
+        config: {
+          rollouts: M,
+          signals: ['abs-q', 'rel-ratio', 'rel-effective', 'ms-hard', 'ms-soft', 'sorm'],
+          search: 'linear',
+          seed: 1,
+        },
       });
       await model.close?.();
       expect(server.requests).toHaveLength(prefixes);
@@ -125,10 +127,7 @@ describe('requests per prefix through the openai backend', () => {
         policy: createPolicy(model),
         checker: checkSolution,
         out: join(dir, 'a3b.out.jsonl'),
-        rollouts: M,
-        signals: ['abs-q'],
-        seed: 1,
-        concurrency: 2,
+        config: { rollouts: M, signals: ['abs-q'], seed: 1, concurrency: 2 },
       });
       await model.close?.();
       const ok = server.answered();
@@ -171,9 +170,7 @@ describe('first error under abs-q with a server that fails every rollout after a
         policy: createPolicy(model),
         checker: checkSolution,
         out,
-        rollouts: 4,
-        signals: ['abs-q', 'rel-ratio', 'sorm'],
-        seed: 3,
+        config: { rollouts: 4, signals: ['abs-q', 'rel-ratio', 'sorm'], seed: 3 },
       });
       await model.close?.();
       // One request per prefix 0…H−1 at most (none from a finished solution).
@@ -200,10 +197,7 @@ describe('first error under abs-q with a server that fails every rollout after a
         policy: createPolicy(model2),
         checker: checkSolution,
         out: outB,
-        rollouts: 4,
-        signals: ['abs-q'],
-        search: 'binary',
-        seed: 3,
+        config: { rollouts: 4, signals: ['abs-q'], search: 'binary', seed: 3 },
       });
       await model2.close?.();
       expect(records(outB).map((r) => r.firstError['abs-q'])).toEqual(expected);

@@ -10,6 +10,7 @@ import { chunkRowsPath, evaluateChunks, readLabeledSolutions } from '../../evalu
 import { runProcessBench } from '../../evaluate/processbench.js';
 import { createJudge } from '../../judge/create.js';
 import type { StepJudge } from '../../judge/types.js';
+import { labelJobSettings, resolveLabelConfig } from '../../label/config.js';
 import { runLabelJob } from '../../label/job.js';
 import type { SolutionToLabel } from '../../label/label.js';
 import { createPolicy, type Policy } from '../../models/policy.js';
@@ -267,22 +268,32 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
         ...(split?.method === 'tags' ? { written: { text: s.text, ends: split.ends } } : {}),
       };
     });
+    const labelConfig = resolveLabelConfig(
+      { rollouts, signals: ['abs-q', 'rel-ratio', 'rel-effective'], seed },
+      { segmentation },
+    );
+    const labelRecord = { policy: policySpec };
     const labelRun = startRun(
       store,
       'label',
-      { world, simulated, policy: policySpec, rollouts, solutions: labelCount, segmentation },
+      {
+        world,
+        simulated,
+        ...labelRecord,
+        ...labelConfig,
+        solutions: labelCount,
+        job: labelJobSettings(labelConfig, labelRecord),
+      },
       file('labels.jsonl'),
     );
     runs.push(labelRun);
-    const signals = ['abs-q', 'rel-ratio', 'rel-effective'] as const;
     const labelSummary = await runLabelJob({
       solutions: toLabel,
       policy,
       checker: (p, t) => checkMathAnswer(p.answer, t),
       out: file('labels.jsonl'),
-      rollouts,
-      signals,
-      seed,
+      config: labelConfig,
+      record: labelRecord,
       fresh: true,
     });
     finishRun(store, labelRun, 'done', { solutions: labelSummary.solutions, chunks: labelSummary.chunks });

@@ -1,24 +1,24 @@
 import { type Command, Option } from 'commander';
 import { UsageError } from '../../core/errors.js';
-import type { Segmentation } from '../../core/segment.js';
 import type { Problem } from '../../core/types.js';
 import { countLines, streamJsonl } from '../../jobs/lines.js';
 import { assertInputRendering } from '../../jobs/rendering.js';
 import { parseShard, type Shard } from '../../jobs/run-job.js';
-import { jobSettings } from '../../jobs/settings.js';
-import { labelInputSegmentation, streamLabelInput } from '../../label/input.js';
-import { type LabelOutputFormat, type LabelSummary, runLabelJob } from '../../label/job.js';
-import { type SearchMode, type SolutionToLabel, validateLabelOptions } from '../../label/label.js';
+import { flagName } from '../../jobs/settings.js';
 import {
-  defaultRollouts,
-  LABEL_SIGNALS,
-  type LabelSignal,
-  parseSignals,
-  type ZeroOverZero,
-} from '../../label/signals.js';
+  DEFAULT_LABEL_CONFIG,
+  LABEL_CONFIG_KEYS,
+  type LabelConfig,
+  labelJobSettings,
+  resolveLabelConfig,
+} from '../../label/config.js';
+import { labelInputSegmentation, streamLabelInput } from '../../label/input.js';
+import { type LabelSummary, runLabelJob } from '../../label/job.js';
+import type { SolutionToLabel } from '../../label/label.js';
+import { LABEL_SIGNALS, type LabelSignal, parseSignals } from '../../label/signals.js';
 import { BatchPending } from '../../models/batch.js';
 import { type CacheStats, cacheStatsOf } from '../../models/cache.js';
-import { createPolicy, type PromptForm } from '../../models/policy.js';
+import { createPolicy } from '../../models/policy.js';
 import { isSimulatedModel } from '../../models/simulated.js';
 import { createModel } from '../../models/spec.js';
 import { loadChatTemplate } from '../../prompts/chat-template.js';
@@ -26,47 +26,27 @@ import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import { checkSolution } from '../../verify/check.js';
 import { batchOutcome, batchReport, nextRoundFile, openBatchFiles } from '../batch.js';
+import { addConfigOption } from '../config-file.js';
 import { addDatasetLookupOptions, datasetSettings, loadDatasetProblems } from '../datasets.js';
 import { floatOption, intOption, segmentationOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 import { UNSAFE_FILESYSTEM_HELP } from '../sandbox.js';
 import { assertSimWorldInputs } from '../sim-guard.js';
 import { cachePhrase, type JobSummary, JSON_HELP, reportJob, SIMULATED_WORLD } from '../summary.js';
-import {
-  apiKeyOption,
-  DEFAULT_MAX_TOKENS,
-  DEFAULT_TEMPERATURE,
-  msOption,
-  promptFormOption,
-  storeOption,
-} from '../vocabulary.js';
+import { apiKeyOption, msOption, promptFormOption, storeOption } from '../vocabulary.js';
 
-interface LabelFlags {
+/**
+ * The flags: every field of {@link LabelConfig} is set by the flag of its name (`bestOf` by
+ * `--best-of`), parsed to the field's type; the rest say where the job reads, writes and reaches.
+ */
+interface LabelFlags extends Partial<LabelConfig> {
   input: string;
   policy: string;
-  rollouts?: number;
-  signals: string;
   out: string;
-  gamma: number;
-  alpha: number;
-  bestOf: number;
-  softThreshold: number;
-  zeroOverZero: ZeroOverZero;
-  search: SearchMode;
-  earlyStop?: number | true;
-  seed: number;
-  temperature: number;
-  maxTokens: number;
-  concurrency: number;
   baseUrl?: string;
-  cache: 'full' | 'verdicts' | false;
   store?: string;
-  promptForm: PromptForm;
   chatTemplate?: string;
-  format: LabelOutputFormat;
-  processbenchSignal?: string;
   fresh?: boolean;
-  keepRollouts?: boolean;
   quiet?: boolean;
   shard?: Shard;
   batchOut?: string;
@@ -77,7 +57,6 @@ interface LabelFlags {
   split?: string;
   count?: number;
   simSeed?: number;
-  segmentation?: Segmentation;
   json?: boolean;
   apiKey?: string;
   timeoutMs?: number;
@@ -85,14 +64,30 @@ interface LabelFlags {
   fields?: string;
 }
 
-function signalsOption(value: string): string {
+function signalsOption(value: string): LabelSignal[] {
   try {
-    parseSignals(value);
+    return parseSignals(value);
   } catch (e) {
     throw new UsageError(`--signals: ${(e as Error).message}`);
   }
-  return value;
 }
+
+function signalOption(value: string): LabelSignal {
+  try {
+    const [signal] = parseSignals(value);
+    if (signal === undefined) throw new RangeError('no signal given');
+    return signal;
+  } catch (e) {
+    throw new UsageError(`--processbench-signal: ${(e as Error).message}`);
+  }
+}
+
+/** The config the flags set (a field's flag has its name). */
+function configOf(flags: LabelFlags): Partial<LabelConfig> {
+  return Object.fromEntries(LABEL_CONFIG_KEYS.map((k) => [k, flags[k]]));
+}
+
+const D = DEFAULT_LABEL_CONFIG;
 
 function* mapIterable<T, U>(items: Iterable<T>, f: (item: T) => U): Generator<U> {
   for (const item of items) yield f(item);
@@ -133,7 +128,7 @@ function labelSummary(
 
 /** `stepwise label`: Monte Carlo rollout labels for every chunk of every solution. */
 export function register(program: Command): void {
-  addDatasetLookupOptions(
+  const cmd = addDatasetLookupOptions(
     program
       .command('label')
       .description(
@@ -157,18 +152,22 @@ export function register(program: Command): void {
     )
     .option(
       '--signals <list>',
-      `comma-separated signals: ${LABEL_SIGNALS.join(', ')}`,
+      `comma-separated signals: ${LABEL_SIGNALS.join(', ')} (default ${D.signals.join(',')})`,
       signalsOption,
-      'abs-q,rel-ratio,rel-effective',
     )
-    .option('--gamma <g>', 'rel-ratio: positive iff Q̂(i)/Q̂(i−1) > γ', floatOption('--gamma', 0), 0.8)
-    .option('--alpha <a>', 'rel-effective: weight α of the best-of-n advantage', floatOption('--alpha'), 0.4)
-    .option('--best-of <n>', 'rel-effective: best-of-n prover size n', intOption('--best-of', 1), 4)
+    .option('--gamma <g>', 'rel-ratio: positive iff Q̂(i)/Q̂(i−1) > γ', floatOption('--gamma', 0), D.gamma)
+    .option(
+      '--alpha <a>',
+      'rel-effective: weight α of the best-of-n advantage',
+      floatOption('--alpha'),
+      D.alpha,
+    )
+    .option('--best-of <n>', 'rel-effective: best-of-n prover size n', intOption('--best-of', 1), D.bestOf)
     .option(
       '--soft-threshold <t>',
       'ms-soft: Q̂ at or above which a chunk counts as positive for its first error',
       floatOption('--soft-threshold', 0, 1),
-      0.5,
+      D.softThreshold,
     )
     .addOption(
       new Option(
@@ -176,7 +175,7 @@ export function register(program: Command): void {
         'rel-ratio when Q̂(i) = Q̂(i−1) = 0: negative, or ratio 1 (no-change)',
       )
         .choices(['negative', 'no-change'])
-        .default('negative'),
+        .default(D.zeroOverZero),
     )
     .addOption(
       new Option(
@@ -184,7 +183,7 @@ export function register(program: Command): void {
         'linear: every prefix; binary: bisect for the first error (abs-q, ms-hard, sorm)',
       )
         .choices(['linear', 'binary'])
-        .default('linear'),
+        .default(D.search),
     )
     .option(
       '--early-stop [batch]',
@@ -195,20 +194,15 @@ export function register(program: Command): void {
       '--seed <s>',
       'run seed (rollouts of a prefix depend only on it and the prefix)',
       intOption('--seed', 0),
-      0,
+      D.seed,
     )
-    .option('--temperature <t>', 'rollout temperature', floatOption('--temperature', 0), DEFAULT_TEMPERATURE)
-    .option(
-      '--max-tokens <n>',
-      'token budget of one rollout',
-      intOption('--max-tokens', 1),
-      DEFAULT_MAX_TOKENS,
-    )
+    .option('--temperature <t>', 'rollout temperature', floatOption('--temperature', 0), D.temperature)
+    .option('--max-tokens <n>', 'token budget of one rollout', intOption('--max-tokens', 1), D.maxTokens)
     .option(
       '--concurrency <n>',
       'solutions labeled at once (4× as many requests in flight)',
       intOption('--concurrency', 1),
-      8,
+      D.concurrency,
     )
     .option('--base-url <url>', 'OpenAI-compatible server(s), comma-separated (default OPENAI_BASE_URL)')
     .addOption(apiKeyOption())
@@ -220,7 +214,7 @@ export function register(program: Command): void {
         'what the model-call cache keeps of each rollout: full (text), or verdicts (answer and token count only; a much smaller cache)',
       )
         .choices(['full', 'verdicts'])
-        .default('full'),
+        .default(D.cache),
     )
     .option('--no-cache', 'do not read or write the model-call cache')
     .addOption(storeOption())
@@ -235,11 +229,12 @@ export function register(program: Command): void {
         'jsonl: labeled solutions; processbench: {id, generator, problem, steps, label, final_answer_correct}',
       )
         .choices(['jsonl', 'processbench'])
-        .default('jsonl'),
+        .default(D.format),
     )
     .option(
       '--processbench-signal <signal>',
       'signal whose first error is the ProcessBench label (default: first of --signals)',
+      signalOption,
     )
     .option(
       '--keep-rollouts',
@@ -277,199 +272,147 @@ export function register(program: Command): void {
         'labels{signal: value}}], firstError{signal: index or -1}, finalAnswerCorrect, cost{rollouts, tokens}.\n' +
         'Progress and a readable summary go to stderr; --json prints the summary as JSON on stdout. See docs/label.md.',
     )
-    .option('--json', JSON_HELP)
-    .action(async (flags: LabelFlags) => {
-      const signals = parseSignals(flags.signals);
-      const rollouts = flags.rollouts ?? defaultRollouts(signals);
-      let pbSignal: LabelSignal | undefined;
-      if (flags.processbenchSignal !== undefined) {
-        try {
-          [pbSignal] = parseSignals(flags.processbenchSignal);
-        } catch (e) {
-          throw new UsageError(`--processbench-signal: ${(e as Error).message}`);
-        }
-      }
-      let problems: Map<string, Problem> | undefined;
-      if (flags.dataset !== undefined) {
-        const loaded = await loadDatasetProblems({ ...flags, dataset: flags.dataset });
-        problems = new Map(loaded.map((p) => [p.id, p]));
-      }
-      validateLabelOptions({
-        signals,
-        rollouts,
-        search: flags.search,
-        earlyStop: flags.earlyStop !== undefined,
-        params: { gamma: flags.gamma, alpha: flags.alpha, bestOfN: flags.bestOf },
-      });
-      if (pbSignal !== undefined && flags.format === 'processbench' && !signals.includes(pbSignal))
-        throw new UsageError(`--processbench-signal ${pbSignal} is not among --signals ${signals.join(',')}`);
-      // The input is read as the job proceeds; only its first record is looked at now.
-      const first = streamJsonl(flags.input).next();
-      if (first.done) throw new UsageError(`${flags.input}: no solutions to label`);
-      const firstValue = first.value.value as { samples?: unknown } | null;
-      // One solution per line unless the input is `stepwise sample` output (several per line).
-      const total =
-        flags.shard === undefined && !Array.isArray(firstValue?.samples)
-          ? countLines(flags.input)
-          : undefined;
-      // Under tags the policy is asked for tags and prefixes are its own text: the mode comes from
-      // --segmentation or from what the input was sampled with (a record that disagrees is refused).
-      const segmentation: Segmentation =
-        flags.segmentation ?? labelInputSegmentation(flags.input) ?? 'paragraph';
-      // A simulated policy can only guess outside its world: check the first solution now, every
-      // other one as the stream reaches it.
-      const simGuard = (s: SolutionToLabel): SolutionToLabel => {
-        assertSimWorldInputs({ policy: flags.policy }, [{ id: s.problem.id, question: s.problem.question }], {
-          guess: flags.simGuess,
-          source: flags.input,
-        });
-        return s;
-      };
-      const peek = streamLabelInput(flags.input, { problems, segmentation });
-      const firstSolution = peek.next();
-      peek.return(undefined);
-      if (!firstSolution.done) simGuard(firstSolution.value);
-      const solutions = mapIterable(streamLabelInput(flags.input, { problems, segmentation }), simGuard);
-      if (flags.cache === 'verdicts' && flags.keepRollouts)
-        throw new UsageError(
-          '--keep-rollouts needs rollout texts: use --cache full (verdicts keeps answers only)',
-        );
-      const chatTemplate = flags.chatTemplate ? loadChatTemplate(flags.chatTemplate) : undefined;
-      assertInputRendering(flags.input, chatTemplate?.id);
-      const storePath = flags.store ?? defaultStorePath();
-      const batch = openBatchFiles(
-        { batchOut: flags.batchOut, batchIn: flags.batchIn, cache: flags.cache !== false },
-        storePath,
-      );
-      const model = await createModel(flags.policy, {
-        batch,
-        cacheMode: flags.cache === false ? undefined : flags.cache,
-        baseUrl: flags.baseUrl,
-        apiKey: flags.apiKey,
-        timeoutMs: flags.timeoutMs,
-        maxRetries: flags.maxRetries,
-        noCache: !flags.cache,
-        storePath,
-        onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
-      });
-      const policy = createPolicy(model, { form: flags.promptForm, chatTemplate, segmentation });
-      const db = openStore(storePath);
-      // Decided by what the model is, not by the spec's spelling: a sim backend here, and any
-      // sim-server reply marks the record it went into (labelSolution).
-      const simulated = isSimulatedModel(model);
-      const config = {
-        input: flags.input,
-        policy: flags.policy,
-        rollouts,
-        signals,
-        gamma: flags.gamma,
-        alpha: flags.alpha,
-        bestOf: flags.bestOf,
-        softThreshold: flags.softThreshold,
-        zeroOverZero: flags.zeroOverZero,
-        search: flags.search,
-        earlyStop: flags.earlyStop ?? false,
-        seed: flags.seed,
-        temperature: flags.temperature,
-        maxTokens: flags.maxTokens,
-        promptForm: flags.promptForm,
-        format: flags.format,
-        keepRollouts: flags.keepRollouts ?? false,
-        processbenchSignal: pbSignal,
-        ...(flags.cache === 'verdicts' ? { cache: 'verdicts' } : {}),
-        ...(flags.shard ? { shard: `${flags.shard.index}/${flags.shard.count}` } : {}),
-        chatTemplate: chatTemplate?.id,
-        segmentation,
-      };
-      // Neither the input's name, the shard nor the cache mode changes what a row holds: shard
-      // outputs share the settings of the whole job, so they merge and resume as one.
-      const { input: _input, shard: _shard, cache: _cache, ...rowSettings } = config;
-      const settings = jobSettings('label', {
-        ...(flags.dataset === undefined ? {} : datasetSettings({ ...flags, dataset: flags.dataset })),
-        ...rowSettings,
-      });
-      const runId = startRun(db, 'label', { ...config, job: settings }, flags.out);
-      const bar = createProgressBar('label', { quiet: flags.quiet });
-      try {
-        const summary = await runLabelJob({
-          solutions,
-          total,
-          shard: flags.shard,
-          policy,
-          segmentation,
-          checker: checkSolution,
-          out: flags.out,
-          signals,
-          params: {
-            gamma: flags.gamma,
-            alpha: flags.alpha,
-            bestOfN: flags.bestOf,
-            softThreshold: flags.softThreshold,
-            zeroOverZero: flags.zeroOverZero,
-          },
-          search: flags.search,
-          rollouts,
-          earlyStop:
-            flags.earlyStop === undefined
-              ? false
-              : { batchSize: flags.earlyStop === true ? 4 : flags.earlyStop },
-          seed: flags.seed,
-          temperature: flags.temperature,
-          maxTokens: flags.maxTokens,
-          concurrency: flags.concurrency,
-          noCache: !flags.cache,
-          format: flags.format,
-          processbenchSignal: pbSignal,
-          fresh: flags.fresh,
-          keepRollouts: flags.keepRollouts ?? false,
-          simulated,
-          settings,
-          isPending: (e) => e instanceof BatchPending,
-          onProgress: trackJobProgress(bar, db, runId),
-        });
-        bar.stop();
-        batch?.close();
-        if (batch) {
-          const failed = batchOutcome(flags, batch, {
-            pending: summary.pending,
-            unit: 'solutions',
-            modelId: model.modelId,
-            chat: flags.promptForm === 'chat',
-            rounds:
-              flags.search === 'binary' || flags.earlyStop !== undefined
-                ? `--batch-out ${nextRoundFile(flags.batchOut ?? 'requests.jsonl')} (this search needs rounds: each rerun writes the next round's requests)`
-                : '(add --batch-out FILE if some requests still need a round)',
-          });
-          if (failed) throw failed;
-        }
-        finishRun(db, runId, 'done', {
-          solutions: summary.solutions,
-          chunks: summary.chunks,
-          rollouts: summary.rollouts,
-          calls: summary.spent.policy.calls,
-          tokens: summary.spent.policy.promptTokens + summary.spent.policy.completionTokens,
-        });
-        const cache = cacheStatsOf(model);
-        const isSim = simulated || summary.simulated === true;
-        const batchInfo = batch ? { batch: batchReport(flags, batch) } : {};
-        reportJob(
-          labelSummary(summary, isSim, cache, settings.hash, runId),
-          {
-            run: runId,
-            ...(isSim ? { simulated: true } : {}),
-            ...summary,
-            cache: cache ?? { cachedCalls: 0, calls: 0, note: 'not cached' },
-            settingsHash: settings.hash,
-            ...batchInfo,
-          },
-          flags,
-        );
-      } catch (e) {
-        bar.stop();
-        finishRun(db, runId, 'failed');
-        throw e;
-      } finally {
-        await model.close?.();
-      }
+    .option('--json', JSON_HELP);
+  addConfigOption(cmd, { command: 'label', fileDigests: ['chatTemplate'] });
+  cmd.action(async (flags: LabelFlags) => {
+    // Under tags the policy is asked for tags and prefixes are its own text: the mode comes from
+    // --segmentation or from what the input was sampled with (a record that disagrees is refused).
+    const config = resolveLabelConfig(configOf(flags), {
+      segmentation: labelInputSegmentation(flags.input) ?? 'paragraph',
+      nameOf: flagName,
     });
+    const { segmentation } = config;
+    let problems: Map<string, Problem> | undefined;
+    if (flags.dataset !== undefined) {
+      const loaded = await loadDatasetProblems({ ...flags, dataset: flags.dataset });
+      problems = new Map(loaded.map((p) => [p.id, p]));
+    }
+    // The input is read as the job proceeds; only its first record is looked at now.
+    const first = streamJsonl(flags.input).next();
+    if (first.done) throw new UsageError(`${flags.input}: no solutions to label`);
+    const firstValue = first.value.value as { samples?: unknown } | null;
+    // One solution per line unless the input is `stepwise sample` output (several per line).
+    const total =
+      flags.shard === undefined && !Array.isArray(firstValue?.samples) ? countLines(flags.input) : undefined;
+    // A simulated policy can only guess outside its world: check the first solution now, every
+    // other one as the stream reaches it.
+    const simGuard = (s: SolutionToLabel): SolutionToLabel => {
+      assertSimWorldInputs({ policy: flags.policy }, [{ id: s.problem.id, question: s.problem.question }], {
+        guess: flags.simGuess,
+        source: flags.input,
+      });
+      return s;
+    };
+    const peek = streamLabelInput(flags.input, { problems, segmentation });
+    const firstSolution = peek.next();
+    peek.return(undefined);
+    if (!firstSolution.done) simGuard(firstSolution.value);
+    const solutions = mapIterable(streamLabelInput(flags.input, { problems, segmentation }), simGuard);
+    const chatTemplate = flags.chatTemplate ? loadChatTemplate(flags.chatTemplate) : undefined;
+    assertInputRendering(flags.input, chatTemplate?.id);
+    const storePath = flags.store ?? defaultStorePath();
+    const batch = openBatchFiles(
+      { batchOut: flags.batchOut, batchIn: flags.batchIn, cache: config.cache !== false },
+      storePath,
+    );
+    const model = await createModel(flags.policy, {
+      batch,
+      cacheMode: config.cache === false ? undefined : config.cache,
+      baseUrl: flags.baseUrl,
+      apiKey: flags.apiKey,
+      timeoutMs: flags.timeoutMs,
+      maxRetries: flags.maxRetries,
+      noCache: config.cache === false,
+      storePath,
+      onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
+    });
+    const policy = createPolicy(model, { form: config.promptForm, chatTemplate, segmentation });
+    const db = openStore(storePath);
+    // Decided by what the model is, not by the spec's spelling: a sim backend here, and any
+    // sim-server reply marks the record it went into (labelSolution).
+    const simulated = isSimulatedModel(model);
+    // What the rows depend on besides the config: the policy, its chat template, the data set.
+    // Neither the input's name nor the shard changes what a row holds: shard outputs share the
+    // settings of the whole job, so they merge and resume as one.
+    const record = {
+      ...(flags.dataset === undefined ? {} : datasetSettings({ ...flags, dataset: flags.dataset })),
+      policy: flags.policy,
+      chatTemplate: chatTemplate?.id,
+    };
+    const settings = labelJobSettings(config, record);
+    const runId = startRun(
+      db,
+      'label',
+      {
+        input: flags.input,
+        ...record,
+        ...config,
+        ...(flags.shard ? { shard: `${flags.shard.index}/${flags.shard.count}` } : {}),
+        job: settings,
+      },
+      flags.out,
+    );
+    const bar = createProgressBar('label', { quiet: flags.quiet });
+    try {
+      const summary = await runLabelJob({
+        config,
+        record,
+        solutions,
+        total,
+        shard: flags.shard,
+        policy,
+        checker: checkSolution,
+        out: flags.out,
+        fresh: flags.fresh,
+        simulated,
+        isPending: (e) => e instanceof BatchPending,
+        onProgress: trackJobProgress(bar, db, runId),
+      });
+      bar.stop();
+      batch?.close();
+      if (batch) {
+        const failed = batchOutcome(flags, batch, {
+          pending: summary.pending,
+          unit: 'solutions',
+          modelId: model.modelId,
+          chat: config.promptForm === 'chat',
+          rounds:
+            config.search === 'binary' || config.earlyStop !== false
+              ? `--batch-out ${nextRoundFile(flags.batchOut ?? 'requests.jsonl')} (this search needs rounds: each rerun writes the next round's requests)`
+              : '(add --batch-out FILE if some requests still need a round)',
+        });
+        if (failed) throw failed;
+      }
+      finishRun(db, runId, 'done', {
+        solutions: summary.solutions,
+        chunks: summary.chunks,
+        rollouts: summary.rollouts,
+        calls: summary.spent.policy.calls,
+        tokens: summary.spent.policy.promptTokens + summary.spent.policy.completionTokens,
+      });
+      const cache = cacheStatsOf(model);
+      const isSim = simulated || summary.simulated === true;
+      // The settings are reported by their hash; the resolved config stays in the JSON.
+      const { settings: _settings, ...reported } = summary;
+      const batchInfo = batch ? { batch: batchReport(flags, batch) } : {};
+      reportJob(
+        labelSummary(summary, isSim, cache, settings.hash, runId),
+        {
+          run: runId,
+          ...(isSim ? { simulated: true } : {}),
+          ...reported,
+          cache: cache ?? { cachedCalls: 0, calls: 0, note: 'not cached' },
+          settingsHash: settings.hash,
+          ...batchInfo,
+        },
+        flags,
+      );
+    } catch (e) {
+      bar.stop();
+      finishRun(db, runId, 'failed');
+      throw e;
+    } finally {
+      await model.close?.();
+    }
+  });
 }
