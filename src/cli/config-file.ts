@@ -82,19 +82,22 @@ export function readRunSettings(file: string): RecordedRun {
   return { settings: value };
 }
 
+/** A flag that takes no value (`--keep-rollouts`, `--no-trace`): it sets true or false. */
+const takesNoValue = (o: Option): boolean => !o.required && !o.optional;
+
 /** The option of `cmd` that takes `value` for attribute `key` (`--cache <mode>` and `--no-cache` share one). */
 function optionFor(cmd: Command, key: string, value: unknown): Option | undefined {
   const options = cmd.options.filter((o) => o.attributeName() === key && !o.hidden);
   const boolean = typeof value === 'boolean';
   return (
-    options.find((o) => (boolean ? o.isBoolean() || o.optional : !o.isBoolean())) ??
+    options.find((o) => (boolean ? takesNoValue(o) || o.optional : !takesNoValue(o))) ??
     (options.length > 0 ? options[0] : undefined)
   );
 }
 
 /** The value commander would hold had the flag been typed with the recorded value. */
 function flagValue(option: Option, value: unknown, where: string): unknown {
-  if (option.isBoolean()) {
+  if (takesNoValue(option)) {
     if (typeof value !== 'boolean')
       throw new UsageError(`${where} must be true or false (got ${JSON.stringify(value)})`);
     return value;

@@ -88,6 +88,11 @@ export const SETTINGS: readonly Setting[] = [
   { flag: '--dataset', meaning: 'a named data set (sim, gsm8k, math, jsonl, …)' },
   { flag: '--fields', meaning: 'jsonl: where id, question and answer are' },
   { flag: '--json', meaning: 'print the result or summary as JSON on stdout', default: false },
+  {
+    flag: '--config',
+    meaning:
+      "replay the settings a run recorded (run.json: a line of `stepwise runs --json`, a job record {command, settings} or an output row carrying one, or a bare settings object); flags given on the command line override it (src/cli/config-file.ts)",
+  },
 ];
 
 /** The registry entry whose flag or alias this is. */

@@ -7,8 +7,6 @@ import { streamJsonl } from '../jobs/lines.js';
 import { runStreamJob, type Shard } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
 import { formatFailureShare } from '../judge/common.js';
-import type { Db } from '../store/db.js';
-import { finishRun, startRun, updateRunCounts } from '../store/runs.js';
 import type { SearchConfig } from './config.js';
 import { runStrategy } from './registry.js';
 import type { SearchChunk, SearchDeps, SearchResult } from './types.js';
@@ -201,11 +199,13 @@ export interface SearchJobOptions {
   trace?: boolean;
   /** Mark every record simulated (a simulated policy or judge), whatever the problems' source. */
   simulated?: boolean;
+  /**
+   * Called once the output is known to be resumable, before any work: a command records its run
+   * here (the run store is the command's business, not the library's), so a refused rerun leaves
+   * no run behind.
+   */
+  onStart?: () => void;
   onProgress?: (p: { done: number; total: number; resumed: number; correct: number }) => void;
-  /** Record the run in this store (command `search`), so `stepwise runs` and the web view see it. */
-  store?: Db;
-  /** Extra fields for the run's recorded config (the CLI flags). */
-  runConfig?: Record<string, unknown>;
 }
 
 /**
@@ -216,71 +216,35 @@ export interface SearchJobOptions {
  */
 export async function searchDataset(
   options: SearchJobOptions,
-): Promise<{ summary: SearchSummary; runId?: string; items: number; resumed: number }> {
-  const { store } = options;
+): Promise<{ summary: SearchSummary; items: number; resumed: number }> {
   const segmentation = options.config?.segmentation ?? 'paragraph';
   assertResumable(options.out, options.strategy, segmentation, options.fresh);
-  const runId = store
-    ? startRun(
-        store,
-        'search',
-        {
-          strategy: options.strategy,
-          config: options.config ?? {},
-          problems: options.problems.length,
-          ...options.runConfig,
-          ...(options.shard ? { shard: `${options.shard.index}/${options.shard.count}` } : {}),
-          ...(options.settings ? { job: options.settings } : {}),
-        },
-        options.out,
-      )
-    : undefined;
+  options.onStart?.();
   let correct = 0;
-  let lastCounted = 0;
   const acc = searchAccumulator(options.strategy);
-  try {
-    const result = await runStreamJob<Problem, SearchRecord>({
-      items: options.problems,
-      total: options.shard ? undefined : options.problems.length,
-      keyOf: (p) => p.id,
-      keyOfOutput: (r) => r.id,
-      out: options.out,
-      concurrency: options.concurrency ?? 4,
-      fresh: options.fresh,
-      settings: options.settings,
-      shard: options.shard,
-      signal: options.deps.signal,
-      onRecord: (r) => acc.add(r),
-      process: async (problem) => {
-        // The domain in deps checks the answer (code: the problem's tests in the sandbox).
-        const r = await runStrategy(options.strategy, problem, options.config ?? {}, options.deps);
-        if (r.correct) correct++;
-        return toSearchRecord(problem, r, {
-          trace: options.trace,
-          simulated: options.simulated,
-          segmentation,
-        });
-      },
-      onProgress: (p) => {
-        options.onProgress?.({ ...p, correct });
-        if (store && runId && (p.done - lastCounted >= 25 || p.done === p.total)) {
-          lastCounted = p.done;
-          updateRunCounts(store, runId, { done: p.done, total: p.total, resumed: p.resumed });
-        }
-      },
-    });
-    const summary = acc.result();
-    if (store && runId)
-      finishRun(store, runId, 'done', {
-        problems: summary.problems,
-        correct: summary.correct,
-        accuracy: summary.accuracy,
-        policyTokens: summary.cost.policy.promptTokens + summary.cost.policy.completionTokens,
-        judgeTokens: summary.cost.judge.promptTokens + summary.cost.judge.completionTokens,
+  const result = await runStreamJob<Problem, SearchRecord>({
+    items: options.problems,
+    total: options.shard ? undefined : options.problems.length,
+    keyOf: (p) => p.id,
+    keyOfOutput: (r) => r.id,
+    out: options.out,
+    concurrency: options.concurrency ?? 4,
+    fresh: options.fresh,
+    settings: options.settings,
+    shard: options.shard,
+    signal: options.deps.signal,
+    onRecord: (r) => acc.add(r),
+    process: async (problem) => {
+      // The domain in deps checks the answer (code: the problem's tests in the sandbox).
+      const r = await runStrategy(options.strategy, problem, options.config ?? {}, options.deps);
+      if (r.correct) correct++;
+      return toSearchRecord(problem, r, {
+        trace: options.trace,
+        simulated: options.simulated,
+        segmentation,
       });
-    return { summary, runId, items: result.items, resumed: result.resumed };
-  } catch (err) {
-    if (store && runId) finishRun(store, runId, 'failed');
-    throw err;
-  }
+    },
+    onProgress: (p) => options.onProgress?.({ ...p, correct }),
+  });
+  return { summary: acc.result(), items: result.items, resumed: result.resumed };
 }

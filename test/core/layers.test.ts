@@ -50,10 +50,15 @@ function sourceFiles(dir: string): string[] {
   );
 }
 
+/** The code of a file with its comments blanked (lines kept). */
+function withoutComments(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' ')).replace(/\/\/[^\n]*/g, '');
+}
+
 /** Relative module specifiers a file imports (static, re-export, side-effect and dynamic), with lines. */
 function importsOf(text: string): Array<{ spec: string; line: number }> {
   const out: Array<{ spec: string; line: number }> = [];
-  const code = text.replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' ')).replace(/\/\/[^\n]*/g, '');
+  const code = withoutComments(text);
   const pattern = /(?:\bfrom\s*|\bimport\s*\(?\s*)(['"])(\.{1,2}\/[^'"]+)\1/g;
   for (const m of code.matchAll(pattern))
     out.push({ spec: m[2]!, line: code.slice(0, m.index).split('\n').length });
@@ -100,6 +105,25 @@ function layerViolations(files: Array<{ path: string; text: string }>): string[]
   return bad;
 }
 
+/** The methods (and the sim beside them): libraries that report progress, never record runs. */
+const METHOD_LAYER = LAYERS[4]!;
+
+/**
+ * Every place a method writes the run store (`file:line name`): recording a run is its command's
+ * business (`stepwise runs` and the web view read what commands record), the library reports
+ * progress through callbacks.
+ */
+function runStoreWriters(files: Array<{ path: string; text: string }>): string[] {
+  const bad: string[] = [];
+  for (const { path, text } of files) {
+    if (!METHOD_LAYER.includes(unitOf(path))) continue;
+    const code = withoutComments(text);
+    for (const m of code.matchAll(/\b(startRun|finishRun|updateRunCounts|interruptActiveRuns)\b/g))
+      bad.push(`src/${relative(SRC, path)}:${code.slice(0, m.index).split('\n').length} ${m[1]}`);
+  }
+  return bad;
+}
+
 const files = sourceFiles(SRC).map((path) => ({ path, text: readFileSync(path, 'utf8') }));
 
 describe('layers', () => {
@@ -109,6 +133,17 @@ describe('layers', () => {
 
   it('no import goes upward or across (models and prompts never import sim, prompts never import models, methods never import sim or cli), and the sim reaches the prompts only through their protocol', () => {
     expect(layerViolations(files)).toEqual([]);
+  });
+
+  it('no method writes the run store: its command records the run', () => {
+    expect(runStoreWriters(files)).toEqual([]);
+    const at = (p: string, text: string) => ({ path: join(SRC, p), text });
+    expect(
+      runStoreWriters([
+        at('search/x.ts', "import { startRun } from '../store/runs.js';\n// finishRun(db, id)"),
+        at('cli/x.ts', "import { startRun } from '../store/runs.js';"),
+      ]),
+    ).toEqual(['src/search/x.ts:1 startRun']);
   });
 
   it('the allowed cross-method imports form no cycle', () => {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { recordedSearch } from '../../src/cli/commands/search.js';
 import { benchChart, benchSearch, parseBenchSpec } from '../../src/search/bench.js';
 import { logTicks, niceTicks, renderLineChart } from '../../src/search/chart.js';
 import { searchDataset, summarizeSearch } from '../../src/search/dataset.js';
@@ -12,18 +13,17 @@ import { boxedChecker as checker, fakeJudge, fakePolicy, fakeProblem } from './f
 const problems = Array.from({ length: 6 }, (_, i) => fakeProblem(`p${i}`, 3 + (i % 3)));
 
 describe('searchDataset', () => {
-  it('writes one record per problem, summarises accuracy and cost, records the run, and resumes', async () => {
+  it('writes one record per problem, summarises accuracy and cost, and resumes; the command records the run', async () => {
     const dir = tempDir('search-job-');
     const out = join(dir, 'out.jsonl');
     const db = openStore(':memory:');
     const { policy, counters } = fakePolicy({ stepError: 0.2 });
     const { judge } = fakeJudge({ sensitivity: 0.9, specificity: 0.9 });
-    const first = await searchDataset({
+    const first = await recordedSearch(db, {
       problems,
       strategy: 'chunk-reset',
       deps: { policy, judge, checker },
       out,
-      store: db,
     });
     const lines = readFileSync(out, 'utf8')
       .trim()
@@ -35,24 +35,52 @@ describe('searchDataset', () => {
     expect(first.summary.correct).toBe(lines.filter((l) => l.correct).length);
     expect(first.summary.cost.policy.calls).toBe(counters.calls);
     expect(first.summary.costPerProblem.policyCalls).toBeCloseTo(counters.calls / 6, 10);
-    const run = getRun(db, first.runId!)!;
+    const run = getRun(db, first.runId)!;
     expect(run.command).toBe('search');
     expect(run.status).toBe('done');
     expect(run.counts.problems).toBe(6);
     const before = counters.calls;
+    // The library alone: it resumes, and reports progress instead of writing the run store.
+    const progress: number[] = [];
+    let started = 0;
     const again = await searchDataset({
       problems,
       strategy: 'chunk-reset',
       deps: { policy, judge, checker },
       out,
-      store: db,
+      onStart: () => started++,
+      onProgress: (p) => progress.push(p.done),
     });
     expect(counters.calls).toBe(before);
     expect(again.summary.correct).toBe(first.summary.correct);
-    expect(listRuns(db)).toHaveLength(2);
+    expect(again.resumed).toBe(6);
+    expect(started).toBe(1);
+    expect(progress.at(-1)).toBe(6);
+    expect(listRuns(db)).toHaveLength(1);
+    // A refused rerun starts no run.
     await expect(
-      searchDataset({ problems, strategy: 'best-of-n', deps: { policy, judge, checker }, out, store: db }),
+      recordedSearch(db, { problems, strategy: 'best-of-n', deps: { policy, judge, checker }, out }),
     ).rejects.toThrow(/holds results of strategy "chunk-reset".*--fresh/);
+    expect(listRuns(db)).toHaveLength(1);
+  });
+
+  it('a search that fails mid-way leaves its run failed', async () => {
+    const db = openStore(':memory:');
+    const { judge } = fakeJudge({ sensitivity: 0.9, specificity: 0.9 });
+    const { policy } = fakePolicy({ stepError: 0.2 });
+    const broken = { ...policy, continue: () => Promise.reject(new Error('server down')) };
+    const out = join(tempDir('search-job-fail-'), 'out.jsonl');
+    await expect(
+      recordedSearch(db, {
+        problems,
+        strategy: 'chunk-reset',
+        deps: { policy: broken, judge, checker },
+        out,
+      }),
+    ).rejects.toThrow(/server down/);
+    const [run] = listRuns(db);
+    expect(run.command).toBe('search');
+    expect(run.status).toBe('failed');
   });
 
   it('summarizeSearch: accuracy only over problems with a gold answer', () => {

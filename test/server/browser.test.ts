@@ -3,13 +3,14 @@ import { join, resolve } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoReport, runDemo } from '../../src/cli/commands/demo.js';
+import { recordedSearch } from '../../src/cli/commands/search.js';
 import type { ChunkEvalReport, ChunkJudgmentRow } from '../../src/evaluate/chunks.js';
 import type { ProcessBenchReport } from '../../src/evaluate/processbench.js';
 import { createJudge } from '../../src/judge/create.js';
 import { createPolicy } from '../../src/models/policy.js';
 import { createModel } from '../../src/models/spec.js';
 import type { BenchReport } from '../../src/search/bench.js';
-import { type SearchRecord, searchDataset } from '../../src/search/dataset.js';
+import type { SearchRecord } from '../../src/search/dataset.js';
 import { type RunningWebServer, startWebServer } from '../../src/server/app.js';
 import { simDatasetProblems } from '../../src/sim/dataset.js';
 import { type Db, openStore } from '../../src/store/db.js';
@@ -85,16 +86,18 @@ beforeAll(async () => {
   const model = await createModel(POLICY);
   const judge = await createJudge(JUDGE);
   try {
-    await searchDataset({
-      problems: simDatasetProblems(10, { seed: 0, stepError: 0.1 }),
-      strategy: 'greedy-prm',
-      config: { seed: 0 },
-      deps: { policy: createPolicy(model), judge },
-      out: join(outputs, 'search-greedy-prm.jsonl'),
-      fresh: true,
+    await recordedSearch(
       store,
-      runConfig: { simulated: true, policy: POLICY, judge: JUDGE, dataset: 'sim' },
-    });
+      {
+        problems: simDatasetProblems(10, { seed: 0, stepError: 0.1 }),
+        strategy: 'greedy-prm',
+        config: { seed: 0 },
+        deps: { policy: createPolicy(model), judge },
+        out: join(outputs, 'search-greedy-prm.jsonl'),
+        fresh: true,
+      },
+      { simulated: true, policy: POLICY, judge: JUDGE, dataset: 'sim' },
+    );
     greedy = readFileSync(join(outputs, 'search-greedy-prm.jsonl'), 'utf8')
       .split('\n')
       .filter(Boolean)

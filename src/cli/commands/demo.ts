@@ -23,13 +23,14 @@ import {
   benchChart,
   benchSearch,
 } from '../../search/bench.js';
-import { type SearchSummary, searchDataset } from '../../search/dataset.js';
+import type { SearchSummary } from '../../search/dataset.js';
 import { getStrategy } from '../../search/registry.js';
 import { simDatasetProblems, simProblemRows, simProcessBenchRows } from '../../sim/dataset.js';
 import { type Db, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import { checkMathAnswer } from '../../verify/check.js';
 import { intOption } from '../options.js';
+import { recordedSearch } from './search.js';
 
 /** search-and-learn's policy temperature: the demo's measured search numbers (docs/tiny.md) are at 0.8. */
 const SEARCH_TEMPERATURE = 0.8;
@@ -372,17 +373,19 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
     try {
       for (const r of runsOf) {
         const out = file(`search-${r.strategy}.jsonl`);
-        const { summary, runId } = await searchDataset({
-          problems,
-          strategy: r.strategy,
-          config: { seed, segmentation, temperature: SEARCH_TEMPERATURE, ...r.config },
-          deps: searchDeps,
-          out,
-          fresh: true,
+        const { summary, runId } = await recordedSearch(
           store,
-          runConfig: { world, simulated, policy: policySpec, judge: judgeSpec, dataset: world },
-        });
-        if (runId) runs.push(runId);
+          {
+            problems,
+            strategy: r.strategy,
+            config: { seed, segmentation, temperature: SEARCH_TEMPERATURE, ...r.config },
+            deps: searchDeps,
+            out,
+            fresh: true,
+          },
+          { world, simulated, policy: policySpec, judge: judgeSpec, dataset: world },
+        );
+        runs.push(runId);
         summaries.push({ label: r.label, summary, config: r.config });
         files[`search ${r.strategy}`] = `search-${r.strategy}.jsonl`;
       }

@@ -12,10 +12,12 @@ import { isSimulatedModel } from '../../models/simulated.js';
 import { type CreateModelOptions, createModel } from '../../models/spec.js';
 import { loadChatTemplate } from '../../prompts/chat-template.js';
 import { AGGREGATIONS, DEFAULT_SEARCH_CONFIG, type SearchConfig } from '../../search/config.js';
-import { searchDataset } from '../../search/dataset.js';
+import { type SearchJobOptions, type SearchSummary, searchDataset } from '../../search/dataset.js';
 import { getStrategy, STRATEGY_NAMES } from '../../search/registry.js';
 import type { Aggregation, SearchDeps } from '../../search/types.js';
-import { defaultStorePath, openStore } from '../../store/db.js';
+import { type Db, defaultStorePath, openStore } from '../../store/db.js';
+import { finishRun, startRun, updateRunCounts } from '../../store/runs.js';
+import { addConfigOption } from '../config-file.js';
 import {
   addDatasetOptions,
   type DatasetFlags,
@@ -244,6 +246,12 @@ export function definedFields<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
+/** Recorded search settings whose flag has another name: `--config` sets these flags from them. */
+export const SEARCH_SETTING_FLAGS: Readonly<Record<string, string>> = {
+  form: 'promptForm',
+  childrenPerNode: 'children',
+};
+
 /**
  * What the rows of a search over a data set depend on: the data set, the models, the prompt form
  * and every strategy knob (set or defaulted); not concurrency, endpoints or timeouts.
@@ -263,6 +271,62 @@ export function searchSettings(
     ...strategyConfig(f),
     ...extra,
   });
+}
+
+/**
+ * {@link searchDataset} recorded in the store as a `search` run, so `stepwise runs` and the web
+ * view see it: started once the output is known to be resumable (a refused rerun leaves no run),
+ * its counts updated as problems finish, done or failed at the end. `runConfig`: what else the
+ * run record says (the flags).
+ */
+export async function recordedSearch(
+  store: Db,
+  options: SearchJobOptions,
+  runConfig: Record<string, unknown> = {},
+): Promise<{ summary: SearchSummary; runId: string; items: number; resumed: number }> {
+  let runId: string | undefined;
+  let lastCounted = 0;
+  try {
+    const result = await searchDataset({
+      ...options,
+      onStart: () => {
+        options.onStart?.();
+        runId = startRun(
+          store,
+          'search',
+          {
+            strategy: options.strategy,
+            config: options.config ?? {},
+            problems: options.problems.length,
+            ...runConfig,
+            ...(options.shard ? { shard: `${options.shard.index}/${options.shard.count}` } : {}),
+            ...(options.settings ? { job: options.settings } : {}),
+          },
+          options.out,
+        );
+      },
+      onProgress: (p) => {
+        options.onProgress?.(p);
+        if (runId && (p.done - lastCounted >= 25 || p.done === p.total)) {
+          lastCounted = p.done;
+          updateRunCounts(store, runId, { done: p.done, total: p.total, resumed: p.resumed });
+        }
+      },
+    });
+    const { summary } = result;
+    if (runId === undefined) throw new Error('search finished without starting its run');
+    finishRun(store, runId, 'done', {
+      problems: summary.problems,
+      correct: summary.correct,
+      accuracy: summary.accuracy,
+      policyTokens: summary.cost.policy.promptTokens + summary.cost.policy.completionTokens,
+      judgeTokens: summary.cost.judge.promptTokens + summary.cost.judge.completionTokens,
+    });
+    return { ...result, runId };
+  } catch (err) {
+    if (runId !== undefined) finishRun(store, runId, 'failed');
+    throw err;
+  }
 }
 
 /** Build policy, judge and outcome model from the flags. `close()` releases them. */
@@ -383,43 +447,46 @@ export function register(program: Command): void {
       'do not check final answers against the gold answers (accuracy is then not reported)',
     )
     .option('--quiet', 'no progress bar')
-    .option('--json', JSON_HELP)
-    .action(async (f: SearchCommandFlags) => {
-      if (f.batchOut !== undefined || f.batchIn !== undefined)
-        throw new UsageError(
-          `--batch-out / --batch-in: search is adaptive — each step's request depends on the answers to the last ones ` +
-            `(the judge's verdict decides whether a chunk is kept, reset or expanded), so one round per step of every ` +
-            `problem would be needed (dozens of rounds). Run search online against your servers, split over machines ` +
-            `with --shard K/N (docs/scale.md); label, sample, eval processbench and select take batch files`,
-        );
-      getStrategy(f.strategy);
-      const loaded = (await loadDatasetProblems(f)).map((p) =>
-        f.goldCheck !== false ? p : { ...p, answer: '' },
+    .option('--json', JSON_HELP);
+  addConfigOption(cmd, { command: 'search', renames: SEARCH_SETTING_FLAGS, fileDigests: ['chatTemplate'] });
+  cmd.action(async (f: SearchCommandFlags) => {
+    if (f.batchOut !== undefined || f.batchIn !== undefined)
+      throw new UsageError(
+        `--batch-out / --batch-in: search is adaptive — each step's request depends on the answers to the last ones ` +
+          `(the judge's verdict decides whether a chunk is kept, reset or expanded), so one round per step of every ` +
+          `problem would be needed (dozens of rounds). Run search online against your servers, split over machines ` +
+          `with --shard K/N (docs/scale.md); label, sample, eval processbench and select take batch files`,
       );
-      assertSimWorldInputs({ policy: f.policy, judge: f.judge, outcome: f.outcome }, loaded, {
-        guess: f.simGuess,
-        source: f.dataset,
-      });
-      const built = await buildSearchDeps(f, [f.strategy]);
-      const { close } = built;
-      const problems = loaded;
-      const { domain, policy } = searchDomainFor(loaded, built.deps.policy, { form: f.promptForm });
-      const deps = { ...built.deps, policy, domain };
-      const out = resolve(f.out);
-      const settings = searchSettings('search', f, {
-        strategy: f.strategy,
-        trace: f.trace,
-        goldCheck: f.goldCheck !== false,
-      });
-      const bar = createProgressBar(`search ${f.strategy}`, { quiet: f.quiet });
-      const simulated =
-        built.simulated ||
-        problems.some((p) => p.source === 'sim') ||
-        isSimSpec(f.policy) ||
-        isSimSpec(f.judge) ||
-        isSimSpec(f.outcome);
-      try {
-        const { summary, runId } = await searchDataset({
+    getStrategy(f.strategy);
+    const loaded = (await loadDatasetProblems(f)).map((p) =>
+      f.goldCheck !== false ? p : { ...p, answer: '' },
+    );
+    assertSimWorldInputs({ policy: f.policy, judge: f.judge, outcome: f.outcome }, loaded, {
+      guess: f.simGuess,
+      source: f.dataset,
+    });
+    const built = await buildSearchDeps(f, [f.strategy]);
+    const { close } = built;
+    const problems = loaded;
+    const { domain, policy } = searchDomainFor(loaded, built.deps.policy, { form: f.promptForm });
+    const deps = { ...built.deps, policy, domain };
+    const out = resolve(f.out);
+    const settings = searchSettings('search', f, {
+      strategy: f.strategy,
+      trace: f.trace,
+      goldCheck: f.goldCheck !== false,
+    });
+    const bar = createProgressBar(`search ${f.strategy}`, { quiet: f.quiet });
+    const simulated =
+      built.simulated ||
+      problems.some((p) => p.source === 'sim') ||
+      isSimSpec(f.policy) ||
+      isSimSpec(f.judge) ||
+      isSimSpec(f.outcome);
+    try {
+      const { summary, runId } = await recordedSearch(
+        openStore(f.store ?? defaultStorePath()),
+        {
           problems,
           strategy: f.strategy,
           config: definedFields(strategyConfig(f)),
@@ -431,63 +498,63 @@ export function register(program: Command): void {
           settings,
           trace: f.trace,
           simulated,
-          store: openStore(f.store ?? defaultStorePath()),
-          runConfig: {
-            dataset: f.dataset,
-            policy: f.policy,
-            judge: f.judge,
-            outcome: f.outcome,
-            simulated,
-            segmentation: f.segmentation ?? 'paragraph',
-          },
           onProgress: (p) =>
             bar.update(p.done, p.total, `correct ${p.correct}${p.resumed ? ` (${p.resumed} resumed)` : ''}`),
-        });
-        bar.stop();
-        const { simulated: fromProblems, ...rest } = summary;
-        const isSim = simulated || fromProblems;
-        const report = {
-          run: runId,
-          simulated: isSim,
-          ...(isSim ? { note: 'SIMULATED world: not real model results' } : {}),
+        },
+        {
           dataset: f.dataset,
           policy: f.policy,
           judge: f.judge,
+          outcome: f.outcome,
+          simulated,
           segmentation: f.segmentation ?? 'paragraph',
-          ...(f.shard ? { shard: `${f.shard.index}/${f.shard.count}` } : {}),
-          out,
-          ...rest,
-          cache: built.cacheStats() ?? { cachedCalls: 0, calls: 0, note: 'not cached' },
-          settingsHash: settings.hash,
-        };
-        reportJob(
-          {
-            command: 'search',
-            headline: `${f.strategy} over ${rest.problems} problems of ${f.dataset}`,
-            world: isSim ? SIMULATED_WORLD : undefined,
-            lines: [
-              [
-                'accuracy',
-                f.goldCheck === false ? 'not checked (--no-gold-check)' : share(rest.correct, rest.checked),
-              ],
-              ['no answer', `${rest.noAnswer} problems`],
-              [
-                'per problem',
-                `${rest.costPerProblem.totalTokens.toFixed(0)} tokens (policy ${rest.costPerProblem.policyTokens.toFixed(0)}, judge ${rest.costPerProblem.judgeTokens.toFixed(0)}); ${rest.costPerProblem.policyCalls.toFixed(1)} policy calls, ${rest.costPerProblem.judgeCalls.toFixed(1)} judge calls`,
-              ],
-              ...(rest.judgeUsedGold ? [['judge', 'read the gold answer: not a fair test'] as const] : []),
-              ['cache', cachePhrase(built.cacheStats())],
-              ['settings', settings.hash],
+        },
+      );
+      bar.stop();
+      const { simulated: fromProblems, ...rest } = summary;
+      const isSim = simulated || fromProblems;
+      const report = {
+        run: runId,
+        simulated: isSim,
+        ...(isSim ? { note: 'SIMULATED world: not real model results' } : {}),
+        dataset: f.dataset,
+        policy: f.policy,
+        judge: f.judge,
+        segmentation: f.segmentation ?? 'paragraph',
+        ...(f.shard ? { shard: `${f.shard.index}/${f.shard.count}` } : {}),
+        out,
+        ...rest,
+        cache: built.cacheStats() ?? { cachedCalls: 0, calls: 0, note: 'not cached' },
+        settingsHash: settings.hash,
+      };
+      reportJob(
+        {
+          command: 'search',
+          headline: `${f.strategy} over ${rest.problems} problems of ${f.dataset}`,
+          world: isSim ? SIMULATED_WORLD : undefined,
+          lines: [
+            [
+              'accuracy',
+              f.goldCheck === false ? 'not checked (--no-gold-check)' : share(rest.correct, rest.checked),
             ],
-            wrote: [out],
-            run: runId,
-          },
-          report,
-          f,
-        );
-      } finally {
-        bar.stop();
-        await close();
-      }
-    });
+            ['no answer', `${rest.noAnswer} problems`],
+            [
+              'per problem',
+              `${rest.costPerProblem.totalTokens.toFixed(0)} tokens (policy ${rest.costPerProblem.policyTokens.toFixed(0)}, judge ${rest.costPerProblem.judgeTokens.toFixed(0)}); ${rest.costPerProblem.policyCalls.toFixed(1)} policy calls, ${rest.costPerProblem.judgeCalls.toFixed(1)} judge calls`,
+            ],
+            ...(rest.judgeUsedGold ? [['judge', 'read the gold answer: not a fair test'] as const] : []),
+            ['cache', cachePhrase(built.cacheStats())],
+            ['settings', settings.hash],
+          ],
+          wrote: [out],
+          run: runId,
+        },
+        report,
+        f,
+      );
+    } finally {
+      bar.stop();
+      await close();
+    }
+  });
 }
