@@ -91,7 +91,7 @@ export const SETTINGS: readonly Setting[] = [
   {
     flag: '--config',
     meaning:
-      "replay the settings a run recorded (run.json: a line of `stepwise runs --json`, a job record {command, settings} or an output row carrying one, or a bare settings object); flags given on the command line override it (src/cli/config-file.ts)",
+      'replay the settings a run recorded (run.json: a line of `stepwise runs --json`, a job record {command, settings} or an output row carrying one, or a bare settings object); flags given on the command line override it (src/cli/config-file.ts)',
   },
 ];
 
