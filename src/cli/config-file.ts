@@ -113,7 +113,10 @@ function flagValue(option: Option, value: unknown, where: string): unknown {
   try {
     return option.parseArg(text, undefined);
   } catch (e) {
-    throw new UsageError(`${where}: ${(e as Error).message}`);
+    const message = (e as Error).message;
+    throw new UsageError(
+      `${where}: ${message}${message.includes(text) ? '' : ` (got ${JSON.stringify(value)})`}`,
+    );
   }
 }
 

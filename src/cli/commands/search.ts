@@ -484,7 +484,7 @@ export function register(program: Command): void {
       isSimSpec(f.judge) ||
       isSimSpec(f.outcome);
     try {
-      const { summary, runId } = await recordedSearch(
+      const { summary, runId, resumed } = await recordedSearch(
         openStore(f.store ?? defaultStorePath()),
         {
           problems,
@@ -524,6 +524,7 @@ export function register(program: Command): void {
         ...(f.shard ? { shard: `${f.shard.index}/${f.shard.count}` } : {}),
         out,
         ...rest,
+        resumed,
         cache: built.cacheStats() ?? { cachedCalls: 0, calls: 0, note: 'not cached' },
         settingsHash: settings.hash,
       };
