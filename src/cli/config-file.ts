@@ -23,11 +23,16 @@ export interface ReplaySpec {
   /** Recorded setting → the option attribute that sets it, where they differ (search's `form` is `--prompt-form`). */
   renames?: Readonly<Record<string, string>>;
   /**
-   * Settings recorded as a digest of a file rather than the file (a chat template): the flag must
-   * be given on the command line; the rerun then records the digest again and a different file
-   * is refused as other settings.
+   * Settings recorded as a file's digest or contents rather than its name (a chat template, a
+   * critic template): the flag must be given on the command line; the rerun records the file
+   * again and a different one is refused as other settings.
    */
   fileDigests?: readonly string[];
+  /**
+   * Turn the recorded settings into settings keyed by flag, where one flag was recorded as two
+   * settings (sample's `--segmentation steps` is `{segmentation: paragraph, segmentBy: steps}`).
+   */
+  adapt?: (settings: Record<string, unknown>) => Record<string, unknown>;
 }
 
 /** The command and settings a run.json records (command undefined for a bare settings object). */
@@ -50,6 +55,8 @@ export function readRunSettings(file: string): RecordedRun {
       `--config ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
     );
   }
+  if (text.trim() === '')
+    throw new UsageError(`--config ${file}: empty: give one run (a line of \`stepwise runs --json\`)`);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -102,6 +109,8 @@ function flagValue(option: Option, value: unknown, where: string): unknown {
       throw new UsageError(`${where} must be true or false (got ${JSON.stringify(value)})`);
     return value;
   }
+  // `--strategies <specs...>`: a list, one value per item.
+  if (option.variadic && Array.isArray(value) && value.every((v) => typeof v === 'string')) return value;
   // `--early-stop [batch]`: true is the flag alone, false the flag not given.
   if (option.optional && typeof value === 'boolean') return value ? true : undefined;
   let text: string;
@@ -156,7 +165,8 @@ export function replaySettings(cmd: Command, file: string, spec: ReplaySpec): vo
       `--config ${file} records a run of \`stepwise ${run.command}\`, not \`stepwise ${spec.command}\`: give a record of a ${spec.command} run`,
     );
   const values: Array<[string, unknown]> = [];
-  for (const [key, value] of Object.entries(run.settings)) {
+  const settings = spec.adapt ? spec.adapt(run.settings) : run.settings;
+  for (const [key, value] of Object.entries(settings)) {
     const where = `--config ${file}: field "${key}"`;
     const attribute = spec.renames?.[key] ?? key;
     const option = optionFor(cmd, attribute, value);
@@ -165,7 +175,7 @@ export function replaySettings(cmd: Command, file: string, spec: ReplaySpec): vo
     if (spec.fileDigests?.includes(key)) {
       if (cmd.getOptionValueSource(attribute) !== 'cli')
         throw new UsageError(
-          `${where} records the digest of a file (${JSON.stringify(value)}), not the file: pass ${option.long} FILE (the rerun checks it is the same)`,
+          `${where} records a file's digest or contents (${JSON.stringify(value).slice(0, 60)}), not the file: pass ${option.long} FILE (the rerun checks it is the same)`,
         );
       continue;
     }

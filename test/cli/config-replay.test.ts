@@ -7,7 +7,9 @@ import { readLabelInput } from '../../src/label/input.js';
 import { runLabelJob } from '../../src/label/job.js';
 import { createPolicy } from '../../src/models/policy.js';
 import { boxedChecker, createFakePolicyModel } from '../label/fake-model.js';
+import { startTaggingServer } from '../segment/tagging-server.js';
 import { BIN, startCli } from '../support/cli.js';
+import { sharedData } from '../support/shared-data.js';
 import { tempDir } from '../support/temp.js';
 
 /** `--config run.json` replays the settings a run recorded (src/cli/config-file.ts). */
@@ -235,9 +237,10 @@ describe('label --config run.json', () => {
       [write('norecord.json', { id: 'r1', command: 'label', config: {} }), /run r1 .* recorded no settings/],
       [
         write('digest.json', { chatTemplate: 'tpl.json@sha256:abc' }),
-        /digest\.json: field "chatTemplate" records the digest of a file .*--chat-template FILE/,
+        /digest\.json: field "chatTemplate" records a file.s digest or contents .*--chat-template FILE/,
       ],
       [join(dir, 'missing.json'), /missing\.json: cannot read it/],
+      [write('empty.json', ''), /empty\.json: empty/],
     ];
     for (const [file, message] of cases) {
       const r = await cli([
@@ -311,6 +314,155 @@ describe('search --config run.json', () => {
     const wrong = await cli(['search', '--config', labelRun, ...args]);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/records a run of `stepwise label`, not `stepwise search`/);
+  });
+});
+
+describe('every job that records settings replays its own record', () => {
+  /** The settings hash of the last run of `command`. */
+  const lastHash = async (command: string): Promise<string> =>
+    (JSON.parse(await lastRun(command)) as { config: { job: JobSettings } }).config.job.hash;
+
+  // [command, the first run's flags (settings and the rest), the rest again (not settings)]
+  const jobs: Array<[string, string[], string[]]> = [
+    [
+      'sample',
+      [
+        '--dataset',
+        'sim',
+        '--policy',
+        'sim',
+        '--n',
+        '2',
+        '--segmentation',
+        'steps',
+        '--prompt-form',
+        'chat',
+        '--seed',
+        '5',
+      ],
+      ['--limit', '2'],
+    ],
+    ['select', ['--judge', 'sim:generative', '--seed', '2'], ['--input', '<samples>', '--dataset', 'sim']],
+    [
+      'bench search',
+      [
+        '--dataset',
+        'sim',
+        '--policy',
+        'sim',
+        '--judge',
+        'sim:generative',
+        '--strategies',
+        'sample',
+        'best-of-n:1,2',
+        '--seed',
+        '3',
+      ],
+      ['--limit', '2'],
+    ],
+    [
+      'eval processbench',
+      [
+        '--judge',
+        'sim:generative',
+        '--path',
+        sharedData('processbench/gsm8k.json'),
+        '--judge-votes',
+        '2',
+        '--seed',
+        '4',
+      ],
+      ['--limit', '3', '--sim-guess'],
+    ],
+    [
+      'label-code',
+      [
+        '--dataset',
+        'mbpp',
+        '--path',
+        sharedData('mbpp/mbpp.jsonl'),
+        '--seed',
+        '2',
+        '--mutants-per-problem',
+        '2',
+      ],
+      ['--limit', '1'],
+    ],
+  ];
+  it.each(jobs)('%s', async (command, settings, rest) => {
+    const other = rest.map((a) => (a === '<samples>' ? samples : a));
+    const ext = command.includes(' ') ? 'json' : 'jsonl';
+    const a = await cli([
+      ...command.split(' '),
+      ...settings,
+      ...other,
+      '--out',
+      join(dir, `a-${command}.${ext}`),
+    ]);
+    expect(a.code, a.stderr).toBe(0);
+    const hash = await lastHash(command);
+    const file = write(`${command}-run.json`, await lastRun(command));
+    const b = await cli([
+      ...command.split(' '),
+      '--config',
+      file,
+      ...other,
+      '--out',
+      join(dir, `b-${command}.${ext}`),
+    ]);
+    expect(b.code, b.stderr).toBe(0);
+    expect(await lastHash(command)).toBe(hash);
+    const wrong = await cli([
+      ...command.split(' '),
+      '--config',
+      write('label-run.json', await lastRun('label')),
+      ...other,
+      '--out',
+      join(dir, 'c.json'),
+    ]);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(`records a run of \`stepwise label\`, not \`stepwise ${command}\``);
+  });
+
+  it('segment --segmentation llm: an output row replays its settings', async () => {
+    const input = write(
+      'seg-in.jsonl',
+      [
+        { id: 'a', text: 'One plus one is two. So the answer is 2.' },
+        { id: 'b', text: 'Two times three is six. The answer is 6.' },
+      ]
+        .map((r) => JSON.stringify(r))
+        .join('\n'),
+    );
+    const server = await startTaggingServer();
+    try {
+      const common = ['segment', '--base-url', server.url, '--input', input];
+      const a = await cli([
+        ...common,
+        '--segmentation',
+        'llm',
+        '--model',
+        'openai:m',
+        '--attempts',
+        '2',
+        '--seed',
+        '7',
+        '--out',
+        join(dir, 'seg-a.jsonl'),
+      ]);
+      expect(a.code, a.stderr).toBe(0);
+      const row = write('seg-row.json', readFileSync(join(dir, 'seg-a.jsonl'), 'utf8').split('\n')[0]);
+      const b = await cli([...common, '--config', row, '--out', join(dir, 'seg-b.jsonl')]);
+      expect(b.code, b.stderr).toBe(0);
+      expect(jobsOf(join(dir, 'seg-b.jsonl'))).toEqual(jobsOf(join(dir, 'seg-a.jsonl')));
+      expect(jobsOf(join(dir, 'seg-b.jsonl'))[0].settings).toMatchObject({
+        attempts: 2,
+        seed: 7,
+        model: 'openai:m',
+      });
+    } finally {
+      await server.close();
+    }
   });
 });
 

@@ -25,6 +25,7 @@ import { checkCriticTemplate } from '../../prompts/critic.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun, updateRunCounts } from '../../store/runs.js';
 import { addBatchOptions, batchOutcome, batchReport, nextRoundFile, openBatchFiles } from '../batch.js';
+import { addConfigOption } from '../config-file.js';
 import { addInputOption, intOption, segmentationOption, shardOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { assertSimWorldInputs } from '../sim-guard.js';
@@ -414,7 +415,7 @@ export function register(program: Command): void {
     .command('eval')
     .description('Evaluate judges: ProcessBench first-error detection, chunk agreement with rollout labels');
 
-  addBatchOptions(
+  const processbench = addBatchOptions(
     judgeOptions(
       evalCmd
         .command('processbench')
@@ -470,6 +471,13 @@ export function register(program: Command): void {
         throw new UsageError('give --judge <spec> to run a judge, or --predictions <file> to score one');
       return runJudge(flags);
     });
+  addConfigOption(processbench, {
+    command: 'eval processbench',
+    renames: { votes: 'judgeVotes' },
+    fileDigests: ['criticTemplate'],
+    // Whether the judge stopped at its first error follows from the judge and --threshold.
+    adapt: ({ earlyExit: _earlyExit, ...rest }) => rest,
+  });
 
   const chunks = judgeOptions(
     evalCmd

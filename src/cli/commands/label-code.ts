@@ -6,6 +6,7 @@ import { loadHumanEval, loadMbpp } from '../../data/index.js';
 import { jobSettings } from '../../jobs/settings.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
+import { addConfigOption } from '../config-file.js';
 import { choiceOption, intOption, shardOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 import { UNSAFE_FILESYSTEM_HELP } from '../sandbox.js';
@@ -159,4 +160,5 @@ export function register(program: Command): void {
     });
   addAlias(cmd, '--segmentation', '--segment');
   addAlias(cmd, '--timeout-ms', '--timeout');
+  addConfigOption(cmd, { command: 'label-code', renames: { segment: 'segmentation' } });
 }

@@ -17,6 +17,7 @@ import { runSampleJobSummary } from '../../sample/sample.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import { addBatchOptions, batchOutcome, batchReport, openBatchFiles } from '../batch.js';
+import { addConfigOption } from '../config-file.js';
 import {
   addDatasetOptions,
   type DatasetFlags,
@@ -344,5 +345,14 @@ export function register(program: Command): void {
         );
       return old;
     },
+  });
+  addConfigOption(cmd, {
+    command: 'sample',
+    renames: { form: 'promptForm' },
+    fileDigests: ['chatTemplate'],
+    // --segmentation X is recorded as the policy's segmentation (tags or paragraph) and how its
+    // paragraphs are split (segmentBy): one flag again.
+    adapt: ({ segmentBy, ...rest }) =>
+      rest.segmentation === 'tags' || segmentBy === undefined ? rest : { ...rest, segmentation: segmentBy },
   });
 }

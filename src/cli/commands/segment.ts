@@ -15,6 +15,7 @@ import type { Chunk } from '../../core/types.js';
 import { createModel } from '../../models/spec.js';
 import { readSegmentInput, runSegmentJob } from '../../segment/job.js';
 import { DEFAULT_SEGMENTER_ATTEMPTS } from '../../segment/llm.js';
+import { addConfigOption } from '../config-file.js';
 import { floatOption, intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { reportJob } from '../summary.js';
@@ -164,6 +165,12 @@ export function register(program: Command): void {
       },
     );
   addAlias(cmd, '--segmentation', '--by');
+  addConfigOption(cmd, {
+    command: 'segment',
+    renames: { by: 'segmentation' },
+    // The segmenter's first attempt is greedy (temperature 0); no flag sets it.
+    adapt: ({ temperature, ...rest }) => (temperature === 0 ? rest : { ...rest, temperature }),
+  });
 }
 
 function printChunks(chunks: readonly Chunk[]): void {

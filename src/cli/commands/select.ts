@@ -13,6 +13,7 @@ import { defaultStorePath, finishRun, openStore, startRun } from '../../store/in
 import { validateRows } from '../../train/label-file.js';
 import { type SelectionInput, type SelectionRow, selectByJudge } from '../../train/select.js';
 import { addBatchOptions, batchOutcome, batchReport, openBatchFiles } from '../batch.js';
+import { addConfigOption } from '../config-file.js';
 import { addDatasetLookupOptions, loadDatasetProblems } from '../datasets.js';
 import { addInputOption, intOption, shardOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
@@ -218,4 +219,5 @@ export function register(program: Command): void {
         await judge.close?.();
       }
     });
+  addConfigOption(cmd, { command: 'select' });
 }
