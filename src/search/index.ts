@@ -62,5 +62,6 @@ export {
 export { defaultChecker, SearchRuntime, type StepRuling } from './runtime.js';
 export { singleSample } from './sample.js';
 export type * from './types.js';
+export { TRACE_STATUS_LEGEND } from './types.js';
 export { tallyVotes, type VoteGroup, winningGroup } from './vote.js';
 export { weightedVote } from './weighted-vote.js';

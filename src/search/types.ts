@@ -51,6 +51,21 @@ export type TraceStatus =
   | 'finished';
 
 /**
+ * Every {@link TraceStatus} with the sentence a reader of a search tree sees for it (the web view's
+ * legend and node details, served by `GET /api/legend`), in legend order. Typed by the union: a
+ * status without its sentence, or a sentence for no status, does not compile, so the view cannot
+ * drift from the statuses the strategies write.
+ */
+export const TRACE_STATUS_LEGEND: Readonly<Record<TraceStatus, string>> = {
+  accepted: 'kept in the final solution',
+  rejected: 'judged negative and thrown away',
+  fallback: 'kept although rejected (every attempt was rejected)',
+  pruned: 'a candidate or beam not selected',
+  backtracked: 'accepted, later abandoned by a backtrack',
+  finished: 'a finished candidate that was not chosen',
+};
+
+/**
  * One attempt in the search tree: a sampled step (step-wise strategies) or a whole solution
  * (best-of-N, majority, refinement). `parent` points at the attempt it continues; null = the bare problem.
  */

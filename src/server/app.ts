@@ -16,10 +16,26 @@ import {
   sendJson,
 } from '../core/http.js';
 import { SEGMENT_MODES, segment } from '../core/segment.js';
+import { TRACE_STATUS_LEGEND } from '../search/types.js';
 import { type Db, openStore } from '../store/db.js';
 import { getRun, listRuns, type RunRecord } from '../store/runs.js';
 import { explainEquivalence } from '../verify/index.js';
 import { VERSION } from '../version.js';
+import type {
+  FileMeta,
+  FileRun,
+  FilesResponse,
+  HealthResponse,
+  JsonFileResponse,
+  JsonlPageResponse,
+  LegendResponse,
+  RunResponse,
+  RunsResponse,
+  RunView,
+  SegmentResponse,
+  SummaryResponse,
+  VerifyResponse,
+} from './api.js';
 import {
   inspectFile,
   isServablePath,
@@ -159,13 +175,13 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
     return db;
   };
 
-  const fileParam = (url: URL): { path: string; root: number } => {
+  const fileParam = (url: URL): { path: string; root: number; rel: string } => {
     const root = intParam(url, 'root', 0, roots.length - 1);
     const rel = url.searchParams.get('path');
     if (rel === null || rel === '') throw new HttpError(400, 'the path parameter is required');
     const path = safeResolve(roots[root], rel);
     if (!path) throw noSuchFile();
-    return { path, root };
+    return { path, root, rel };
   };
 
   /**
@@ -197,7 +213,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
   };
 
   /** A run as the UI gets it: the record, whether it is simulated, and its output's place in the served folders. */
-  const runView = (run: RunRecord) => {
+  const runView = (run: RunRecord): RunView => {
     const at = locate(run.output);
     return {
       ...run,
@@ -208,7 +224,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
   };
 
   /** Runs whose output is this file (absolute, real path). */
-  const runsWriting = (abs: string) =>
+  const runsWriting = (abs: string): FileRun[] =>
     listRuns(store(), 10_000)
       .map(runView)
       .filter((r) => r.outputFile && safeResolve(roots[r.outputFile.root], r.outputFile.path) === abs)
@@ -261,17 +277,23 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
     }
     if (path === '/api/segment') {
       const b = await jsonBody(req, maxBody, SegmentBody);
-      sendJson(res, 200, { chunks: segment(b.text, b.by as (typeof SEGMENT_MODES)[number]) });
+      sendJson(res, 200, {
+        chunks: segment(b.text, b.by as (typeof SEGMENT_MODES)[number]),
+      } satisfies SegmentResponse);
       return;
     }
     if (path === '/api/verify') {
       const b = await jsonBody(req, maxBody, VerifyBody);
-      sendJson(res, 200, explainEquivalence(b.gold, b.pred));
+      sendJson(res, 200, explainEquivalence(b.gold, b.pred) satisfies VerifyResponse);
       return;
     }
     if (req.method !== 'GET') throw new HttpError(405, 'use GET');
     if (path === '/api/health') {
-      sendJson(res, 200, { ok: true, version: VERSION });
+      sendJson(res, 200, { ok: true, version: VERSION } satisfies HealthResponse);
+      return;
+    }
+    if (path === '/api/legend') {
+      sendJson(res, 200, { traceStatus: TRACE_STATUS_LEGEND } satisfies LegendResponse);
       return;
     }
     if (path === '/api/runs') {
@@ -287,7 +309,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
         scope,
         total: all.length,
         served: served.length,
-      });
+      } satisfies RunsResponse);
       return;
     }
     const runMatch = /^\/api\/runs\/([\w.-]{1,100})$/.exec(path);
@@ -297,7 +319,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
       const view = runView(run);
       const at = locate(run.output);
       const output = at ? { root: at.root, path: at.path, kind: inspectFile(at.abs).kind } : null;
-      sendJson(res, 200, { run: view, output });
+      sendJson(res, 200, { run: view, output } satisfies RunResponse);
       return;
     }
     if (path === '/api/files') {
@@ -311,15 +333,20 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
         ...f,
         simulated: f.simulated || writtenBySim.has(`${f.root}:${f.path}`),
       }));
-      sendJson(res, 200, { roots, files });
+      sendJson(res, 200, { roots, files } satisfies FilesResponse);
       return;
     }
     if (path === '/api/file') {
-      const { path: file, root } = fileParam(url);
+      const { path: file, root, rel } = fileParam(url);
       const { kind, simulated } = inspectFile(file);
-      const rel = url.searchParams.get('path');
       const runs = runsWriting(file);
-      const meta = { root, path: rel, kind, simulated: simulated || runs.some((r) => r.simulated), runs };
+      const meta: FileMeta = {
+        root,
+        path: rel,
+        kind,
+        simulated: simulated || runs.some((r) => r.simulated),
+        runs,
+      };
       if (statSync(file).size > MAX_SHOWN_BYTES) throw tooLarge(file);
       if (file.endsWith('.jsonl')) {
         const id = url.searchParams.get('id');
@@ -331,7 +358,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
           id ?? undefined,
         );
         if (id !== null && page.offset < 0) throw new HttpError(404, 'no record with that id');
-        sendJson(res, 200, { ...meta, ...page });
+        sendJson(res, 200, { ...meta, ...page } satisfies JsonlPageResponse);
       } else {
         let data: unknown;
         try {
@@ -340,7 +367,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
           // Not an output after all: answered exactly like a missing file, so nothing can be probed.
           throw noSuchFile();
         }
-        sendJson(res, 200, { ...meta, data });
+        sendJson(res, 200, { ...meta, data } satisfies JsonFileResponse);
       }
       return;
     }
@@ -350,7 +377,10 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
       const { path: file } = fileParam(url);
       if (statSync(file).size > MAX_SHOWN_BYTES) throw tooLarge(file);
       const { kind } = inspectFile(file);
-      sendJson(res, 200, { kind, summary: summarizeRecords(kind, readJsonlAll(file)) });
+      sendJson(res, 200, {
+        kind,
+        summary: summarizeRecords(kind, readJsonlAll(file)),
+      } satisfies SummaryResponse);
       return;
     }
     throw new HttpError(404, 'no such endpoint');
