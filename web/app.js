@@ -1,36 +1,106 @@
+// @ts-check
 // stepwise web view: a small single-page app over the JSON API (no build step, no framework).
 // Files are hostile data (third-party data sets, model-written text): every value from the API
 // reaches the HTML through esc() (text and attribute values), Number()/int()/fmt()/pct() (numbers),
 // encodeURIComponent (inside href query strings) or a fixed table looked up with own(). The page's
 // Content-Security-Policy blocks inline scripts and inline style attributes, so styles this file
 // computes ride in data-css and are applied through the CSSOM by setHtml().
+//
+// Type-checked (`npm run typecheck`, web/tsconfig.json) against the package's own types: the API's
+// answers are the server's declared ones (src/server/api.ts), a file's records the types their
+// writers declare. Files are still untrusted, so the checks on every value stay.
 
-const app = document.getElementById('app');
-const statusEl = document.getElementById('status');
+/**
+ * @import { Cost, RoleCost, Verdict } from '../src/core/types.js'
+ * @import { FileEntry, FileKind } from '../src/server/files.js'
+ * @import { FileResponse, FilesResponse, JsonlPageResponse, LegendResponse, RunResponse, RunsResponse, RunView, SummaryResponse } from '../src/server/api.js'
+ * @import { ChunkJudgmentFileSummary, FileSummary, LabelFileSummary, PredictionFileSummary, SampleFileSummary, SearchFileSummary, SelectionFileSummary } from '../src/server/summary.js'
+ * @import { RunStatus } from '../src/store/runs.js'
+ * @import { LabeledChunkRecord, LabeledSolutionRecord, ProcessBenchRow } from '../src/label/label.js'
+ * @import { LabelValue } from '../src/label/signals.js'
+ * @import { JobSettings } from '../src/jobs/settings.js'
+ * @import { SampleRecord } from '../src/sample/sample.js'
+ * @import { BenchReport } from '../src/search/bench.js'
+ * @import { CostPerProblem, SearchRecord } from '../src/search/dataset.js'
+ * @import { Backtrack, SearchChunk, SearchResult, TraceNode, TraceStatus } from '../src/search/types.js'
+ * @import { ProcessBenchPrediction, ProcessBenchReport } from '../src/evaluate/processbench.js'
+ * @import { Calibration, ChunkEvalReport, ChunkJudgmentRow } from '../src/evaluate/chunks.js'
+ * @import { SelectionRow } from '../src/train/select.js'
+ * @import { SimProblemRow } from '../src/sim/dataset.js'
+ * @import { DemoReport } from '../src/cli/commands/demo.js'
+ */
 
-const esc = (v) =>
-  String(v ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
-/** A value of one of this file's fixed tables, or `fallback`: never a prototype member named by the data. */
-const own = (table, key, fallback = '') => (typeof key === 'string' && Object.hasOwn(table, key) ? table[key] : fallback);
+/**
+ * What each kind of JSONL file holds, as its writer declares it. Label chunks may also carry a
+ * judge's ruling (label files joined with a judge's verdicts); a search record may be a single
+ * `solve --json` result (no gold answer); problem files are any problem set, the sim's included.
+ * @typedef {LabeledChunkRecord & { verdict?: Verdict, score?: number, rationale?: string }} LabelChunk
+ * @typedef {Omit<LabeledSolutionRecord, 'chunks'> & { chunks: LabelChunk[], job?: JobSettings }} LabelRecord
+ * @typedef {Omit<SearchRecord, 'gold'> & { gold?: string }} SearchCardRecord
+ * @typedef {{ id: string, answer: string } & Partial<Pick<SimProblemRow, 'question' | 'problem' | 'success_rate'>>} ProblemRow
+ * @typedef {{
+ *   labels: LabelRecord,
+ *   samples: SampleRecord,
+ *   search: SearchCardRecord,
+ *   predictions: ProcessBenchPrediction,
+ *   problems: ProblemRow,
+ *   'processbench-set': ProcessBenchRow,
+ *   'chunk-judgments': ChunkJudgmentRow,
+ *   selection: SelectionRow,
+ * }} RecordOfKind
+ */
+
+/**
+ * One page of a JSONL file (or a JSON file shown as one) and where it is.
+ * `data` is a JSON file's content (undefined for JSONL).
+ * @typedef {{ root: string, path: string, offset: number, params: URLSearchParams, file: JsonlPageResponse, data: unknown }} PageCtx
+ */
+/** A record view's two parts: [summary, records]; the pager goes between them. */
+/** @typedef {[string, string]} RecordParts */
+
+/** An element of index.html, which this file cannot run without. */
+function mustGet(/** @type {string} */ id) {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`index.html has no #${id}`);
+  return el;
+}
+const app = mustGet('app');
+const statusEl = mustGet('status');
+
+/** @type {Readonly<Record<string, string>>} */
+const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+/** Any value from the data as HTML text or attribute value. */
+const esc = (/** @type {unknown} */ v) => String(v ?? '').replace(/[&<>"']/g, (c) => ESCAPES[c]);
+/**
+ * A value of one of this file's fixed tables, or `fallback`: never a prototype member named by the data.
+ * @param {Readonly<Record<string, string | undefined>>} table
+ * @param {unknown} key
+ */
+const own = (table, key, fallback = '') =>
+  (typeof key === 'string' && Object.hasOwn(table, key) ? table[key] : undefined) ?? fallback;
 /** A number from the data for a place that must hold a number (NaN shows as NaN, never as markup). */
-const num = (v) => Number(v);
-const isNum = (n) => typeof n === 'number' && Number.isFinite(n);
-const fmt = (n, d = 1) => (isNum(n) ? n.toFixed(d) : '—');
-const pct = (x, d = 1) => (isNum(x) ? `${(100 * x).toFixed(d)}%` : '—');
-const int = (n) => (isNum(n) ? Math.round(n).toLocaleString('en-US') : '—');
-const plural = (n, one, many = `${one}s`) => `${int(n)} ${n === 1 ? one : many}`;
+const num = (/** @type {unknown} */ v) => Number(v);
+/** @returns {n is number} */
+const isNum = (/** @type {unknown} */ n) => typeof n === 'number' && Number.isFinite(n);
+const fmt = (/** @type {unknown} */ n, d = 1) => (isNum(n) ? n.toFixed(d) : '—');
+const pct = (/** @type {unknown} */ x, d = 1) => (isNum(x) ? `${(100 * x).toFixed(d)}%` : '—');
+const int = (/** @type {unknown} */ n) => (isNum(n) ? Math.round(n).toLocaleString('en-US') : '—');
+const plural = (/** @type {unknown} */ n, /** @type {string} */ one, many = `${one}s`) =>
+  `${int(n)} ${n === 1 ? one : many}`;
 
 /**
  * Put HTML built by this file into `el`, then apply the styles carried in data-css (computed here
  * from numbers and constants only): the CSP refuses inline style attributes, not the CSSOM.
  */
-function setHtml(el, html) {
+function setHtml(/** @type {Element} */ el, /** @type {string} */ html) {
   el.innerHTML = html;
   paint(el);
 }
-function paint(el) {
-  for (const x of el.querySelectorAll('[data-css]')) {
-    x.style.cssText = x.dataset.css;
+function paint(/** @type {Element} */ el) {
+  // HTML and SVG elements alike carry a style and a dataset.
+  for (const x of el.querySelectorAll(/** @type {'[data-css]'} */ ('[data-css]'))) {
+    if (!(x instanceof HTMLElement || x instanceof SVGElement)) continue;
+    x.style.cssText = x.dataset.css ?? '';
     x.removeAttribute('data-css');
   }
 }
@@ -39,21 +109,48 @@ function paint(el) {
 class Stale extends Error {}
 let routing = 0;
 
+/**
+ * GET one API answer. The answer is what the server declares for the endpoint (src/server/api.ts,
+ * which it builds with `satisfies`): the endpoint functions below name that type.
+ * @template T
+ * @param {string} path
+ * @returns {Promise<T>}
+ */
 async function api(path) {
   const generation = routing;
   const res = await fetch(path, { credentials: 'same-origin' });
   const body = await res.json().catch(() => ({}));
   if (generation !== routing) throw new Stale('page changed');
-  if (!res.ok) throw new Error(body.error || `HTTP ${res.status}`);
+  if (!res.ok) throw new Error(typeof body?.error === 'string' ? body.error : `HTTP ${res.status}`);
   return body;
 }
 
-const fileHref = (root, path, extra = '') =>
+/** A served folder's index (as the address gives it) and a path in it. */
+/** @typedef {string | number} RootRef */
+
+const fileHref = (/** @type {RootRef} */ root, /** @type {string} */ path, extra = '') =>
   `#/file?root=${encodeURIComponent(root)}&path=${encodeURIComponent(path)}${extra}`;
-const fileApi = (root, path, extra = '') =>
+const fileApi = (/** @type {RootRef} */ root, /** @type {string} */ path, extra = '') =>
   `/api/file?root=${encodeURIComponent(root)}&path=${encodeURIComponent(path)}${extra}`;
 /** The folder part of a served path ('' at the top of a root), with a trailing slash. */
-const dirOf = (path) => (path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '');
+const dirOf = (/** @type {string} */ path) =>
+  path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '';
+
+// The endpoints, each with the answer type the server declares for it.
+/** @returns {Promise<RunsResponse>} */
+const getRuns = (/** @type {boolean} */ all) => api(`/api/runs?scope=${all ? 'all' : 'served'}`);
+/** @returns {Promise<RunResponse>} */
+const getRun = (/** @type {string} */ id) => api(`/api/runs/${encodeURIComponent(id)}`);
+/** @returns {Promise<FilesResponse>} */
+const getFiles = () => api('/api/files');
+/** @returns {Promise<FileResponse>} */
+const getFile = (/** @type {RootRef} */ root, /** @type {string} */ path, extra = '') =>
+  api(fileApi(root, path, extra));
+/** @returns {Promise<SummaryResponse>} */
+const getSummary = (/** @type {RootRef} */ root, /** @type {string} */ path) =>
+  api(`/api/summary?root=${encodeURIComponent(root)}&path=${encodeURIComponent(path)}`);
+/** @returns {Promise<LegendResponse>} */
+const getLegend = () => api('/api/legend');
 
 function parseHash() {
   const h = location.hash.replace(/^#/, '') || '/';
@@ -62,13 +159,14 @@ function parseHash() {
 }
 
 // ---------- colours ----------
+/** @type {Readonly<Record<Verdict, string>>} */
 const VERDICT_CLASS = { positive: 'pos', negative: 'neg', neutral: 'neu' };
 /** Q-value in [0,1] → red (0) … amber … green (1). */
-function qColor(q) {
+function qColor(/** @type {unknown} */ q) {
   if (!isNum(q)) return '#b9b9b4';
   return `hsl(${Math.round(120 * Math.max(0, Math.min(1, q)))} 60% 40%)`;
 }
-function qBackground(q) {
+function qBackground(/** @type {unknown} */ q) {
   if (!isNum(q)) return '#f4f4f2';
   return `hsl(${Math.round(120 * Math.max(0, Math.min(1, q)))} 60% 95%)`;
 }
@@ -76,13 +174,14 @@ function qBackground(q) {
 const SIM_TEXT =
   'These results come from the stepwise simulated world (src/sim): a simulated policy, judge and problems. They show the pipeline working; they are not results of any real model.';
 
-function simulatedBanner(flag, text) {
+function simulatedBanner(/** @type {unknown} */ flag, /** @type {unknown} */ text = undefined) {
   if (!flag) return '';
   return `<div class="banner sim-banner" role="note"><b>Simulated.</b> ${esc(text || SIM_TEXT)}</div>`;
 }
-const simBadge = (flag) => (flag ? '<span class="badge sim" title="simulated world, not a real model">simulated</span>' : '');
+const simBadge = (/** @type {unknown} */ flag) =>
+  flag ? '<span class="badge sim" title="simulated world, not a real model">simulated</span>' : '';
 
-function progressBar(counts) {
+function progressBar(/** @type {Record<string, number> | undefined} */ counts) {
   const done = counts?.done;
   const total = counts?.total;
   if (!isNum(done) || !isNum(total) || total <= 0) return '';
@@ -91,31 +190,43 @@ function progressBar(counts) {
 }
 
 /** The cost-like counts of a run (tokens, calls, rollouts), in a short line. */
-function costOf(counts) {
+function costOf(/** @type {Record<string, number> | undefined} */ counts) {
   return Object.entries(counts || {})
     .filter(([k, v]) => isNum(v) && /token|call|rollout/i.test(k))
     .map(([k, v]) => `${esc(k)} ${int(v)}`)
     .join(' · ');
 }
 
-const kpi = (label, value, cls = '') =>
+const kpi = (/** @type {string} */ label, /** @type {string} */ value, cls = '') =>
   `<span class="kpi ${cls}"><span class="muted">${esc(label)}</span><b>${value}</b></span>`;
 
+/** A property of a value from the data when it is an object (files are untrusted: anything may be anything). */
+const prop = (/** @type {unknown} */ v, /** @type {string} */ key) =>
+  v !== null && typeof v === 'object' ? /** @type {Record<string, unknown>} */ (v)[key] : undefined;
+/** Prompt plus completion tokens of a role's cost (missing counts as 0). */
+const tokensOf = (/** @type {Partial<RoleCost> | undefined} */ c) =>
+  (c?.promptTokens ?? 0) + (c?.completionTokens ?? 0);
+
 // ---------- runs ----------
-const statusClass = (status) => (status === 'done' ? 'pos' : status === 'failed' || status === 'interrupted' ? 'neg' : 'running');
+/** Milliseconds from a run's start to its end (NaN when either is missing or not a date). */
+const took = (/** @type {RunView} */ run) => Date.parse(run.endedAt ?? '') - Date.parse(run.startedAt);
+const statusClass = (/** @type {RunStatus} */ status) =>
+  status === 'done' ? 'pos' : status === 'failed' || status === 'interrupted' ? 'neg' : 'running';
 
 /**
  * The runs of the store. By default only those whose outputs are (or will be) in the served
  * folders: a store shared by many projects would otherwise list mostly runs this view cannot open.
  */
-async function runsPage(params) {
+async function runsPage(/** @type {URLSearchParams} */ params) {
   const all = params.get('all') === '1';
-  const [list, { files }] = await Promise.all([api(`/api/runs?scope=${all ? 'all' : 'served'}`), api('/api/files')]);
+  const [list, { files }] = await Promise.all([getRuns(all), getFiles()]);
   const runs = list.runs;
   const rows = runs
     .map((r) => {
-      const dur = r.endedAt ? `${((new Date(r.endedAt) - new Date(r.startedAt)) / 1000).toFixed(1)} s` : '';
-      const gone = r.endReason ? ` <span class="muted small" title="${esc(r.endReason)}">${esc(r.endReason)}</span>` : '';
+      const dur = r.endedAt ? `${(took(r) / 1000).toFixed(1)} s` : '';
+      const gone = r.endReason
+        ? ` <span class="muted small" title="${esc(r.endReason)}">${esc(r.endReason)}</span>`
+        : '';
       const status = `<span class="badge ${statusClass(r.status)}">${esc(r.status)}</span>${gone}`;
       const progress = r.status === 'running' ? progressBar(r.counts) : '';
       const out = r.outputFile
@@ -131,17 +242,21 @@ async function runsPage(params) {
   const scope = all
     ? `<p class="muted" id="runs-scope">All ${plural(num(list.total), 'run')} of this store. <a id="runs-toggle" href="#/runs">Only the ${plural(num(list.served), 'run')} whose outputs are in the served folders</a></p>`
     : `<p class="muted" id="runs-scope">${plural(num(list.served), 'run')} whose outputs are in the served folders${others > 0 ? `; ${plural(others, 'other run')} in this store. <a id="runs-toggle" href="#/runs?all=1">Show all ${plural(num(list.total), 'run')}</a>` : '.'}</p>`;
-  const empty = all || others === 0
-    ? '<p class="muted empty">No runs recorded yet in this store. Run <code>npx stepwise demo</code>, then reload.</p>'
-    : '<p class="muted empty">No run of this store wrote into the served folders.</p>';
-  setHtml(app, `<h1>Runs</h1>
+  const empty =
+    all || others === 0
+      ? '<p class="muted empty">No runs recorded yet in this store. Run <code>npx stepwise demo</code>, then reload.</p>'
+      : '<p class="muted empty">No run of this store wrote into the served folders.</p>';
+  setHtml(
+    app,
+    `<h1>Runs</h1>
     ${anySim ? simulatedBanner(true, 'Runs marked “simulated” ran on the stepwise simulated world: their numbers are not results of any real model.') : ''}
     ${scope}
     ${runs.length ? `<table id="runs"><thead><tr><th>Run</th><th>Command</th><th>Status</th><th>Started</th><th class="num">Took</th><th>Cost</th><th>Output</th></tr></thead><tbody>${rows}</tbody></table>` : empty}
-    <h2>Outputs</h2>${filesTable(files)}`);
+    <h2>Outputs</h2>${filesTable(files)}`,
+  );
 }
 
-function filesTable(files) {
+function filesTable(/** @type {FileEntry[]} */ files) {
   if (!files.length) return '<p class="muted empty">No JSON or JSONL outputs in the served folders.</p>';
   const rows = files
     .map(
@@ -153,25 +268,39 @@ function filesTable(files) {
 }
 
 async function filesPage() {
-  const { roots, files } = await api('/api/files');
-  setHtml(app, `<h1>Files</h1><p class="muted">Served folders: ${roots.map((r, i) => `${i}: ${esc(r)}`).join(', ')}</p>${filesTable(files)}`);
+  const { roots, files } = await getFiles();
+  setHtml(
+    app,
+    `<h1>Files</h1><p class="muted">Served folders: ${roots.map((r, i) => `${i}: ${esc(r)}`).join(', ')}</p>${filesTable(files)}`,
+  );
 }
 
-async function runPage(id) {
-  const { run, output } = await api(`/api/runs/${encodeURIComponent(id)}`);
-  const dur = run.endedAt ? `${((new Date(run.endedAt) - new Date(run.startedAt)) / 1000).toFixed(1)} s` : run.status === 'running' ? 'still running' : 'unknown';
+async function runPage(/** @type {string} */ id) {
+  const { run, output } = await getRun(id);
+  const dur = run.endedAt
+    ? `${(took(run) / 1000).toFixed(1)} s`
+    : run.status === 'running'
+      ? 'still running'
+      : 'unknown';
   const counts = Object.entries(run.counts || {})
     .map(([k, v]) => kpi(k, esc(isNum(v) ? (Number.isInteger(v) ? int(v) : fmt(v, 3)) : v)))
     .join('');
   let cost = costOf(run.counts);
   // Reports (ProcessBench, eval chunks) keep their cost in the file rather than in the run's counts.
   if (!cost && output && /\.json$/.test(output.path)) {
-    const c = (await api(fileApi(output.root, output.path))).data?.cost;
-    const role = (name) =>
-      c?.[name]?.calls ? `${name} ${plural(c[name].calls, 'call')}, ${int((c[name].promptTokens ?? 0) + (c[name].completionTokens ?? 0))} tokens` : '';
+    const report = await getFile(output.root, output.path);
+    const c = /** @type {Partial<Cost> | undefined} */ (
+      prop('data' in report ? report.data : undefined, 'cost')
+    );
+    const role = (/** @type {keyof Cost} */ name) => {
+      const r = c?.[name];
+      return r?.calls ? `${name} ${plural(r.calls, 'call')}, ${int(tokensOf(r))} tokens` : '';
+    };
     cost = [role('policy'), role('judge')].filter(Boolean).join(' · ');
   }
-  setHtml(app, `<h1>Run ${esc(run.id)}</h1>
+  setHtml(
+    app,
+    `<h1>Run ${esc(run.id)}</h1>
     ${simulatedBanner(run.simulated)}
     <div class="card"><div class="row">
       ${kpi('command', esc(run.command))}
@@ -182,62 +311,113 @@ async function runPage(id) {
     <h2>Counts</h2><div class="card" id="counts"><div class="row">${counts || '<span class="muted">none recorded</span>'}</div></div>
     <h2>Cost</h2><p id="cost">${cost || '<span class="muted">no token or call counts recorded for this run</span>'}</p>
     <h2>Output</h2><p>${output ? `<a id="run-output" href="${fileHref(output.root, output.path)}">${esc(output.path)}</a> <span class="badge">${esc(output.kind)}</span>` : run.output ? `${esc(run.output)} <span class="muted">(not in the served folders: serve its folder with --dir)</span>` : '<span class="muted">this run wrote no output file</span>'}</p>
-    <h2>Config</h2><pre id="config">${esc(JSON.stringify(run.config, null, 2))}</pre>`);
+    <h2>Config</h2><pre id="config">${esc(JSON.stringify(run.config, null, 2))}</pre>`,
+  );
 }
 
 // ---------- file pages ----------
 const PAGE = 20;
 
-async function filePage(params) {
+/**
+ * The records of a page as the writer of its kind declares them: the server read the kind from the
+ * file's first record, and every value is still checked where it is drawn.
+ * @template {keyof RecordOfKind} K
+ * @param {PageCtx} ctx
+ * @param {K} _kind
+ */
+const recordsOf = (ctx, _kind) => /** @type {RecordOfKind[K][]} */ (ctx.file.records);
+
+async function filePage(/** @type {URLSearchParams} */ params) {
   const root = params.get('root') || '0';
   const path = params.get('path') || '';
   const offset = Math.max(0, Number(params.get('offset') || 0));
   const id = params.get('id');
   const isJsonl = path.endsWith('.jsonl');
-  const q = fileApi(root, path, isJsonl ? (id !== null ? `&id=${encodeURIComponent(id)}&limit=1` : `&offset=${offset}&limit=${PAGE}`) : '');
-  const file = await api(q);
+  const answer = await getFile(
+    root,
+    path,
+    isJsonl
+      ? id !== null
+        ? `&id=${encodeURIComponent(id)}&limit=1`
+        : `&offset=${offset}&limit=${PAGE}`
+      : '',
+  );
+  const data = 'data' in answer ? answer.data : undefined;
   // A single search result saved as JSON (`stepwise solve --json > solve.json`) shows as a one-record page.
-  if (!isJsonl && file.kind === 'search' && file.data) Object.assign(file, { records: [{ id: file.data.problemId, ...file.data }], total: 1, offset: 0 });
-  const ctx = { root, path, offset: isJsonl ? file.offset : offset, params, file };
+  const solved = answer.kind === 'search' && data ? /** @type {SearchResult} */ (data) : null;
+  /** @type {JsonlPageResponse} */
+  const file =
+    'records' in answer
+      ? answer
+      : {
+          ...answer,
+          total: solved ? 1 : 0,
+          offset: 0,
+          records: solved ? [{ id: solved.problemId, ...solved }] : [],
+          badLines: [],
+        };
+  /** @type {PageCtx} */
+  const ctx = { root, path, offset: isJsonl ? file.offset : offset, params, file, data };
   const written = (file.runs || [])
     .map((r) => `<a href="#/run/${encodeURIComponent(r.id)}">${esc(r.command)} ${esc(r.id)}</a>`)
     .join(', ');
-  const notice = file.data?.notice || file.data?.note || file.records?.[0]?.notice;
+  const notice = prop(data, 'notice') || prop(data, 'note') || prop(file.records[0], 'notice');
   const head = `<h1>${esc(path)} <span class="badge">${esc(file.kind)}</span> ${simBadge(file.simulated)}</h1>
     ${simulatedBanner(file.simulated, notice)}
     ${written ? `<p class="muted">Written by ${written}</p>` : ''}
     ${file.badLines?.length ? `<p class="error">Lines that are not JSON: ${file.badLines.map(esc).join(', ')}</p>` : ''}`;
+  /** @type {FileSummary['kind'][]} */
   const summaryKinds = ['search', 'labels', 'samples', 'predictions', 'chunk-judgments', 'selection'];
-  const summary = isJsonl && summaryKinds.includes(file.kind) ? (await api(`/api/summary?root=${encodeURIComponent(root)}&path=${encodeURIComponent(path)}`)).summary : null;
+  const summary =
+    isJsonl && summaryKinds.some((k) => k === file.kind) ? (await getSummary(root, path)).summary : null;
+  // The trace statuses' meanings, from the code's TraceStatus (GET /api/legend).
+  const statuses = file.kind === 'search' ? (await getLegend()).traceStatus : null;
   const pager = isJsonl && id === null ? pagerHtml(root, path, file.offset, file.total, params) : '';
-  const single = isJsonl && id !== null ? `<p><a href="${fileHref(root, path)}">all records of this file</a></p>` : '';
+  const single =
+    isJsonl && id !== null ? `<p><a href="${fileHref(root, path)}">all records of this file</a></p>` : '';
+  // JSON reports: the type their writer declares (the kind was read from their shape).
+  /** @type {Partial<Record<FileKind, () => string | RecordParts>>} */
   const views = {
-    labels: () => labelsView(ctx, summary),
-    samples: () => samplesView(ctx, summary),
-    search: () => searchView(ctx, summary),
-    predictions: () => predictionsView(ctx, summary),
-    problems: () => ['', problemsView(file.records)],
+    labels: () => labelsView(ctx, summary?.kind === 'labels' ? summary : null),
+    samples: () => samplesView(ctx, summary?.kind === 'samples' ? summary : null),
+    search: () => searchView(ctx, summary?.kind === 'search' ? summary : null, statuses ?? {}),
+    predictions: () => predictionsView(ctx, summary?.kind === 'predictions' ? summary : null),
+    problems: () => ['', problemsView(recordsOf(ctx, 'problems'))],
     'processbench-set': () => processBenchSetView(ctx),
     'processbench-report': () => '<div id="pb-view"></div>',
-    'accuracy-vs-compute': () => accuracyView(file.data),
-    'demo-report': () => demoView(file.data, root, path),
-    'eval-chunks': () => evalChunksView(file.data, root, path),
-    'chunk-judgments': () => chunkJudgmentsView(ctx, summary),
-    selection: () => selectionView(ctx, summary),
+    'accuracy-vs-compute': () => accuracyView(/** @type {BenchReport} */ (data)),
+    'demo-report': () => demoView(/** @type {DemoReport} */ (data), root, path),
+    'eval-chunks': () => evalChunksView(/** @type {ChunkEvalReport} */ (data), root, path),
+    'chunk-judgments': () => chunkJudgmentsView(ctx, summary?.kind === 'chunk-judgments' ? summary : null),
+    selection: () => selectionView(ctx, summary?.kind === 'selection' ? summary : null),
   };
-  const raw = () => ['', `<pre>${esc(JSON.stringify(file.records ?? file.data, null, 2))}</pre>`];
+  /** @returns {RecordParts} */
+  const raw = () => [
+    '',
+    `<pre>${esc(JSON.stringify('records' in answer ? answer.records : data, null, 2))}</pre>`,
+  ];
   const out = (views[file.kind] ?? raw)();
   // Record views give [summary, records] and get the pager around the records; the others are whole pages.
-  const body = Array.isArray(out) ? `${out[0]}${single}${pager}${out[1]}${out[1].length > 2000 ? pager : ''}` : out;
+  const body = Array.isArray(out)
+    ? `${out[0]}${single}${pager}${out[1]}${out[1].length > 2000 ? pager : ''}`
+    : out;
   setHtml(app, `${head}<div id="view">${body}</div>`);
-  if (file.kind === 'processbench-report') await processBenchView(file.data, root, path);
-  if (file.kind === 'search') drawTrees();
+  if (file.kind === 'processbench-report')
+    await processBenchView(/** @type {ProcessBenchReport} */ (data), root, path);
+  if (file.kind === 'search') drawTrees(statuses ?? {});
 }
 
-function pagerHtml(root, path, offsetValue, totalValue, params) {
+function pagerHtml(
+  /** @type {RootRef} */ root,
+  /** @type {string} */ path,
+  /** @type {unknown} */ offsetValue,
+  /** @type {unknown} */ totalValue,
+  /** @type {URLSearchParams} */ params,
+) {
   const offset = num(offsetValue);
   const total = num(totalValue);
-  const keep = params.get('color') ? `&color=${encodeURIComponent(params.get('color'))}` : '';
+  const color = params.get('color');
+  const keep = color ? `&color=${encodeURIComponent(color)}` : '';
   const prev = Math.max(0, offset - PAGE);
   const next = offset + PAGE;
   return `<nav class="pager"><a ${offset > 0 ? `href="${fileHref(root, path, `&offset=${prev}${keep}`)}"` : 'aria-disabled="true"'} class="prev">‹ previous</a>
@@ -245,14 +425,21 @@ function pagerHtml(root, path, offsetValue, totalValue, params) {
     <a ${next < total ? `href="${fileHref(root, path, `&offset=${next}${keep}`)}"` : 'aria-disabled="true"'} class="next">next ›</a></nav>`;
 }
 
-const recordLink = (ctx, index, text) => `<a href="${fileHref(ctx.root, ctx.path, `&offset=${num(index)}`)}">${esc(text)}</a>`;
+const recordLink = (/** @type {PageCtx} */ ctx, /** @type {number} */ index, /** @type {string} */ text) =>
+  `<a href="${fileHref(ctx.root, ctx.path, `&offset=${num(index)}`)}">${esc(text)}</a>`;
 
 // ---------- solution view (labels) ----------
-function labelsView(ctx, s) {
+/** @returns {RecordParts} */
+function labelsView(/** @type {PageCtx} */ ctx, /** @type {LabelFileSummary | null} */ s) {
+  const records = recordsOf(ctx, 'labels');
   const color = ctx.params.get('color') || 'q';
   // Label files joined with a judge's verdicts (chunks with `verdict`) can be coloured by the verdict too.
-  const judged = ctx.file.records.some((r) => (r.chunks || []).some((c) => typeof c.verdict === 'string'));
-  const options = [['q', 'Q̂ (rollout value)'], ...(judged ? [['verdict', "judge's verdict"]] : []), ...(s?.signals || []).map((x) => [x, `${x} label`])]
+  const judged = records.some((r) => (r.chunks || []).some((c) => typeof c.verdict === 'string'));
+  /** @type {Array<[string, string]>} */
+  const choices = [['q', 'Q̂ (rollout value)']];
+  if (judged) choices.push(['verdict', "judge's verdict"]);
+  for (const x of s?.signals || []) choices.push([x, `${x} label`]);
+  const options = choices
     .map(([v, t]) => `<option value="${esc(v)}"${v === color ? ' selected' : ''}>${esc(t)}</option>`)
     .join('');
   const summary = s
@@ -269,44 +456,63 @@ function labelsView(ctx, s) {
       ? `<span><span class="swatch" data-css="background:${qColor(0)}"></span>Q̂ = 0</span><span><span class="swatch" data-css="background:${qColor(0.5)}"></span>0.5</span><span><span class="swatch" data-css="background:${qColor(1)}"></span>1 (every rollout from this prefix reached the gold answer)</span><span><span class="swatch" data-css="background:${qColor(null)}"></span>not estimated</span>`
       : `<span><span class="swatch pos-sw"></span>positive</span><span><span class="swatch neg-sw"></span>negative</span><span><span class="swatch" data-css="background:${qColor(null)}"></span>undetermined</span>`;
   const control = `<div class="row controls"><label>Colour chunks by <select id="color-by">${options}</select></label><div class="legend">${legend}</div><span class="muted">outlined: first error under ${esc(color === 'q' ? s?.signals?.[0] || 'the first signal' : color)}</span></div>`;
-  const cards = ctx.file.records.map((r, i) => labelCard(r, ctx.offset + i, color)).join('');
+  const cards = records.map((r, i) => labelCard(r, ctx.offset + i, color)).join('');
   return [`${summary}${control}`, cards || '<p class="muted empty">This file has no records.</p>'];
 }
 
 // A soft (ms-soft) label is positive at the threshold its label run used (recorded in job.settings).
-function softThresholdOf(rec) {
+function softThresholdOf(/** @type {LabelRecord} */ rec) {
   const t = rec?.job?.settings?.softThreshold;
   return isNum(t) ? t : 0.5;
 }
 
-function labelValueClass(v, softThreshold = 0.5) {
+function labelValueClass(/** @type {LabelValue | null | undefined} */ v, softThreshold = 0.5) {
   if (v === true) return 'pos';
   if (v === false) return 'neg';
   if (isNum(v)) return v >= softThreshold - 1e-12 ? 'pos' : 'neg';
   return 'und';
 }
 
-function labelCard(rec, index, color) {
-  const signals = Object.keys(rec.firstError || {});
+function labelCard(/** @type {LabelRecord} */ rec, /** @type {number} */ index, /** @type {string} */ color) {
+  // Keyed by signal name; read as a plain table (a file may name signals this version does not know).
+  /** @type {Record<string, number | undefined>} */
+  const firstError = rec.firstError || {};
+  const signals = Object.keys(firstError);
   const feSignal = signals.includes(color) ? color : signals[0];
-  const fe = feSignal ? rec.firstError[feSignal] : -1;
+  const fe = feSignal ? firstError[feSignal] : -1;
   const firstErrors = signals
-    .map((s) => `<span class="badge ${rec.firstError[s] === -1 ? 'pos' : 'neg'}">${esc(s)}: ${rec.firstError[s] === -1 ? 'no error' : `first error at chunk ${esc(rec.firstError[s])}`}</span>`)
+    .map(
+      (s) =>
+        `<span class="badge ${firstError[s] === -1 ? 'pos' : 'neg'}">${esc(s)}: ${firstError[s] === -1 ? 'no error' : `first error at chunk ${esc(firstError[s])}`}</span>`,
+    )
     .join('');
   const chunks = (rec.chunks || [])
     .map((c, i) => {
       const labels = Object.entries(c.labels || {})
-        .map(([s, v]) => `<span class="badge ${labelValueClass(v, softThresholdOf(rec))}">${esc(s)} ${esc(isNum(v) ? fmt(v, 2) : v === null || v === undefined ? '?' : v ? '+' : '−')}</span>`)
+        .map(
+          ([s, v]) =>
+            `<span class="badge ${labelValueClass(v, softThresholdOf(rec))}">${esc(s)} ${esc(isNum(v) ? fmt(v, 2) : v === null || v === undefined ? '?' : v ? '+' : '−')}</span>`,
+        )
         .join('');
-      const style =
+      const style = color === 'q' ? `border-left-color:${qColor(c.q)};background:${qBackground(c.q)}` : '';
+      /** @type {Record<string, LabelValue | null | undefined>} */
+      const chunkLabels = c.labels || {};
+      const cls =
         color === 'q'
-          ? `border-left-color:${qColor(c.q)};background:${qBackground(c.q)}`
+          ? ''
+          : color === 'verdict'
+            ? own(VERDICT_CLASS, c.verdict, 'und')
+            : labelValueClass(chunkLabels[color], softThresholdOf(rec));
+      const verdict =
+        typeof c.verdict === 'string'
+          ? `<span class="badge ${own(VERDICT_CLASS, c.verdict)}">judge: ${esc(c.verdict)}${isNum(c.score) ? ` ${fmt(c.score, 2)}` : ''}</span>`
           : '';
-      const cls = color === 'q' ? '' : color === 'verdict' ? own(VERDICT_CLASS, c.verdict, 'und') : labelValueClass(c.labels?.[color], softThresholdOf(rec));
-      const verdict = typeof c.verdict === 'string' ? `<span class="badge ${own(VERDICT_CLASS, c.verdict)}">judge: ${esc(c.verdict)}${isNum(c.score) ? ` ${fmt(c.score, 2)}` : ''}</span>` : '';
       // `rollouts` is a count, or the rollouts themselves with `label --keep-rollouts`.
       const m = Array.isArray(c.rollouts) ? c.rollouts.length : c.rollouts;
-      const reached = isNum(c.q) && m ? ` (${int(Math.round(c.q * m))} of ${int(m)} rollouts from this prefix reached the gold answer)` : '';
+      const reached =
+        isNum(c.q) && m
+          ? ` (${int(Math.round(c.q * m))} of ${int(m)} rollouts from this prefix reached the gold answer)`
+          : '';
       return `<div class="chunk ${cls}${i === fe ? ' first-error' : ''}" data-q="${esc(c.q)}" data-css="${style}">
         <div class="text">${esc(c.text)}</div>
         <div class="meta">chunk ${i} · Q̂ ${isNum(c.q) ? fmt(c.q, 3) : 'not estimated'}${esc(reached)} ${labels}${verdict}${i === fe ? ' <b class="fe-mark">← first error</b>' : ''}</div>
@@ -323,18 +529,27 @@ function labelCard(rec, index, color) {
 }
 
 // ---------- samples ----------
-function samplesView(ctx, s) {
+/** @returns {RecordParts} */
+function samplesView(/** @type {PageCtx} */ ctx, /** @type {SampleFileSummary | null} */ s) {
   const summary = s
     ? `<div class="card summary" id="summary"><div class="row">${kpi('problems', int(s.problems))}${kpi('samples', int(s.samples))}${kpi('correct samples', `${int(s.correct)} (${pct(s.correct / Math.max(1, s.samples))})`)}${kpi('problems with a correct sample', `${int(s.solved)} (${pct(s.solved / Math.max(1, s.problems))})`)}</div></div>`
     : '';
-  return [summary, ctx.file.records.map((r, i) => sampleCard(r, ctx.offset + i)).join('')];
+  return [
+    summary,
+    recordsOf(ctx, 'samples')
+      .map((r, i) => sampleCard(r, ctx.offset + i))
+      .join(''),
+  ];
 }
 
-function sampleCard(rec, index) {
+function sampleCard(/** @type {SampleRecord} */ rec, /** @type {number} */ index) {
   const samples = (rec.samples || [])
     .map((s, k) => {
       const chunks = (s.chunks || [{ text: s.text }])
-        .map((c) => `<div class="chunk ${s.correct ? 'pos' : 'neg'}"><div class="text">${esc(typeof c === 'string' ? c : c.text)}</div></div>`)
+        .map(
+          (c) =>
+            `<div class="chunk ${s.correct ? 'pos' : 'neg'}"><div class="text">${esc(typeof c === 'string' ? c : c.text)}</div></div>`,
+        )
         .join('');
       return `<details class="sample"><summary>sample ${k} · answer ${esc(s.answer ?? 'none')} <span class="badge ${s.correct ? 'pos' : 'neg'}">${s.correct ? 'correct' : 'wrong'}</span> <span class="muted">${plural((s.chunks || []).length, 'chunk')}, ${int(s.tokens)} tokens</span></summary><div class="chunks">${chunks}</div></details>`;
     })
@@ -345,17 +560,21 @@ function sampleCard(rec, index) {
 }
 
 // ---------- problems ----------
-function problemsView(records) {
+function problemsView(/** @type {ProblemRow[]} */ records) {
   const rows = records
-    .map((r) => `<tr><td>${esc(r.id)}</td><td>${esc(r.question ?? r.problem)}</td><td>${esc(r.answer)}</td>${isNum(r.success_rate) ? `<td class="num">${pct(r.success_rate)}</td>` : '<td></td>'}</tr>`)
+    .map(
+      (r) =>
+        `<tr><td>${esc(r.id)}</td><td>${esc(r.question ?? r.problem)}</td><td>${esc(r.answer)}</td>${isNum(r.success_rate) ? `<td class="num">${pct(r.success_rate)}</td>` : '<td></td>'}</tr>`,
+    )
     .join('');
   return `<table id="problems"><thead><tr><th>Id</th><th>Problem</th><th>Answer</th><th class="num">Policy success rate</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 // ---------- ProcessBench-format set ----------
-function processBenchSetView(ctx) {
-  const rows = Array.isArray(ctx.file.data) ? ctx.file.data : ctx.file.records || [];
-  const isJson = Array.isArray(ctx.file.data);
+function processBenchSetView(/** @type {PageCtx} */ ctx) {
+  // A ProcessBench-format set is a JSON array of rows or a JSONL file of them.
+  const isJson = Array.isArray(ctx.data);
+  const rows = isJson ? /** @type {ProcessBenchRow[]} */ (ctx.data) : recordsOf(ctx, 'processbench-set');
   const page = isJson ? rows.slice(ctx.offset, ctx.offset + PAGE) : rows;
   const total = isJson ? rows.length : ctx.file.total;
   const pager = pagerHtml(ctx.root, ctx.path, ctx.offset, total, ctx.params);
@@ -363,7 +582,10 @@ function processBenchSetView(ctx) {
   const cards = page
     .map((r) => {
       const steps = (r.steps || [])
-        .map((t, i) => `<div class="chunk ${r.label < 0 || i < r.label ? 'pos' : i === r.label ? 'neg first-error' : 'und'}"><div class="text">${esc(t)}</div><div class="meta">step ${i}${i === r.label ? ' <b class="fe-mark">← first error (label)</b>' : ''}</div></div>`)
+        .map(
+          (t, i) =>
+            `<div class="chunk ${r.label < 0 || i < r.label ? 'pos' : i === r.label ? 'neg first-error' : 'und'}"><div class="text">${esc(t)}</div><div class="meta">step ${i}${i === r.label ? ' <b class="fe-mark">← first error (label)</b>' : ''}</div></div>`,
+        )
         .join('');
       return `<section class="card pb-row" data-id="${esc(r.id)}"><h3>${esc(r.id)} <span class="badge ${r.label < 0 ? 'pos' : 'neg'}">${r.label < 0 ? 'no error' : `first error at step ${esc(r.label)}`}</span> <span class="muted">${esc(r.generator ?? '')}</span></h3>
         <details><summary>problem</summary><pre>${esc(r.problem)}</pre></details><div class="chunks">${steps}</div></section>`;
@@ -374,6 +596,12 @@ function processBenchSetView(ctx) {
 }
 
 // ---------- search view ----------
+/**
+ * The colour of each trace status. Which statuses exist and what each means come from the code
+ * (`TraceStatus` and `TRACE_STATUS_LEGEND`, served by GET /api/legend); a status added there
+ * without a colour here fails the typecheck.
+ * @type {Readonly<Record<TraceStatus, string>>}
+ */
 const STATUS_COLOR = {
   accepted: '#1f8a4c',
   rejected: '#b3261e',
@@ -382,18 +610,20 @@ const STATUS_COLOR = {
   backtracked: '#7b4fc9',
   finished: '#5a7bd3',
 };
-const STATUS_HELP = {
-  accepted: 'kept in the final solution',
-  rejected: 'judged negative and thrown away',
-  fallback: 'kept although rejected (every attempt was rejected)',
-  pruned: 'a candidate or beam not selected',
-  backtracked: 'accepted, later abandoned by a backtrack',
-  finished: 'a finished candidate that was not chosen',
-};
+/** What each trace status means, as GET /api/legend gives it (empty when the page has no search). */
+/** @typedef {Partial<LegendResponse['traceStatus']>} StatusLegend */
+/** The tree of one search card: its attempts, backtracks and the attempts on the final path. */
+/** @typedef {{ trace: TraceNode[], backtracks: Backtrack[], path: Set<number | undefined> }} TreeData */
 /** Trace data of the search cards on the page, by card index (drawn after the HTML is in place). */
+/** @type {Map<number, TreeData>} */
 const treeData = new Map();
 
-function searchView(ctx, s) {
+/** @returns {RecordParts} */
+function searchView(
+  /** @type {PageCtx} */ ctx,
+  /** @type {SearchFileSummary | null} */ s,
+  /** @type {StatusLegend} */ statuses,
+) {
   treeData.clear();
   const summary = s
     ? `<div class="card summary" id="summary"><div class="row">
@@ -407,41 +637,62 @@ function searchView(ctx, s) {
         ${kpi('backtracks', int(s.backtracks))}
       </div>
       ${s.withBacktracks.length ? `<p>Problems where the search backtracked: ${s.withBacktracks.map((i) => recordLink(ctx, i, `#${i}`)).join(' ')}</p>` : ''}
-      ${s.withRejections.length ? `<p>Problems with rejected attempts: ${s.withRejections.slice(0, 30).map((i) => recordLink(ctx, i, `#${i}`)).join(' ')}${s.withRejections.length > 30 ? ' …' : ''}</p>` : ''}
+      ${
+        s.withRejections.length
+          ? `<p>Problems with rejected attempts: ${s.withRejections
+              .slice(0, 30)
+              .map((i) => recordLink(ctx, i, `#${i}`))
+              .join(' ')}${s.withRejections.length > 30 ? ' …' : ''}</p>`
+          : ''
+      }
     </div>`
     : '';
-  return [summary, ctx.file.records.map((r, i) => searchCard(r, ctx.offset + i, i)).join('')];
+  return [
+    summary,
+    recordsOf(ctx, 'search')
+      .map((r, i) => searchCard(r, ctx.offset + i, i, statuses))
+      .join(''),
+  ];
 }
 
-function attemptsText(c, status) {
-  if (status === 'fallback') return `${plural(c.attempts, 'attempt')}, all rejected: the best-scored one was kept (fallback)`;
+function attemptsText(/** @type {SearchChunk} */ c, /** @type {TraceStatus | undefined} */ status) {
+  if (status === 'fallback')
+    return `${plural(c.attempts, 'attempt')}, all rejected: the best-scored one was kept (fallback)`;
   if (c.attempts > 1) return `${plural(c.attempts, 'attempt')} (${int(c.attempts - 1)} thrown away)`;
   return plural(c.attempts, 'attempt');
 }
 
+/** @type {Readonly<Record<Verdict, string>>} */
 const VERDICT_MARK = { positive: '✓', negative: '✗', neutral: '?' };
 
 /** One attempt the search threw away, shown in place (text, verdict, score, the judge's reasoning). */
-function rejectedAttempt(n) {
+function rejectedAttempt(/** @type {TraceNode} */ n) {
   return `<div class="chunk rejected-attempt" data-node="${esc(n.id)}"><div class="meta"><span class="badge neg">rejected</span> attempt ${esc(n.id)}${n.verdict ? ` · judge: ${esc(n.verdict)}` : ''}${isNum(n.score) ? ` · score ${fmt(n.score, 2)}` : ''}</div><div class="text">${esc(n.text)}</div>
     ${n.rationale ? `<details class="rationale"><summary>judge's rationale</summary><pre>${esc(n.rationale)}</pre></details>` : ''}</div>`;
 }
 
-function searchCard(rec, index, slot) {
+function searchCard(
+  /** @type {SearchCardRecord} */ rec,
+  /** @type {number} */ index,
+  /** @type {number} */ slot,
+  /** @type {StatusLegend} */ statuses,
+) {
   const nodeStatus = new Map((rec.trace || []).map((n) => [n.id, n.status]));
   const byId = new Map((rec.trace || []).map((n) => [n.id, n]));
   // Attempts rejected at a kept chunk's position from the same prefix: shown above the kept one.
-  const rejectedBefore = (c) => {
-    const kept = byId.get(c.node);
-    return (rec.trace || []).filter((n) =>
-      n.status === 'rejected' && (kept ? n.parent === kept.parent && n.depth === kept.depth : n.depth === c.index),
+  const rejectedBefore = (/** @type {SearchChunk} */ c) => {
+    const kept = c.node === undefined ? undefined : byId.get(c.node);
+    return (rec.trace || []).filter(
+      (n) =>
+        n.status === 'rejected' &&
+        (kept ? n.parent === kept.parent && n.depth === kept.depth : n.depth === c.index),
     );
   };
   const chunks = (rec.chunks || [])
     .map((c) => {
       const thrown = rejectedBefore(c);
       return `${thrown.length ? `<div class="rejected-attempts" data-chunk="${esc(c.index)}">${thrown.map(rejectedAttempt).join('')}</div>` : ''}<div class="chunk kept ${own(VERDICT_CLASS, c.verdict)}"><div class="text">${esc(c.text)}</div>
-      <div class="meta">chunk ${esc(c.index)} · ${esc(c.verdict ?? 'not judged')}${isNum(c.score) ? ` · score ${fmt(c.score, 2)}` : ''} · ${attemptsText(c, nodeStatus.get(c.node))}</div>
+      <div class="meta">chunk ${esc(c.index)} · ${esc(c.verdict ?? 'not judged')}${isNum(c.score) ? ` · score ${fmt(c.score, 2)}` : ''} · ${attemptsText(c, c.node === undefined ? undefined : nodeStatus.get(c.node))}</div>
       ${c.rationale ? `<details class="rationale"><summary>judge's rationale</summary><pre>${esc(c.rationale)}</pre></details>` : ''}</div>`;
     })
     .join('');
@@ -451,34 +702,53 @@ function searchCard(rec, index, slot) {
   const stats = Object.entries(rec.stats || {})
     .map(([k, v]) => `${esc(k)} ${esc(v)}`)
     .join(' · ');
-  if (trace.length) treeData.set(slot, { trace, backtracks: rec.backtracks || [], path: new Set((rec.chunks || []).map((c) => c.node)) });
+  if (trace.length)
+    treeData.set(slot, {
+      trace,
+      backtracks: rec.backtracks || [],
+      path: new Set((rec.chunks || []).map((c) => c.node)),
+    });
   return `<section class="card search" data-id="${esc(rec.id)}" data-index="${index}">
     <h3>#${index} · ${esc(rec.id)} · ${esc(rec.strategy)} <span class="badge ${rec.correct ? 'pos' : rec.correct === false ? 'neg' : ''}">${rec.correct ? 'correct' : rec.correct === false ? 'wrong' : 'unchecked'}</span></h3>
     <div class="row muted">answer ${esc(rec.answer ?? 'none')} (gold ${esc(rec.gold ?? '?')}) · policy ${plural(cost.policy?.calls, 'call')}, ${int((cost.policy?.promptTokens ?? 0) + (cost.policy?.completionTokens ?? 0))} tokens · judge ${plural(cost.judge?.calls, 'call')}, ${int((cost.judge?.promptTokens ?? 0) + (cost.judge?.completionTokens ?? 0))} tokens · ${plural(rejected, 'rejected attempt')} · ${plural((rec.backtracks || []).length, 'backtrack')}</div>
     ${stats ? `<div class="muted small">${stats}</div>` : ''}
     <h4>Final solution${rejected ? ' <span class="muted small">(with the attempts the judge rejected at each chunk, in red, above the one kept)</span>' : ''}</h4>
     <div class="chunks">${chunks || '<p class="muted">no chunks</p>'}</div>
-    ${trace.length ? `<h4>Search tree <span class="muted small">(${plural(trace.length, 'attempt')}; left: the problem${trace.every((n) => n.parent === null) ? ', then one node per whole solution' : ', then one column per chunk position'}; click a node for its text)</span></h4><div class="legend">${Object.entries(STATUS_COLOR).map(([k, c]) => `<span title="${esc(STATUS_HELP[k])}"><span class="swatch" data-css="background:${c}"></span>${k}</span>`).join('')}<span><svg width="26" height="8" aria-hidden="true"><path d="M1,4 H25" stroke="#7b4fc9" stroke-dasharray="4 3"/></svg> backtrack</span><span><span class="swatch ring"></span>on the final path</span></div><div class="tree" data-slot="${slot}"></div><div class="node-detail muted small">Click a node.</div>` : '<p class="muted small">No attempt tree in this record (searched with --no-trace).</p>'}
+    ${trace.length ? `<h4>Search tree <span class="muted small">(${plural(trace.length, 'attempt')}; left: the problem${trace.every((n) => n.parent === null) ? ', then one node per whole solution' : ', then one column per chunk position'}; click a node for its text)</span></h4><div class="legend">${statusLegend(statuses)}<span><svg width="26" height="8" aria-hidden="true"><path d="M1,4 H25" stroke="#7b4fc9" stroke-dasharray="4 3"/></svg> backtrack</span><span><span class="swatch ring"></span>on the final path</span></div><div class="tree" data-slot="${slot}"></div><div class="node-detail muted small">Click a node.</div>` : '<p class="muted small">No attempt tree in this record (searched with --no-trace).</p>'}
   </section>`;
+}
+
+/** One swatch per trace status the code defines, in its order, with its meaning as the tooltip. */
+function statusLegend(/** @type {StatusLegend} */ statuses) {
+  return Object.entries(statuses)
+    .map(
+      ([k, meaning]) =>
+        `<span class="status-key" data-status="${esc(k)}" title="${esc(meaning)}"><span class="swatch" data-css="background:${own(STATUS_COLOR, k, '#888')}"></span>${esc(k)}</span>`,
+    )
+    .join('');
 }
 
 /**
  * Lay a trace out as a layered tree: one row per level (parent chain), the kept child first so
  * the final path runs straight down the left, other attempts packed to its right.
  */
-function layoutTree(trace, onPath) {
+function layoutTree(/** @type {TraceNode[]} */ trace, /** @type {Set<number | undefined>} */ onPath) {
   const byId = new Map(trace.map((n) => [n.id, n]));
+  /** @type {Map<number, TraceNode[]>} */
   const children = new Map();
   for (const n of trace) {
     const p = n.parent ?? -1;
-    if (!children.has(p)) children.set(p, []);
-    children.get(p).push(n);
+    const kids = children.get(p);
+    if (kids) kids.push(n);
+    else children.set(p, [n]);
   }
   for (const kids of children.values())
     kids.sort((a, b) => Number(onPath.has(b.id)) - Number(onPath.has(a.id)) || a.id - b.id);
+  /** @type {Map<number, { x: number, y: number }>} */
   const pos = new Map();
+  /** @type {number[]} */
   const nextFree = [];
-  const visit = (node, level, minX) => {
+  const visit = (/** @type {TraceNode} */ node, /** @type {number} */ level, /** @type {number} */ minX) => {
     // A crafted trace may repeat an id or loop (a node its own ancestor): each id is placed once.
     if (pos.has(node.id)) return;
     const x = Math.max(minX, nextFree[level] ?? 0);
@@ -489,11 +759,21 @@ function layoutTree(trace, onPath) {
   for (const top of children.get(-1) || []) visit(top, 1, 0);
   // Nodes whose parent is missing from the trace still get a place.
   for (const n of trace) if (!pos.has(n.id)) visit(n, 1, 0);
-  return { pos, byId, levels: nextFree.length, width: Math.max(1, ...nextFree.filter((v) => v !== undefined)) };
+  return {
+    pos,
+    byId,
+    levels: nextFree.length,
+    width: Math.max(1, ...nextFree.filter((v) => v !== undefined)),
+  };
 }
 
 /** The text beside a tree node: verdict mark and score (and, for whole solutions, name, status and answer). */
-function nodeLabel(n, x, y, whole) {
+function nodeLabel(
+  /** @type {TraceNode} */ n,
+  /** @type {number} */ x,
+  /** @type {number} */ y,
+  /** @type {boolean} */ whole,
+) {
   const mark = own(VERDICT_MARK, n.verdict);
   const score = isNum(n.score) ? fmt(n.score, 2) : '';
   if (whole) {
@@ -506,8 +786,9 @@ function nodeLabel(n, x, y, whole) {
   return `<text class="node-label ${own(VERDICT_CLASS, n.verdict, 'und')}" x="${x}" y="${y + 19}" text-anchor="middle">${text}</text>`;
 }
 
-function drawTrees() {
+function drawTrees(/** @type {StatusLegend} */ statuses) {
   for (const holder of document.querySelectorAll('.tree[data-slot]')) {
+    if (!(holder instanceof HTMLElement)) continue;
     const data = treeData.get(Number(holder.dataset.slot));
     if (!data) continue;
     const { trace, backtracks, path } = data;
@@ -518,20 +799,23 @@ function drawTrees() {
     // solutions (best-of-N, majority) also their name and answer.
     const dx = whole ? 34 : 52;
     const dy = whole ? 24 : 30;
-    const X = (p) => 20 + p.y * dx;
-    const Y = (p) => 34 + p.x * dy;
+    // A place in the tree: y = level (left to right), x = row (attempts stack downwards).
+    const X = (/** @type {{ y: number }} */ p) => 20 + p.y * dx;
+    const Y = (/** @type {{ x: number }} */ p) => 34 + p.x * dy;
     const root = { x: 0, y: 0 };
     const w = 20 + Math.max(1, levels - 1) * dx + (whole ? 330 : 60);
     const h = 34 + (width - 1) * dy + 20;
     let svg = `<svg width="${w}" height="${h}" role="img" aria-label="search tree of ${trace.length} attempts"><rect x="${X(root) - 7}" y="${Y(root) - 7}" width="14" height="14" fill="#444" class="root"><title>the problem</title></rect>`;
     if (whole) svg += `<text x="${X({ y: 1 }) + 12}" y="12" class="level">whole solutions</text>`;
-    else for (let l = 1; l < levels; l++) {
-      if (levels > 12 && l % 5 !== 0 && l !== 1) continue;
-      svg += `<text x="${X({ y: l })}" y="12" text-anchor="middle" class="level">${l - 1}</text>`;
-    }
+    else
+      for (let l = 1; l < levels; l++) {
+        if (levels > 12 && l % 5 !== 0 && l !== 1) continue;
+        svg += `<text x="${X({ y: l })}" y="12" text-anchor="middle" class="level">${l - 1}</text>`;
+      }
     for (const n of trace) {
       const p = pos.get(n.id);
-      const parent = n.parent === null || n.parent === undefined || !pos.has(n.parent) ? root : pos.get(n.parent);
+      if (!p) continue; // layoutTree places every node; a place is still looked up, not assumed
+      const parent = (n.parent === null || n.parent === undefined ? undefined : pos.get(n.parent)) ?? root;
       const bend = parent.x === p.x ? `L${X(p)},${Y(p)}` : `H${X(p) - dx / 2} V${Y(p)} H${X(p)}`;
       svg += `<path d="M${X(parent)},${Y(parent)} ${bend}" stroke="${path.has(n.id) ? '#555' : '#cfcfca'}" stroke-width="${path.has(n.id) ? 2 : 1}" fill="none"/>`;
     }
@@ -543,39 +827,57 @@ function drawTrees() {
     }
     trace.forEach((n, at) => {
       const p = pos.get(n.id);
+      if (!p) return;
       const label = `attempt ${n.id}${n.label ? ` (${n.label})` : ''} · chunk ${n.depth} · ${n.status}${n.verdict ? ` · ${n.verdict}` : ''}${isNum(n.score) ? ` · score ${n.score.toFixed(2)}` : ''}${n.final ? ' · ends the solution' : ''}\n${n.text}`;
       svg += `<g class="node" data-status="${esc(n.status)}" data-id="${esc(n.id)}" data-at="${at}" tabindex="0"><circle cx="${X(p)}" cy="${Y(p)}" r="${n.final ? 8 : 6}" fill="${own(STATUS_COLOR, n.status, '#888')}" stroke="${path.has(n.id) ? '#111' : '#fff'}" stroke-width="${path.has(n.id) ? 2 : 1}"><title>${esc(label)}</title></circle>${nodeLabel(n, X(p), Y(p), whole)}</g>`;
     });
-    svg = svg.replace('<svg ', '<svg ').replace(/(<svg [^>]*>)/, '$1<defs><marker id="arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#7b4fc9"/></marker></defs>');
+    svg = svg
+      .replace('<svg ', '<svg ')
+      .replace(
+        /(<svg [^>]*>)/,
+        '$1<defs><marker id="arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#7b4fc9"/></marker></defs>',
+      );
     setHtml(holder, `${svg}</svg>`);
     const detail = holder.nextElementSibling;
-    const show = (g) => {
-      const n = trace[Number(g.dataset.at)];
+    const show = (/** @type {Element} */ g) => {
+      const n = trace[Number(g.getAttribute('data-at'))];
       if (!n || !detail) return;
       detail.classList.remove('muted');
-      setHtml(detail, `<b>attempt ${esc(n.id)}</b>${n.label ? ` (${esc(n.label)})` : ''} · chunk ${esc(n.depth)} · <span class="badge" data-css="border-color:${own(STATUS_COLOR, n.status, '#888')}">${esc(n.status)}</span> ${esc(own(STATUS_HELP, n.status))}${n.verdict ? ` · judge: ${esc(n.verdict)}` : ''}${isNum(n.score) ? ` · score ${fmt(n.score, 2)}` : ''}${n.answer !== undefined ? ` · answer ${esc(n.answer ?? 'none')}` : ''}<pre>${esc(n.text)}</pre>${n.rationale ? `<details class="rationale" open><summary>judge's rationale</summary><pre>${esc(n.rationale)}</pre></details>` : ''}`);
+      setHtml(
+        detail,
+        `<b>attempt ${esc(n.id)}</b>${n.label ? ` (${esc(n.label)})` : ''} · chunk ${esc(n.depth)} · <span class="badge" data-css="border-color:${own(STATUS_COLOR, n.status, '#888')}">${esc(n.status)}</span> ${esc(own(statuses, n.status))}${n.verdict ? ` · judge: ${esc(n.verdict)}` : ''}${isNum(n.score) ? ` · score ${fmt(n.score, 2)}` : ''}${n.answer !== undefined ? ` · answer ${esc(n.answer ?? 'none')}` : ''}<pre>${esc(n.text)}</pre>${n.rationale ? `<details class="rationale" open><summary>judge's rationale</summary><pre>${esc(n.rationale)}</pre></details>` : ''}`,
+      );
     };
+    const nodeOf = (/** @type {Event} */ e) =>
+      e.target instanceof Element ? e.target.closest('g.node') : null;
     holder.addEventListener('click', (e) => {
-      const g = e.target.closest('g.node');
+      const g = nodeOf(e);
       if (g) show(g);
     });
     holder.addEventListener('keydown', (e) => {
-      const g = e.target.closest('g.node');
+      const g = nodeOf(e);
       if (g && (e.key === 'Enter' || e.key === ' ')) show(g);
     });
   }
 }
 
 // ---------- ProcessBench ----------
-async function processBenchView(report, root, reportPath) {
+async function processBenchView(
+  /** @type {ProcessBenchReport} */ report,
+  /** @type {RootRef} */ root,
+  /** @type {string} */ reportPath,
+) {
   const subsets = Object.entries(report.subsets || {});
   const table = `<table id="pb-table"><thead><tr><th>Subset</th><th class="num">samples</th><th class="num">error acc</th><th class="num">correct acc</th><th class="num">F1</th></tr></thead><tbody>
     ${subsets.map(([name, s]) => `<tr><td>${esc(name)}</td><td class="num">${int(s.n)}</td><td class="num">${fmt(s.error_acc)}</td><td class="num">${fmt(s.correct_acc)}</td><td class="num f1">${fmt(s.f1)}</td></tr>`).join('')}
     <tr class="avg"><th>average F1</th><td></td><td></td><td></td><th class="num">${fmt(report.average_f1)}</th></tr></tbody></table>
     <p class="muted small">error acc: share of samples with an error whose first error the judge found exactly; correct acc: share of error-free samples the judge called error-free; F1: their harmonic mean (ProcessBench's metric, in %).</p>`;
-  const view = document.getElementById('pb-view');
+  const view = mustGet('pb-view');
+  /** @type {Partial<ProcessBenchReport['threshold']>} */
   const th = report.threshold || {};
-  setHtml(view, `<div class="card"><div class="row">${kpi('judge', esc(report.judge))}
+  setHtml(
+    view,
+    `<div class="card"><div class="row">${kpi('judge', esc(report.judge))}
       ${kpi('average F1', fmt(report.average_f1))}
       ${kpi('samples', int(report.samples))}
       ${kpi('threshold', `${esc(th.mode)}${isNum(th.value) ? ` ${fmt(th.value, 3)}` : ''}${th.chosenOn ? ` <small class="muted">(chosen on ${esc(th.chosenOn)})</small>` : ''}`)}
@@ -583,35 +885,49 @@ async function processBenchView(report, root, reportPath) {
       ${kpi('judge tokens', int((report.cost?.judge?.promptTokens ?? 0) + (report.cost?.judge?.completionTokens ?? 0)))}
       ${kpi('format failures', `${int(report.formatFailures)} <small class="muted">(${pct(report.formatFailureRate)})</small>`)}
       ${report.abstained ? kpi('abstained', int(report.abstained)) : ''}</div></div>
-    ${table}<h2>Predicted vs true first error</h2><div id="pb-chart" class="muted">Loading predictions…</div>`);
-  const chart = document.getElementById('pb-chart');
-  const predPath = dirOf(reportPath) + String(report.predictions || reportPath.replace(/\.json$/, '.predictions.jsonl')).split('/').pop();
+    ${table}<h2>Predicted vs true first error</h2><div id="pb-chart" class="muted">Loading predictions…</div>`,
+  );
+  const chart = mustGet('pb-chart');
+  const predPath =
+    dirOf(reportPath) +
+    String(report.predictions || reportPath.replace(/\.json$/, '.predictions.jsonl'))
+      .split('/')
+      .pop();
   try {
-    const { summary } = await api(`/api/summary?root=${encodeURIComponent(root)}&path=${encodeURIComponent(predPath)}`);
+    const { summary } = await getSummary(root, predPath);
+    if (summary?.kind !== 'predictions') throw new Error(`${predPath} is not a predictions file`);
     chart.outerHTML = `<div id="pb-chart">${confusionChart(summary.pairs)}<p><a id="pb-predictions" href="${fileHref(root, predPath)}">every prediction (${int(summary.samples)})</a></p></div>`;
     paint(view);
   } catch (e) {
     if (e instanceof Stale) throw e;
-    chart.outerHTML = `<p id="pb-chart" class="muted">The chart needs the predictions file ${esc(predPath)} next to the report, in a served folder (${esc(e.message)}).</p>`;
+    chart.outerHTML = `<p id="pb-chart" class="muted">The chart needs the predictions file ${esc(predPath)} next to the report, in a served folder (${esc(e instanceof Error ? e.message : e)}).</p>`;
   }
 }
 
-function predictionsView(ctx, s) {
-  const rows = ctx.file.records
-    .map((r) => `<tr><td>${esc(r.id)}</td><td>${esc(r.subset)}</td><td class="num">${esc(r.label)}</td><td class="num">${r.prediction === null ? '<span class="muted">none</span>' : esc(r.prediction)}</td><td>${r.prediction === r.label ? '<span class="badge pos">exact</span>' : '<span class="badge neg">wrong</span>'}</td><td class="num">${esc(r.steps)}</td><td class="small">${(r.scores || []).map((x) => fmt(x, 2)).join(' ')}</td></tr>`)
+function predictionsView(/** @type {PageCtx} */ ctx, /** @type {PredictionFileSummary | null} */ s) {
+  const rows = recordsOf(ctx, 'predictions')
+    .map(
+      (r) =>
+        `<tr><td>${esc(r.id)}</td><td>${esc(r.subset)}</td><td class="num">${esc(r.label)}</td><td class="num">${r.prediction === null ? '<span class="muted">none</span>' : esc(r.prediction)}</td><td>${r.prediction === r.label ? '<span class="badge pos">exact</span>' : '<span class="badge neg">wrong</span>'}</td><td class="num">${esc(r.steps)}</td><td class="small">${(r.scores || []).map((x) => fmt(x, 2)).join(' ')}</td></tr>`,
+    )
     .join('');
   const pager = pagerHtml(ctx.root, ctx.path, ctx.offset, ctx.file.total, ctx.params);
-  const subsets = s ? Object.entries(s.subsets).map(([k, v]) => `${esc(k)} ${int(v.exact)}/${int(v.n)}`).join(', ') : '';
+  const subsets = s
+    ? Object.entries(s.subsets)
+        .map(([k, v]) => `${esc(k)} ${int(v.exact)}/${int(v.n)}`)
+        .join(', ')
+    : '';
   return `${s ? `<div class="card summary" id="summary"><div class="row">${kpi('samples', int(s.samples))}${kpi('exact first error', `${int(s.exact)} (${pct(s.exact / Math.max(1, s.samples))})`)}${kpi('judge', esc(s.judge ?? '?'))}</div><p class="muted">by subset (exact / samples): ${subsets}</p></div><h2>Predicted vs true first error</h2><div id="pb-chart">${confusionChart(s.pairs)}</div>` : ''}
     <h2>Predictions</h2>${pager}<table id="predictions"><thead><tr><th>Id</th><th>Subset</th><th class="num">true</th><th class="num">predicted</th><th></th><th class="num">steps</th><th>chunk scores</th></tr></thead><tbody>${rows}</tbody></table>${pager}`;
 }
 
 /** A grid: x = true first error (−1 = none), y = predicted; circle area = count; on the diagonal = exact. */
-function confusionChart(pairs) {
+function confusionChart(/** @type {PredictionFileSummary['pairs']} */ pairs) {
   if (!pairs?.length) return '<p class="muted">No labelled predictions.</p>';
   const maxSeen = Math.max(0, ...pairs.flatMap(([t, p]) => [t, p ?? -1]));
   const cap = Math.min(15, Math.max(4, maxSeen));
-  const bucket = (v) => Math.min(v, cap);
+  const bucket = (/** @type {number} */ v) => Math.min(v, cap);
+  /** @type {Map<string, number>} */
   const counts = new Map();
   let none = 0;
   for (const [t, p] of pairs) {
@@ -630,8 +946,8 @@ function confusionChart(pairs) {
   const size = n * cell;
   const W = padL + size + 20;
   const H = size + padB + 10;
-  const cx = (v) => padL + (v + 1) * cell + cell / 2;
-  const cy = (v) => size - ((v + 1) * cell + cell / 2) + 10;
+  const cx = (/** @type {number} */ v) => padL + (v + 1) * cell + cell / 2;
+  const cy = (/** @type {number} */ v) => size - ((v + 1) * cell + cell / 2) + 10;
   let svg = `<svg width="${W}" height="${H}" role="img" aria-label="predicted versus true first error" class="confusion">`;
   svg += `<rect x="${padL}" y="10" width="${size}" height="${size}" fill="#fff" stroke="#e2e2e0"/>`;
   for (let v = -1; v <= cap; v++) {
@@ -654,7 +970,7 @@ function confusionChart(pairs) {
 // ---------- accuracy vs compute ----------
 const PALETTE = ['#2f5bd3', '#b3261e', '#1f8a4c', '#c77800', '#7b4fc9', '#00897b', '#6d4c41', '#d81b60'];
 
-function logTicks(lo, hi) {
+function logTicks(/** @type {number} */ lo, /** @type {number} */ hi) {
   const out = [];
   const wide = Math.log10(hi / lo) > 2.5;
   for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
@@ -665,15 +981,32 @@ function logTicks(lo, hi) {
   }
   return out;
 }
-const shortNum = (v) => (v >= 1e6 ? `${+(v / 1e6).toPrecision(3)}M` : v >= 1e3 ? `${+(v / 1e3).toPrecision(3)}k` : `${+v.toPrecision(3)}`);
+const shortNum = (/** @type {number} */ v) =>
+  v >= 1e6
+    ? `${+(v / 1e6).toPrecision(3)}M`
+    : v >= 1e3
+      ? `${+(v / 1e3).toPrecision(3)}k`
+      : `${+v.toPrecision(3)}`;
+
+/**
+ * A point of an accuracy-vs-compute chart: a `bench search` point, or the demo's summary of one.
+ * @typedef {{ strategy: string, knob?: string, budget?: number, accuracy: number, costPerProblem?: Partial<CostPerProblem> }} ChartPoint
+ */
+/** Tokens per problem of a point (policy + judge), 0 when unknown. */
+const tokensPerProblem = (/** @type {ChartPoint} */ p) => {
+  const t = p.costPerProblem?.totalTokens;
+  return isNum(t) ? t : 0;
+};
 
 /** Accuracy against tokens per problem (log scale), one line per strategy, a point per budget. */
-function accuracyChart(points) {
-  const xOf = (p) => (isNum(p.costPerProblem?.totalTokens) ? p.costPerProblem.totalTokens : 0);
+function accuracyChart(/** @type {ChartPoint[]} */ points) {
+  const xOf = tokensPerProblem;
+  /** @type {Map<string, ChartPoint[]>} */
   const by = new Map();
   for (const p of points) {
-    if (!by.has(p.strategy)) by.set(p.strategy, []);
-    by.get(p.strategy).push(p);
+    const line = by.get(p.strategy);
+    if (line) line.push(p);
+    else by.set(p.strategy, [p]);
   }
   const W = 760;
   const H = 400;
@@ -681,8 +1014,10 @@ function accuracyChart(points) {
   const xs = points.map(xOf).filter((x) => x > 0);
   const lo = xs.length ? Math.min(...xs) / 1.5 : 1;
   const hi = xs.length ? Math.max(...xs) * 1.5 : 10;
-  const lx = (x) => m.l + ((Math.log10(Math.max(x, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * (W - m.l - m.r);
-  const ly = (y) => H - m.b - y * (H - m.t - m.b);
+  const lx = (/** @type {number} */ x) =>
+    m.l +
+    ((Math.log10(Math.max(x, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * (W - m.l - m.r);
+  const ly = (/** @type {number} */ y) => H - m.b - y * (H - m.t - m.b);
   let svg = `<svg width="${W}" height="${H}" role="img" aria-label="accuracy versus compute" class="acc-chart">`;
   svg += `<rect x="${m.l}" y="${m.t}" width="${W - m.l - m.r}" height="${H - m.t - m.b}" fill="#fff" stroke="#e2e2e0"/>`;
   for (let t = 0; t <= 1.0001; t += 0.2)
@@ -700,7 +1035,8 @@ function accuracyChart(points) {
     for (const p of pts) {
       const budget = p.budget !== undefined ? `${p.knob ?? 'budget'} = ${p.budget}` : '';
       svg += `<circle class="point" cx="${lx(xOf(p)).toFixed(1)}" cy="${ly(p.accuracy).toFixed(1)}" r="4.5" fill="${c}"><title>${esc(name)}${budget ? ` (${esc(budget)})` : ''}: ${pct(p.accuracy)} at ${int(xOf(p))} tokens per problem</title></circle>`;
-      if (p.budget !== undefined) svg += `<text x="${(lx(xOf(p)) + 6).toFixed(1)}" y="${(ly(p.accuracy) - 6).toFixed(1)}" fill="${c}" class="small-label">${esc(p.budget)}</text>`;
+      if (p.budget !== undefined)
+        svg += `<text x="${(lx(xOf(p)) + 6).toFixed(1)}" y="${(ly(p.accuracy) - 6).toFixed(1)}" fill="${c}" class="small-label">${esc(p.budget)}</text>`;
     }
     svg += `<rect x="${W - m.r + 14}" y="${m.t + 6 + i * 18}" width="12" height="12" fill="${c}"/><text x="${W - m.r + 32}" y="${m.t + 16 + i * 18}" class="legend-label">${esc(name)}</text>`;
     i++;
@@ -708,13 +1044,16 @@ function accuracyChart(points) {
   return `${svg}</svg>`;
 }
 
-function accuracyView(data) {
+function accuracyView(/** @type {BenchReport} */ data) {
   const points = (data.points || []).filter((p) => isNum(p.accuracy));
   if (!points.length) return '<p class="muted empty">This report has no points.</p>';
-  const xOf = (p) => (isNum(p.costPerProblem?.totalTokens) ? p.costPerProblem.totalTokens : 0);
+  const xOf = tokensPerProblem;
   const svg = accuracyChart(points);
   const rows = points
-    .map((p) => `<tr><td>${esc(p.strategy)}</td><td class="num">${esc(p.budget !== undefined ? `${p.knob ?? ''} ${p.budget}` : '')}</td><td class="num">${pct(p.accuracy)}</td><td class="num">${isNum(p.correct) ? `${int(p.correct)}/${int(p.checked)}` : ''}</td><td class="num">${int(p.costPerProblem?.policyTokens)}</td><td class="num">${int(p.costPerProblem?.judgeTokens)}</td><td class="num">${int(xOf(p))}</td><td class="num">${fmt(p.costPerProblem?.policyCalls)}</td><td class="num">${fmt(p.costPerProblem?.judgeCalls)}</td></tr>`)
+    .map(
+      (p) =>
+        `<tr><td>${esc(p.strategy)}</td><td class="num">${esc(p.budget !== undefined ? `${p.knob ?? ''} ${p.budget}` : '')}</td><td class="num">${pct(p.accuracy)}</td><td class="num">${isNum(p.correct) ? `${int(p.correct)}/${int(p.checked)}` : ''}</td><td class="num">${int(p.costPerProblem?.policyTokens)}</td><td class="num">${int(p.costPerProblem?.judgeTokens)}</td><td class="num">${int(xOf(p))}</td><td class="num">${fmt(p.costPerProblem?.policyCalls)}</td><td class="num">${fmt(p.costPerProblem?.judgeCalls)}</td></tr>`,
+    )
     .join('');
   return `<div class="card"><div class="row">${kpi('problems', int(data.problems))}${data.policy ? kpi('policy', esc(data.policy)) : ''}${data.judge ? kpi('judge', esc(data.judge)) : ''}${isNum(data.seconds) ? kpi('took', `${fmt(data.seconds)} s`) : ''}</div></div>
     <div id="acc-chart">${svg}</div><p class="muted small">Numbers next to points: the strategy's budget (N, attempts per chunk, or children per node).</p>
@@ -722,10 +1061,19 @@ function accuracyView(data) {
 }
 
 // ---------- chunk-level judge evaluation ----------
-function evalChunksView(d, root, reportPath) {
-  const tp = isNum(d.recall_positive) && isNum(d.positives) ? Math.round(d.recall_positive * d.positives) : null;
-  const tn = isNum(d.recall_negative) && isNum(d.negatives) ? Math.round(d.recall_negative * d.negatives) : null;
-  const rowsPath = typeof d.chunkRows === 'string' && d.chunkRows !== '' ? dirOf(reportPath) + d.chunkRows.split('/').pop() : null;
+function evalChunksView(
+  /** @type {ChunkEvalReport} */ d,
+  /** @type {RootRef} */ root,
+  /** @type {string} */ reportPath,
+) {
+  const tp =
+    isNum(d.recall_positive) && isNum(d.positives) ? Math.round(d.recall_positive * d.positives) : null;
+  const tn =
+    isNum(d.recall_negative) && isNum(d.negatives) ? Math.round(d.recall_negative * d.negatives) : null;
+  const rowsPath =
+    typeof d.chunkRows === 'string' && d.chunkRows !== ''
+      ? dirOf(reportPath) + d.chunkRows.split('/').pop()
+      : null;
   const cal = d.calibration;
   return `<div class="card"><div class="row">${kpi('judge', esc(d.judge))}${kpi('label signal', esc(d.signal))}${kpi('solutions', int(d.solutions))}${kpi('chunks compared', int(d.n))}</div></div>
     <div class="card"><div class="row">${kpi('accuracy', pct(d.accuracy))}${kpi('balanced accuracy', pct(d.balanced_accuracy))}${kpi('recall on positive chunks', pct(d.recall_positive))}${kpi('recall on negative chunks', pct(d.recall_negative))}${kpi('first error exact', pct(d.first_error_accuracy))}${kpi('abstained', int(d.abstained))}${kpi('format failures', int(d.formatFailures))}</div></div>
@@ -743,16 +1091,21 @@ function evalChunksView(d, root, reportPath) {
  * Judge score (x, mean of the bin) against the rollout value Q̂ (y, mean of the bin): a judge whose
  * scores mean what Q̂ means sits on the diagonal. Circle area and number: chunks in the bin.
  */
-function calibrationView(cal) {
-  const bins = cal.bins.filter((b) => isNum(b.n) && b.n > 0 && isNum(b.meanScore) && isNum(b.meanQ));
+function calibrationView(/** @type {Calibration} */ cal) {
+  // Bins with chunks, a mean score and a mean Q̂: the ones drawn as circles.
+  const bins = cal.bins.flatMap((b) =>
+    isNum(b.n) && b.n > 0 && isNum(b.meanScore) && isNum(b.meanQ)
+      ? [{ ...b, meanScore: b.meanScore, meanQ: b.meanQ }]
+      : [],
+  );
   if (!bins.length) return '<p class="muted" id="calibration">No chunk has both a judge score and a Q̂.</p>';
   const W = 440;
   const H = 400;
   const m = { l: 56, r: 20, t: 16, b: 82 };
   const w = W - m.l - m.r;
   const h = H - m.t - m.b;
-  const X = (v) => m.l + Math.max(0, Math.min(1, v)) * w;
-  const Y = (v) => m.t + (1 - Math.max(0, Math.min(1, v))) * h;
+  const X = (/** @type {number} */ v) => m.l + Math.max(0, Math.min(1, v)) * w;
+  const Y = (/** @type {number} */ v) => m.t + (1 - Math.max(0, Math.min(1, v))) * h;
   const max = Math.max(1, ...bins.map((b) => b.n));
   let svg = `<svg width="${W}" height="${H}" role="img" aria-label="judge score versus rollout value" class="calibration">`;
   svg += `<rect x="${m.l}" y="${m.t}" width="${w}" height="${h}" fill="#fff" stroke="#e2e2e0"/>`;
@@ -780,23 +1133,40 @@ function calibrationView(cal) {
   svg += '</svg>';
   const rows = cal.bins
     .filter((b) => isNum(b.n) && b.n > 0)
-    .map((b) => `<tr><td>${fmt(b.lo, 1)}–${fmt(b.hi, 1)}</td><td class="num">${int(b.n)}</td><td class="num">${fmt(b.meanScore, 3)}</td><td class="num">${fmt(b.meanQ, 3)}</td><td class="num">${pct(b.positiveShare)}</td></tr>`)
+    .map(
+      (b) =>
+        `<tr><td>${fmt(b.lo, 1)}–${fmt(b.hi, 1)}</td><td class="num">${int(b.n)}</td><td class="num">${fmt(b.meanScore, 3)}</td><td class="num">${fmt(b.meanQ, 3)}</td><td class="num">${pct(b.positiveShare)}</td></tr>`,
+    )
     .join('');
   return `<div id="calibration"><div class="legend"><span><span class="swatch pos-sw"></span>bin within 0.1 of the diagonal</span><span><span class="swatch neg-sw"></span>further</span><span>circle size and number: chunks; dashed: score = Q̂</span><span>${plural(num(cal.n), 'chunk')} with a score and a Q̂; mean |score − Q̂| ${fmt(cal.gap, 3)}</span></div>${svg}
     <table id="calibration-table" class="compact"><thead><tr><th>Judge score</th><th class="num">chunks</th><th class="num">mean score</th><th class="num">mean Q̂</th><th class="num">labelled positive</th></tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
 /** `eval chunks` per-chunk rows: the judge's verdict and score beside the rollout label and Q̂. */
-function chunkJudgmentsView(ctx, s) {
+/** @returns {RecordParts} */
+function chunkJudgmentsView(/** @type {PageCtx} */ ctx, /** @type {ChunkJudgmentFileSummary | null} */ s) {
   const summary = s
     ? `<div class="card summary" id="summary"><div class="row">${kpi('chunks', int(s.chunks))}${kpi('solutions', int(s.solutions))}${kpi('judge agrees', int(s.agree))}${kpi('judge disagrees', int(s.disagree))}${kpi('judge positive, label negative', int(s.falsePositive))}${kpi('judge negative, label positive', int(s.falseNegative))}${kpi('abstained or not ruled', int(s.abstained))}${kpi('no label', int(s.unlabelled))}</div>
       ${s.disagreements.length ? `<p>Disagreements: ${s.disagreements.map((i) => recordLink(ctx, i, `#${i}`)).join(' ')}${s.disagree > s.disagreements.length ? ' …' : ''}</p>` : ''}</div>`
     : '';
-  const label = (l) => (l === true ? '<span class="badge pos">positive</span>' : l === false ? '<span class="badge neg">negative</span>' : '<span class="badge und">none</span>');
-  const rows = ctx.file.records
+  const label = (/** @type {unknown} */ l) =>
+    l === true
+      ? '<span class="badge pos">positive</span>'
+      : l === false
+        ? '<span class="badge neg">negative</span>'
+        : '<span class="badge und">none</span>';
+  const rows = recordsOf(ctx, 'chunk-judgments')
     .map((r, i) => {
-      const verdict = typeof r.verdict === 'string' ? `<span class="badge ${own(VERDICT_CLASS, r.verdict, 'und')}">${esc(r.verdict)}</span>` : '<span class="muted">not judged</span>';
-      const agree = r.agrees === true ? '<span class="badge pos">agrees</span>' : r.agrees === false ? '<span class="badge neg">disagrees</span>' : '<span class="badge und">not compared</span>';
+      const verdict =
+        typeof r.verdict === 'string'
+          ? `<span class="badge ${own(VERDICT_CLASS, r.verdict, 'und')}">${esc(r.verdict)}</span>`
+          : '<span class="muted">not judged</span>';
+      const agree =
+        r.agrees === true
+          ? '<span class="badge pos">agrees</span>'
+          : r.agrees === false
+            ? '<span class="badge neg">disagrees</span>'
+            : '<span class="badge und">not compared</span>';
       return `<tr class="chunk-row ${r.agrees === false ? 'disagree' : ''}" data-index="${ctx.offset + i}"><td class="num">${int(ctx.offset + i)}</td><td>${esc(r.solution)}</td><td class="num">${esc(r.chunk)}</td><td><div class="chunk-text">${esc(r.text)}</div>${r.rationale ? `<details class="rationale"><summary>judge's rationale</summary><pre>${esc(r.rationale)}</pre></details>` : ''}</td><td>${label(r.label)}</td><td class="num q-cell" data-css="background:${qBackground(r.q)};color:${qColor(r.q)}">${isNum(r.q) ? fmt(r.q, 2) : '—'}</td><td>${verdict}</td><td class="num">${isNum(r.score) ? fmt(r.score, 2) : '—'}</td><td>${agree}</td></tr>`;
     })
     .join('');
@@ -808,15 +1178,21 @@ function chunkJudgmentsView(ctx, s) {
 
 // ---------- select ----------
 /** `stepwise select`: each problem's judge pick among its correct responses, beside the outcome-only pick. */
-function selectionView(ctx, s) {
+/** @returns {RecordParts} */
+function selectionView(/** @type {PageCtx} */ ctx, /** @type {SelectionFileSummary | null} */ s) {
   const summary = s
     ? `<div class="card summary" id="summary"><div class="row">${kpi('problems', int(s.problems))}${kpi('with a pick', int(s.picked))}${kpi("judge's pick differs from the outcome-only pick", int(s.differ))}${kpi('correct responses judged', int(s.candidates))}${kpi('judge calls', int(s.judgeCalls))}${kpi('judge tokens', int(s.judgeTokens))}</div>
       <p class="muted small">The judge's pick: the correct response whose chunks have the highest mean judge score. The outcome-only pick: a correct response drawn at random (seeded), what selection by the final answer alone would keep.</p></div>`
     : '';
-  return [summary, ctx.file.records.map((r, i) => selectionCard(r, ctx.offset + i)).join('')];
+  return [
+    summary,
+    recordsOf(ctx, 'selection')
+      .map((r, i) => selectionCard(r, ctx.offset + i))
+      .join(''),
+  ];
 }
 
-function selectionCard(rec, index) {
+function selectionCard(/** @type {SelectionRow} */ rec, /** @type {number} */ index) {
   const chosen = rec.chosen && typeof rec.chosen === 'object' ? rec.chosen : null;
   const outcome = rec.outcomeOnly && typeof rec.outcomeOnly === 'object' ? rec.outcomeOnly : null;
   const same = chosen && outcome && num(chosen.index) === num(outcome.index);
@@ -837,7 +1213,11 @@ function selectionCard(rec, index) {
 }
 
 // ---------- demo report ----------
-function demoView(d, root, reportPath) {
+function demoView(
+  /** @type {DemoReport} */ d,
+  /** @type {RootRef} */ root,
+  /** @type {string} */ reportPath,
+) {
   const dir = dirOf(reportPath);
   const files = Object.entries(d.files || {})
     .map(([k, v]) => {
@@ -846,21 +1226,49 @@ function demoView(d, root, reportPath) {
     })
     .join('');
   const search = (d.search || [])
-    .map((s) => `<tr><td>${esc(s.label ?? s.strategy)}</td><td class="num">${pct(s.accuracy)}</td><td class="num">${Array.isArray(s.ci95) ? `${pct(s.ci95[0])}–${pct(s.ci95[1])}` : ''}</td><td class="num">${int(s.tokensPerProblem)}</td><td class="num">${fmt(s.policyCallsPerProblem)}</td><td class="num">${fmt(s.judgeCallsPerProblem)}</td></tr>`)
+    .map(
+      (s) =>
+        `<tr><td>${esc(s.label ?? s.strategy)}</td><td class="num">${pct(s.accuracy)}</td><td class="num">${Array.isArray(s.ci95) ? `${pct(s.ci95[0])}–${pct(s.ci95[1])}` : ''}</td><td class="num">${int(s.tokensPerProblem)}</td><td class="num">${fmt(s.policyCallsPerProblem)}</td><td class="num">${fmt(s.judgeCallsPerProblem)}</td></tr>`,
+    )
     .join('');
   // The sweep of `bench search` in the demo: several budgets per strategy, one line each.
   const curve = (Array.isArray(d.accuracyVsCompute) ? d.accuracyVsCompute : [])
     .filter((p) => p && typeof p === 'object' && isNum(p.accuracy))
-    .map((p) => ({ strategy: String(p.strategy), knob: p.knob, budget: p.budget, accuracy: p.accuracy, costPerProblem: { totalTokens: num(p.tokensPerProblem) } }));
+    .map((p) => ({
+      strategy: String(p.strategy),
+      knob: p.knob,
+      budget: p.budget,
+      accuracy: p.accuracy,
+      costPerProblem: { totalTokens: num(p.tokensPerProblem) },
+    }));
   const curveHtml = curve.length
     ? `<h2>Accuracy vs compute</h2><p class="muted small">From the demo's <code>bench search</code> sweep on the same problems: each strategy at several budgets (numbers next to the points: N, or attempts per chunk).${d.files?.accuracyVsCompute ? ` <a id="demo-curve-table" href="${fileHref(root, dir + String(d.files.accuracyVsCompute))}">every point with its cost</a>` : ''}</p><div id="demo-curve">${accuracyChart(curve)}</div>`
     : '';
   // The simulated world has its banner above; the tiny world says what its networks are and are not.
-  const world = d.world === 'tiny' ? `<div class="banner tiny-banner" role="note"><b>Tiny world.</b> ${esc(d.notice)}</div>` : '';
+  const world =
+    d.world === 'tiny'
+      ? `<div class="banner tiny-banner" role="note"><b>Tiny world.</b> ${esc(d.notice)}</div>`
+      : '';
   return `${world}<div class="card"><div class="row">${kpi('world', esc(d.world ?? (d.simulated === false ? 'real' : 'sim')))}${kpi('policy', esc(d.policy))}${kpi('judge', esc(d.judge))}${kpi('took', `${fmt(d.seconds)} s`)}</div></div>
     <table id="demo-table" class="compact"><tbody>
-      ${d.sample ? `<tr><th>sample</th><td>${int(d.sample.problems)} problems × ${int(d.sample.samplesPerProblem)} samples: accuracy ${pct(d.sample.accuracy)}${Object.entries(d.sample.passAtK || {}).map(([k, v]) => `, ${esc(k)} ${pct(v)}`).join('')}</td></tr>` : ''}
-      ${d.label ? `<tr><th>label</th><td>${int(d.label.solutions)} solutions, ${int(d.label.chunks)} chunks, M = ${int(d.label.rollouts)} rollouts per prefix; positive share ${Object.entries(d.label.positiveShare || {}).map(([k, v]) => `${esc(k)} ${pct(v)}`).join(', ')}</td></tr>` : ''}
+      ${
+        d.sample
+          ? `<tr><th>sample</th><td>${int(d.sample.problems)} problems × ${int(d.sample.samplesPerProblem)} samples: accuracy ${pct(d.sample.accuracy)}${Object.entries(
+              d.sample.passAtK || {},
+            )
+              .map(([k, v]) => `, ${esc(k)} ${pct(v)}`)
+              .join('')}</td></tr>`
+          : ''
+      }
+      ${
+        d.label
+          ? `<tr><th>label</th><td>${int(d.label.solutions)} solutions, ${int(d.label.chunks)} chunks, M = ${int(d.label.rollouts)} rollouts per prefix; positive share ${Object.entries(
+              d.label.positiveShare || {},
+            )
+              .map(([k, v]) => `${esc(k)} ${pct(v)}`)
+              .join(', ')}</td></tr>`
+          : ''
+      }
       ${d.evalChunks ? `<tr><th>judge, chunk level</th><td>vs ${esc(d.evalChunks.signal)} labels: accuracy ${pct(d.evalChunks.accuracy)}, balanced ${pct(d.evalChunks.balancedAccuracy)}</td></tr>` : ''}
       ${d.processbench ? `<tr><th>judge, ProcessBench format</th><td>${int(d.processbench.rows)} rows: error acc ${fmt(d.processbench.errorAcc)}, correct acc ${fmt(d.processbench.correctAcc)}, F1 ${fmt(d.processbench.f1)}</td></tr>` : ''}
     </tbody></table>
@@ -884,12 +1292,15 @@ async function route() {
     if (mine === routing) document.title = `stepwise · ${document.querySelector('h1')?.textContent ?? ''}`;
   } catch (e) {
     if (!(e instanceof Stale) && mine === routing)
-      setHtml(app, `<h1>Could not load this page</h1><p class="error">${esc(e.message)}</p><p><a href="#/">Back to runs</a></p>`);
+      setHtml(
+        app,
+        `<h1>Could not load this page</h1><p class="error">${esc(e instanceof Error ? e.message : e)}</p><p><a href="#/">Back to runs</a></p>`,
+      );
   }
 }
 
 app.addEventListener('change', (e) => {
-  if (e.target.id !== 'color-by') return;
+  if (!(e.target instanceof HTMLSelectElement) || e.target.id !== 'color-by') return;
   const { params } = parseHash();
   params.set('color', e.target.value);
   location.hash = `#/file?${params.toString()}`;
@@ -903,5 +1314,9 @@ route();
 // Running jobs move: refresh the runs list and a running run's page while something runs.
 setInterval(() => {
   const { path } = parseHash();
-  if ((path === '/' || path === '/runs' || path.startsWith('/run/')) && document.querySelector('.badge.running')) route();
+  if (
+    (path === '/' || path === '/runs' || path.startsWith('/run/')) &&
+    document.querySelector('.badge.running')
+  )
+    route();
 }, 3000);

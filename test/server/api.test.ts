@@ -2,6 +2,7 @@ import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRng } from '../../src/core/rng.js';
+import { TRACE_STATUS_LEGEND } from '../../src/search/types.js';
 import { type RunningWebServer, startWebServer } from '../../src/server/app.js';
 import {
   isSimSpec,
@@ -61,6 +62,25 @@ describe('web API', () => {
     expect(served.json).toMatchObject({ scope: 'served', total: 1, served: 1 });
     expect((served.json!.runs as unknown[]).length).toBe(1);
     expect((await get('/api/runs?scope=mine')).status).toBe(400);
+  });
+
+  it('serves the legend of the trace statuses from the code (TraceStatus), for the view to draw', async () => {
+    const { status, json } = await get('/api/legend');
+    expect(status).toBe(200);
+    expect(json).toEqual({ traceStatus: TRACE_STATUS_LEGEND });
+    // Every status a strategy writes, in legend order, each with its sentence.
+    expect(Object.keys(json!.traceStatus as object)).toEqual([
+      'accepted',
+      'rejected',
+      'fallback',
+      'pruned',
+      'backtracked',
+      'finished',
+    ]);
+    expect(
+      Object.values(json!.traceStatus as object).every((t) => typeof t === 'string' && t.length > 0),
+    ).toBe(true);
+    expect((await get('/api/legend', { method: 'POST' })).status).toBe(405);
   });
 
   it('lists and reads output files with their kinds', async () => {

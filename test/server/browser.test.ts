@@ -11,6 +11,7 @@ import { createPolicy } from '../../src/models/policy.js';
 import { createModel } from '../../src/models/spec.js';
 import type { BenchReport } from '../../src/search/bench.js';
 import type { SearchRecord } from '../../src/search/dataset.js';
+import { TRACE_STATUS_LEGEND } from '../../src/search/types.js';
 import { type RunningWebServer, startWebServer } from '../../src/server/app.js';
 import { simDatasetProblems } from '../../src/sim/dataset.js';
 import { type Db, openStore } from '../../src/store/db.js';
@@ -379,8 +380,16 @@ describe('web view in Chromium over real sim-world outputs', () => {
           : `${mark}${n.score === undefined ? '' : n.score.toFixed(2)}`,
       );
     });
+    // The legend is the code's TraceStatus, in its order, each status with its meaning.
+    const legend = card.locator('.legend .status-key');
+    expect(await legend.allTextContents()).toEqual(Object.keys(TRACE_STATUS_LEGEND));
+    expect(await legend.evaluateAll((els) => els.map((e) => e.getAttribute('title')))).toEqual(
+      Object.values(TRACE_STATUS_LEGEND),
+    );
     await card.locator('g.node[data-status="rejected"] circle').first().click();
-    expect(await card.locator('.node-detail').textContent()).toContain('rejected');
+    expect(await card.locator('.node-detail').textContent()).toContain(
+      `rejected ${TRACE_STATUS_LEGEND.rejected}`,
+    );
     await card.screenshot({ path: join(ARTIFACTS, '06-search-chunk-reset-card.png') });
   });
 
