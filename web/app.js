@@ -321,7 +321,7 @@ const PAGE = 20;
 /**
  * The records of a page as the writer of its kind declares them: the server read the kind from the
  * file's first record, and every value is still checked where it is drawn.
- * @template {keyof RecordOfKind} K
+ * @template {keyof RecordOfKind & FileKind} K
  * @param {PageCtx} ctx
  * @param {K} _kind
  */
