@@ -87,6 +87,12 @@ function readPoolingInput(
 /** One sample's text before stop strings and max_tokens, and where stop matching may begin. */
 type Draw = (rng: Rng) => { text: string; searchFrom: number };
 
+/** The answer to a policy or refine prompt whose question is not from the simulated world. */
+const notSimPolicy: Draw = (rng) => ({
+  text: `${NOT_SIM_POLICY}\n\nThe answer is \\boxed{${rng.int(0, 100)}}.`,
+  searchFrom: 0,
+});
+
 function routeRequest(
   options: SimOptions,
   readers: PromptReaders,
@@ -94,84 +100,76 @@ function routeRequest(
 ): { role: SimRole; draw: Draw } | null {
   const request = readGenerateRequest(readers, input);
   if (!request) return null;
-  if (request.kind === 'policy') {
-    const policy = request;
-    const problem = lookupSimQuestion(policy.problem);
-    if (!problem) {
+  switch (request.kind) {
+    case 'policy': {
+      const problem = lookupSimQuestion(request.problem);
+      if (!problem) return { role: 'policy', draw: notSimPolicy };
       return {
         role: 'policy',
-        draw: (rng) => ({
-          text: `${NOT_SIM_POLICY}\n\nThe answer is \\boxed{${rng.int(0, 100)}}.`,
-          searchFrom: 0,
-        }),
-      };
-    }
-    return {
-      role: 'policy',
-      draw: (rng) => {
-        const { lead, text } = continueSimPrefix(problem, options, policy.prefix, rng, policy.segmentation);
-        return { text, searchFrom: lead.length };
-      },
-    };
-  }
-  if (request.kind === 'refine') {
-    const refine = request;
-    const problem = lookupSimQuestion(refine.problem);
-    if (!problem) {
-      return {
-        role: 'refine',
-        draw: (rng) => ({
-          text: `${NOT_SIM_POLICY}\n\nThe answer is \\boxed{${rng.int(0, 100)}}.`,
-          searchFrom: 0,
-        }),
-      };
-    }
-    const seg = refine.segmentation;
-    if (refine.mode === 'global') {
-      return {
-        role: 'refine',
-        draw: (rng) => ({ text: continueSimPrefix(problem, options, '', rng, seg).text, searchFrom: 0 }),
-      };
-    }
-    // Local: continue the assistant prefix when there is one; otherwise write the good prefix
-    // of the draft and continue from it (a raw-text request has no assistant turn).
-    const hasPrefix = refine.prefix !== '';
-    const good = hasPrefix ? [] : goodPrefixOfDraft(refine.draft, refine.badMarker);
-    return {
-      role: 'refine',
-      draw: (rng) => {
-        if (hasPrefix) {
-          const { text, lead } = continueSimPrefix(problem, options, refine.prefix, rng, seg);
+        draw: (rng) => {
+          const { lead, text } = continueSimPrefix(
+            problem,
+            options,
+            request.prefix,
+            rng,
+            request.segmentation,
+          );
           return { text, searchFrom: lead.length };
-        }
-        const written = writtenPrefix(good, seg);
-        const { text } = continueSimPrefix(problem, options, written, rng, seg);
-        return { text: written + text, searchFrom: 0 };
-      },
-    };
+        },
+      };
+    }
+    case 'refine': {
+      const problem = lookupSimQuestion(request.problem);
+      if (!problem) return { role: 'refine', draw: notSimPolicy };
+      const seg = request.segmentation;
+      if (request.mode === 'global') {
+        return {
+          role: 'refine',
+          draw: (rng) => ({ text: continueSimPrefix(problem, options, '', rng, seg).text, searchFrom: 0 }),
+        };
+      }
+      // Local: continue the assistant prefix when there is one; otherwise write the good prefix
+      // of the draft and continue from it (a raw-text request has no assistant turn).
+      const { prefix } = request;
+      const good = prefix !== '' ? [] : goodPrefixOfDraft(request.draft, request.badMarker);
+      return {
+        role: 'refine',
+        draw: (rng) => {
+          if (prefix !== '') {
+            const { text, lead } = continueSimPrefix(problem, options, prefix, rng, seg);
+            return { text, searchFrom: lead.length };
+          }
+          const written = writtenPrefix(good, seg);
+          const { text } = continueSimPrefix(problem, options, written, rng, seg);
+          return { text: written + text, searchFrom: 0 };
+        },
+      };
+    }
+    case 'critic':
+      return {
+        role: 'critic',
+        draw: (rng) => ({
+          text: simCriticReply(request.problem, request.steps, options, rng),
+          searchFrom: 0,
+        }),
+      };
+    case 'orm':
+      return {
+        role: 'orm',
+        draw: (rng) => ({
+          text: simOrmReply(request.problem, request.solution, options, rng),
+          searchFrom: 0,
+        }),
+      };
+    case 'judge':
+      return {
+        role: 'judge',
+        draw: (rng) => ({
+          text: simJudgeReply(request.problem, request.history, request.chunk, options, rng),
+          searchFrom: 0,
+        }),
+      };
   }
-  if (request.kind === 'critic') {
-    const critic = request;
-    return {
-      role: 'critic',
-      draw: (rng) => ({ text: simCriticReply(critic.problem, critic.steps, options, rng), searchFrom: 0 }),
-    };
-  }
-  if (request.kind === 'orm') {
-    const orm = request;
-    return {
-      role: 'orm',
-      draw: (rng) => ({ text: simOrmReply(orm.problem, orm.solution, options, rng), searchFrom: 0 }),
-    };
-  }
-  const judge = request;
-  return {
-    role: 'judge',
-    draw: (rng) => ({
-      text: simJudgeReply(judge.problem, judge.history, judge.chunk, options, rng),
-      searchFrom: 0,
-    }),
-  };
 }
 
 /** Apply stop strings (searched from `searchFrom`) and then max_tokens to one sample's text. */
