@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { emptyCost } from '../core/cost.js';
 import { UsageError } from '../core/errors.js';
 import { hashString } from '../core/rng.js';
@@ -112,6 +113,11 @@ class BoundedMemo<K, V> extends Map<K, V> {
   }
 }
 
+/** SHA-256 of the JSON of `parts` (base64, 44 characters): a memo key of fixed size. */
+function memoDigest(parts: unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('base64');
+}
+
 /** The seed of prefix `prefixLength`'s request under run seed `seed`. */
 export function prefixSeed(seed: number, prefixLength: number): number {
   return hashString(`label:${seed}:${prefixLength}`) & 0x7fffffff;
@@ -171,8 +177,10 @@ export async function estimatePrefixValue(
     maxTokens: options.maxTokens ?? DEFAULT_LABEL_CONFIG.maxTokens,
     stop: options.stop,
   };
+  // The memo holds a digest of the request, not the request: its text (question and prefix,
+  // up to a whole solution) would keep thousands of solutions' texts alive.
   const memoKey = options.memo
-    ? JSON.stringify([
+    ? memoDigest([
         problem.domain,
         // The prompt differs by segmentation even where the prefix does not (the bare problem).
         policy.segmentation ?? 'paragraph',
