@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { UsageError } from '../core/errors.js';
 import type { Problem } from '../core/types.js';
 import { resolveDataPath } from './locate.js';
-import { loadRecords } from './records.js';
+import { loadSource, type RecordSource, recordStream } from './records.js';
 import type { Loaded, LoadOptions } from './types.js';
 
 const HumanEvalRow = z.object({
@@ -19,29 +19,35 @@ const HumanEvalRow = z.object({
  * `check(candidate)`; `meta` keeps prompt, entry_point, canonical_solution, test.
  */
 export async function loadHumanEval(options: LoadOptions = {}): Promise<Loaded<Problem>> {
+  return loadSource(humanEvalSource(options));
+}
+
+/** {@link loadHumanEval}'s problems, read one at a time. */
+export function humanEvalSource(options: LoadOptions = {}): RecordSource<Problem> {
   const path = resolveDataPath('humaneval', options.path, 'humaneval', [
     'HumanEval.jsonl',
     'HumanEval.jsonl.gz',
   ]);
-  const { records, skipped } = await loadRecords(
-    path,
-    HumanEvalRow,
-    (row): Problem => ({
-      id: row.task_id,
-      question: row.prompt,
-      answer: row.test,
-      domain: 'code',
-      source: 'humaneval',
-      meta: {
-        prompt: row.prompt,
-        entry_point: row.entry_point,
-        canonical_solution: row.canonical_solution,
-        test: row.test,
-      },
-    }),
-    options,
-  );
-  return { records, skipped, path };
+  const read: RecordSource<Problem>['read'] = (hooks) =>
+    recordStream(
+      path,
+      HumanEvalRow,
+      (row): Problem => ({
+        id: row.task_id,
+        question: row.prompt,
+        answer: row.test,
+        domain: 'code',
+        source: 'humaneval',
+        meta: {
+          prompt: row.prompt,
+          entry_point: row.entry_point,
+          canonical_solution: row.canonical_solution,
+          test: row.test,
+        },
+      }),
+      { ...options, ...hooks },
+    );
+  return { path, read };
 }
 
 const MbppRow = z.object({
@@ -68,6 +74,11 @@ export const MBPP_SPLITS: Readonly<Record<string, readonly [number, number]>> = 
  * test_setup_code, challenge_test_list. `split` keeps one task-id range ({@link MBPP_SPLITS}).
  */
 export async function loadMbpp(options: LoadOptions = {}): Promise<Loaded<Problem>> {
+  return loadSource(mbppSource(options));
+}
+
+/** {@link loadMbpp}'s problems, read one at a time. */
+export function mbppSource(options: LoadOptions = {}): RecordSource<Problem> {
   const path = resolveDataPath('mbpp', options.path, 'mbpp', ['mbpp.jsonl']);
   let range: readonly [number, number] | undefined;
   if (options.split !== undefined) {
@@ -82,27 +93,28 @@ export async function loadMbpp(options: LoadOptions = {}): Promise<Loaded<Proble
     const id = (value as { task_id?: unknown } | null)?.task_id;
     return typeof id !== 'number' || (id >= range[0] && id <= range[1]);
   };
-  const { records, skipped } = await loadRecords(
-    path,
-    MbppRow,
-    (row): Problem => {
-      const tests = [row.test_setup_code, ...row.test_list].filter((s) => s.trim() !== '');
-      return {
-        id: `mbpp/${row.task_id}`,
-        question: row.text,
-        answer: tests.join('\n'),
-        domain: 'code',
-        source: 'mbpp',
-        meta: {
-          task_id: row.task_id,
-          code: row.code.replace(/\r\n/g, '\n'),
-          test_list: row.test_list,
-          test_setup_code: row.test_setup_code,
-          challenge_test_list: row.challenge_test_list,
-        },
-      };
-    },
-    { ...options, keep: inRange },
-  );
-  return { records, skipped, path };
+  const read: RecordSource<Problem>['read'] = (hooks) =>
+    recordStream(
+      path,
+      MbppRow,
+      (row): Problem => {
+        const tests = [row.test_setup_code, ...row.test_list].filter((s) => s.trim() !== '');
+        return {
+          id: `mbpp/${row.task_id}`,
+          question: row.text,
+          answer: tests.join('\n'),
+          domain: 'code',
+          source: 'mbpp',
+          meta: {
+            task_id: row.task_id,
+            code: row.code.replace(/\r\n/g, '\n'),
+            test_list: row.test_list,
+            test_setup_code: row.test_setup_code,
+            challenge_test_list: row.challenge_test_list,
+          },
+        };
+      },
+      { ...options, ...hooks, keep: inRange },
+    );
+  return { path, read };
 }

@@ -4,7 +4,7 @@ import { detectFileKind, FILE_KIND_NAMES } from '../core/file-kind.js';
 import type { Problem } from '../core/types.js';
 import { splitFromFile } from './gsm8k.js';
 import { resolveDataPath } from './locate.js';
-import { loadRecords, RecordProblem } from './records.js';
+import { loadSource, RecordProblem, type RecordSource, recordStream } from './records.js';
 import type { FieldMapping, Loaded, LoadOptions } from './types.js';
 
 /** The value at a dotted path (`meta.gold`) of a record, or undefined. */
@@ -42,6 +42,11 @@ export function parseFieldMapping(spec: string): FieldMapping {
  * Ids default to `<file name>/<n>`. `source` is the file's name.
  */
 export async function loadJsonlProblems(options: LoadOptions = {}): Promise<Loaded<Problem>> {
+  return loadSource(jsonlProblemSource(options));
+}
+
+/** {@link loadJsonlProblems}'s problems, read one at a time (a line at a time for JSONL). */
+export function jsonlProblemSource(options: LoadOptions = {}): RecordSource<Problem> {
   if (options.path === undefined) throw new UsageError('the jsonl loader needs a path (--path FILE)');
   const path = resolveDataPath('jsonl', options.path, '', []);
   const fields = {
@@ -51,44 +56,45 @@ export async function loadJsonlProblems(options: LoadOptions = {}): Promise<Load
   };
   const domain = options.domain ?? 'math';
   const source = splitFromFile(path);
-  const { records, skipped } = await loadRecords(
-    path,
-    z.record(z.string(), z.unknown()),
-    (row, raw): Problem => {
-      const question = getField(row, fields.question);
-      const questionBad = typeof question !== 'string' || question.trim() === '';
-      const answerValue = getField(row, fields.answer);
-      const answerBad = typeof answerValue !== 'string' && typeof answerValue !== 'number';
-      // Another stepwise output given as a data set: say what it is (unless --fields maps it).
-      const kind = (questionBad || answerBad) && !options.fields ? detectFileKind(row) : undefined;
-      if (kind !== undefined && kind !== 'problems')
-        throw new RecordProblem(
-          questionBad ? fields.question : fields.answer,
-          `this is ${FILE_KIND_NAMES[kind]}; --dataset jsonl needs ${FILE_KIND_NAMES.problems} (or --fields to map them)`,
-        );
-      if (typeof question !== 'string' || question.trim() === '')
-        throw new RecordProblem(fields.question, `expected a non-empty string, got ${describe(question)}`);
-      const answer = getField(row, fields.answer);
-      if (typeof answer !== 'string' && typeof answer !== 'number')
-        throw new RecordProblem(fields.answer, `expected a string or number, got ${describe(answer)}`);
-      const id = getField(row, fields.id);
-      if (id !== undefined && typeof id !== 'string' && typeof id !== 'number')
-        throw new RecordProblem(fields.id, `expected a string or number, got ${describe(id)}`);
-      const meta: Record<string, unknown> = {};
-      const top = new Set([fields.id, fields.question, fields.answer]);
-      for (const [k, v] of Object.entries(row)) if (!top.has(k)) meta[k] = v;
-      return {
-        id: id === undefined ? `${source}/${raw.ordinal}` : String(id),
-        question,
-        answer: String(answer),
-        domain,
-        source,
-        meta,
-      };
-    },
-    options,
-  );
-  return { records, skipped, path };
+  const read: RecordSource<Problem>['read'] = (hooks) =>
+    recordStream(
+      path,
+      z.record(z.string(), z.unknown()),
+      (row, raw): Problem => {
+        const question = getField(row, fields.question);
+        const questionBad = typeof question !== 'string' || question.trim() === '';
+        const answerValue = getField(row, fields.answer);
+        const answerBad = typeof answerValue !== 'string' && typeof answerValue !== 'number';
+        // Another stepwise output given as a data set: say what it is (unless --fields maps it).
+        const kind = (questionBad || answerBad) && !options.fields ? detectFileKind(row) : undefined;
+        if (kind !== undefined && kind !== 'problems')
+          throw new RecordProblem(
+            questionBad ? fields.question : fields.answer,
+            `this is ${FILE_KIND_NAMES[kind]}; --dataset jsonl needs ${FILE_KIND_NAMES.problems} (or --fields to map them)`,
+          );
+        if (typeof question !== 'string' || question.trim() === '')
+          throw new RecordProblem(fields.question, `expected a non-empty string, got ${describe(question)}`);
+        const answer = getField(row, fields.answer);
+        if (typeof answer !== 'string' && typeof answer !== 'number')
+          throw new RecordProblem(fields.answer, `expected a string or number, got ${describe(answer)}`);
+        const id = getField(row, fields.id);
+        if (id !== undefined && typeof id !== 'string' && typeof id !== 'number')
+          throw new RecordProblem(fields.id, `expected a string or number, got ${describe(id)}`);
+        const meta: Record<string, unknown> = {};
+        const top = new Set([fields.id, fields.question, fields.answer]);
+        for (const [k, v] of Object.entries(row)) if (!top.has(k)) meta[k] = v;
+        return {
+          id: id === undefined ? `${source}/${raw.ordinal}` : String(id),
+          question,
+          answer: String(answer),
+          domain,
+          source,
+          meta,
+        };
+      },
+      { ...options, ...hooks },
+    );
+  return { path, read };
 }
 
 function describe(value: unknown): string {

@@ -1,12 +1,13 @@
 import { UsageError } from '../core/errors.js';
 import type { Problem } from '../core/types.js';
-import { loadHumanEval, loadMbpp } from './code.js';
-import { loadGsm8k } from './gsm8k.js';
-import { loadJsonlProblems } from './jsonl.js';
-import { loadMath, loadMath500 } from './math.js';
-import { loadMathShepherd } from './mathshepherd.js';
-import { loadPrm800k } from './prm800k.js';
-import { loadProcessBench } from './processbench.js';
+import { humanEvalSource, loadHumanEval, loadMbpp, mbppSource } from './code.js';
+import { gsm8kSource, loadGsm8k } from './gsm8k.js';
+import { jsonlProblemSource, loadJsonlProblems } from './jsonl.js';
+import { loadMath, loadMath500, mathSource } from './math.js';
+import { loadMathShepherd, mathShepherdSource } from './mathshepherd.js';
+import { loadPrm800k, prm800kSource } from './prm800k.js';
+import { loadProcessBench, processBenchSource } from './processbench.js';
+import { loadSource, type RecordSource } from './records.js';
 import {
   DATASET_NAMES,
   type DatasetName,
@@ -70,10 +71,19 @@ export async function loadProblems(
   name: DatasetName,
   options: LoadOptions = {},
 ): Promise<{ problems: Problem[]; skipped: number; path: string }> {
+  const { records, skipped, path } = await loadSource(problemSource(name, options));
+  return { problems: records, skipped, path };
+}
+
+/**
+ * {@link loadProblems}, one problem at a time: each `read()` reads the data set anew, JSONL a
+ * line at a time, so a job over a file of any size holds only the problems it is working on.
+ */
+export function problemSource(name: DatasetName, options: LoadOptions = {}): RecordSource<Problem> {
   switch (name) {
-    case 'processbench': {
-      const { records, skipped, path } = await loadProcessBench(options);
-      const problems = records.map(
+    case 'processbench':
+      return mapSource(
+        processBenchSource(options),
         (r): Problem => ({
           id: r.id,
           question: r.problem,
@@ -89,11 +99,9 @@ export async function loadProblems(
           },
         }),
       );
-      return { problems, skipped, path };
-    }
-    case 'prm800k': {
-      const { records, skipped, path } = await loadPrm800k(options);
-      const problems = records.map(
+    case 'prm800k':
+      return mapSource(
+        prm800kSource(options),
         (r): Problem => ({
           id: r.id,
           question: r.problem,
@@ -110,11 +118,9 @@ export async function loadProblems(
           },
         }),
       );
-      return { problems, skipped, path };
-    }
-    case 'mathshepherd': {
-      const { records, skipped, path } = await loadMathShepherd(options);
-      const problems = records.map(
+    case 'mathshepherd':
+      return mapSource(
+        mathShepherdSource(options),
         (r): Problem => ({
           id: r.id,
           question: r.question,
@@ -124,11 +130,26 @@ export async function loadProblems(
           meta: { task: r.task, steps: r.steps, labels: r.labels, firstError: r.firstError },
         }),
       );
-      return { problems, skipped, path };
-    }
-    default: {
-      const { records, skipped, path } = (await loadDatasetRecords(name, options)) as Loaded<Problem>;
-      return { problems: records, skipped, path };
-    }
+    case 'gsm8k':
+      return gsm8kSource(options);
+    case 'math':
+      return mathSource(options);
+    case 'math500':
+      return mathSource(options, 'math500');
+    case 'humaneval':
+      return humanEvalSource(options);
+    case 'mbpp':
+      return mbppSource(options);
+    case 'jsonl':
+      return jsonlProblemSource(options);
   }
+}
+
+function mapSource<T, U>(source: RecordSource<T>, f: (record: T) => U): RecordSource<U> {
+  return {
+    path: source.path,
+    async *read(hooks) {
+      for await (const r of source.read(hooks)) yield f(r);
+    },
+  };
 }

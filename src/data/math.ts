@@ -3,7 +3,7 @@ import type { Problem } from '../core/types.js';
 import { lastBoxed } from './answers.js';
 import { splitFromFile } from './gsm8k.js';
 import { resolveDataPath } from './locate.js';
-import { loadRecords, RecordProblem } from './records.js';
+import { loadSource, RecordProblem, type RecordSource, recordStream } from './records.js';
 import type { Loaded, LoadOptions } from './types.js';
 
 const MathRow = z.object({
@@ -33,34 +33,43 @@ export async function loadMath(
   options: LoadOptions = {},
   source: 'math' | 'math500' = 'math',
 ): Promise<Loaded<Problem>> {
+  return loadSource(mathSource(options, source));
+}
+
+/** {@link loadMath}'s problems, read one at a time. */
+export function mathSource(
+  options: LoadOptions = {},
+  source: 'math' | 'math500' = 'math',
+): RecordSource<Problem> {
   const split = options.split ?? 'test';
   const path = resolveDataPath(source, options.path, source, [`${split}.jsonl`]);
   const name = options.path ? (options.split ?? splitFromFile(path)) : split;
-  const { records, skipped } = await loadRecords(
-    path,
-    MathRow,
-    (row, raw): Problem => {
-      const answer = row.answer?.trim() || lastBoxed(row.solution);
-      if (answer === null || answer === '')
-        throw new RecordProblem('solution', 'no answer field and no \\boxed{} answer in the solution');
-      const meta: Record<string, unknown> = {
-        solution: row.solution,
-        level: levelNumber(row.level),
-        subject: row.subject ?? row.type ?? null,
-      };
-      if (row.unique_id !== undefined) meta.unique_id = row.unique_id;
-      return {
-        id: row.unique_id ?? `${source}/${name}/${raw.ordinal}`,
-        question: row.problem,
-        answer,
-        domain: 'math',
-        source,
-        meta,
-      };
-    },
-    options,
-  );
-  return { records, skipped, path };
+  const read: RecordSource<Problem>['read'] = (hooks) =>
+    recordStream(
+      path,
+      MathRow,
+      (row, raw): Problem => {
+        const answer = row.answer?.trim() || lastBoxed(row.solution);
+        if (answer === null || answer === '')
+          throw new RecordProblem('solution', 'no answer field and no \\boxed{} answer in the solution');
+        const meta: Record<string, unknown> = {
+          solution: row.solution,
+          level: levelNumber(row.level),
+          subject: row.subject ?? row.type ?? null,
+        };
+        if (row.unique_id !== undefined) meta.unique_id = row.unique_id;
+        return {
+          id: row.unique_id ?? `${source}/${name}/${raw.ordinal}`,
+          question: row.problem,
+          answer,
+          domain: 'math',
+          source,
+          meta,
+        };
+      },
+      { ...options, ...hooks },
+    );
+  return { path, read };
 }
 
 /** MATH-500 (the PRM800K test split of MATH): {@link loadMath} with source `math500`. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { splitFromFile } from './gsm8k.js';
 import { resolveDataPath } from './locate.js';
-import { loadRecords, RecordProblem } from './records.js';
+import { loadSource, RecordProblem, type RecordSource, recordStream } from './records.js';
 import type { Loaded, LoadOptions, MathShepherdRecord } from './types.js';
 
 /** Math-Shepherd's step tag: it ends every step in `input`; `label` has `+` or `-` in its place. */
@@ -55,22 +55,28 @@ export function parseMathShepherd(
  * `<data>/mathshepherd/math-shepherd.jsonl` (the file's name on its Hugging Face home).
  */
 export async function loadMathShepherd(options: LoadOptions = {}): Promise<Loaded<MathShepherdRecord>> {
+  return loadSource(mathShepherdSource(options));
+}
+
+/** {@link loadMathShepherd}'s records, read one at a time (a line at a time). */
+export function mathShepherdSource(options: LoadOptions = {}): RecordSource<MathShepherdRecord> {
   const split = options.split ?? 'math-shepherd';
   const path = resolveDataPath('mathshepherd', options.path, 'mathshepherd', [`${split}.jsonl`]);
   const name = options.path ? (options.split ?? splitFromFile(path)) : split;
-  const { records, skipped } = await loadRecords(
-    path,
-    MathShepherdRow,
-    (row, raw): MathShepherdRecord => {
-      const parsed = parseMathShepherd(row.input, row.label);
-      return {
-        id: `mathshepherd/${name}/${raw.ordinal}`,
-        ...parsed,
-        firstError: parsed.labels.indexOf(false),
-        task: row.task,
-      };
-    },
-    options,
-  );
-  return { records, skipped, path };
+  const read: RecordSource<MathShepherdRecord>['read'] = (hooks) =>
+    recordStream(
+      path,
+      MathShepherdRow,
+      (row, raw): MathShepherdRecord => {
+        const parsed = parseMathShepherd(row.input, row.label);
+        return {
+          id: `mathshepherd/${name}/${raw.ordinal}`,
+          ...parsed,
+          firstError: parsed.labels.indexOf(false),
+          task: row.task,
+        };
+      },
+      { ...options, ...hooks },
+    );
+  return { path, read };
 }

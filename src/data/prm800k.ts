@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { UsageError } from '../core/errors.js';
 import { splitFromFile } from './gsm8k.js';
 import { resolveDataPath } from './locate.js';
-import { loadRecords, RecordProblem } from './records.js';
+import { loadSource, RecordProblem, type RecordSource, recordStream } from './records.js';
 import type { Loaded, LoadOptions, NeutralAs, Prm800kRating, Prm800kRecord } from './types.js';
 
 const Rating = z.union([z.literal(-1), z.literal(0), z.literal(1), z.null()]);
@@ -51,6 +51,11 @@ export function prm800kLabel(rating: Prm800kRating, neutralAs: NeutralAs): boole
  * `examples` for `<data>/prm800k-examples/prm800k_examples.jsonl`.
  */
 export async function loadPrm800k(options: LoadOptions = {}): Promise<Loaded<Prm800kRecord>> {
+  return loadSource(prm800kSource(options));
+}
+
+/** {@link loadPrm800k}'s records, read one at a time. */
+export function prm800kSource(options: LoadOptions = {}): RecordSource<Prm800kRecord> {
   const neutralAs = options.neutralAs ?? 'positive';
   if (neutralAs !== 'positive' && neutralAs !== 'negative')
     throw new UsageError(`neutralAs must be "positive" or "negative", not "${neutralAs}"`);
@@ -60,42 +65,43 @@ export async function loadPrm800k(options: LoadOptions = {}): Promise<Loaded<Prm
       ? resolveDataPath('prm800k', undefined, 'prm800k-examples', ['prm800k_examples.jsonl'])
       : resolveDataPath('prm800k', options.path, 'prm800k', [`${split}.jsonl`]);
   const name = options.path ? (options.split ?? splitFromFile(path)) : split;
-  const { records, skipped } = await loadRecords(
-    path,
-    Prm800kRow,
-    (row, raw): Prm800kRecord => {
-      const steps: string[] = [];
-      const ratings: Prm800kRating[] = [];
-      row.label.steps.forEach((step, i) => {
-        const completions = step.completions ?? [];
-        let chosen = step.chosen_completion !== null ? completions[step.chosen_completion] : undefined;
-        if (step.chosen_completion !== null && chosen === undefined)
-          throw new RecordProblem(
-            `label.steps[${i}].chosen_completion`,
-            `index ${step.chosen_completion} but the step has ${completions.length} completions`,
-          );
-        chosen ??= step.human_completion ?? completions[0];
-        if (chosen === undefined) return; // an empty step: nothing was written or rated
-        steps.push(chosen.text);
-        ratings.push(chosen.rating);
-      });
-      const labels = ratings.map((r) => prm800kLabel(r, neutralAs));
-      return {
-        id: `prm800k/${name}/${raw.ordinal}`,
-        problem: row.question.problem,
-        answer: row.question.ground_truth_answer ?? null,
-        steps,
-        ratings,
-        labels,
-        firstError: labels.indexOf(false),
-        finishReason: row.label.finish_reason ?? null,
-        neutralAs,
-        labeler: row.labeler ?? null,
-        isQualityControlQuestion: row.is_quality_control_question ?? false,
-        isInitialScreeningQuestion: row.is_initial_screening_question ?? false,
-      };
-    },
-    options,
-  );
-  return { records, skipped, path };
+  const read: RecordSource<Prm800kRecord>['read'] = (hooks) =>
+    recordStream(
+      path,
+      Prm800kRow,
+      (row, raw): Prm800kRecord => {
+        const steps: string[] = [];
+        const ratings: Prm800kRating[] = [];
+        row.label.steps.forEach((step, i) => {
+          const completions = step.completions ?? [];
+          let chosen = step.chosen_completion !== null ? completions[step.chosen_completion] : undefined;
+          if (step.chosen_completion !== null && chosen === undefined)
+            throw new RecordProblem(
+              `label.steps[${i}].chosen_completion`,
+              `index ${step.chosen_completion} but the step has ${completions.length} completions`,
+            );
+          chosen ??= step.human_completion ?? completions[0];
+          if (chosen === undefined) return; // an empty step: nothing was written or rated
+          steps.push(chosen.text);
+          ratings.push(chosen.rating);
+        });
+        const labels = ratings.map((r) => prm800kLabel(r, neutralAs));
+        return {
+          id: `prm800k/${name}/${raw.ordinal}`,
+          problem: row.question.problem,
+          answer: row.question.ground_truth_answer ?? null,
+          steps,
+          ratings,
+          labels,
+          firstError: labels.indexOf(false),
+          finishReason: row.label.finish_reason ?? null,
+          neutralAs,
+          labeler: row.labeler ?? null,
+          isQualityControlQuestion: row.is_quality_control_question ?? false,
+          isInitialScreeningQuestion: row.is_initial_screening_question ?? false,
+        };
+      },
+      { ...options, ...hooks },
+    );
+  return { path, read };
 }

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { StepwiseError } from '../core/errors.js';
 import { splitFromFile } from './gsm8k.js';
 import { resolveDataPath } from './locate.js';
-import { loadRecords, RecordProblem } from './records.js';
+import { loadSource, RecordProblem, type RecordSource, recordStream } from './records.js';
 import type { Loaded, LoadOptions, ProcessBenchRecord } from './types.js';
 
 /** The four ProcessBench subsets, in the paper's order; each is one JSON array `<subset>.json`. */
@@ -37,28 +37,36 @@ function processBenchFiles(path: string, split: string | undefined): string[] {
  * the file, array index and field. `subset` is the file's name.
  */
 export async function loadProcessBench(options: LoadOptions = {}): Promise<Loaded<ProcessBenchRecord>> {
+  return loadSource(processBenchSource(options));
+}
+
+/** {@link loadProcessBench}'s records, read one at a time (the subset files one after another). */
+export function processBenchSource(options: LoadOptions = {}): RecordSource<ProcessBenchRecord> {
   const path = resolveDataPath('processbench', options.path, 'processbench', []);
-  const records: ProcessBenchRecord[] = [];
-  let skipped = 0;
-  for (const file of processBenchFiles(path, options.split)) {
-    const remaining = options.limit === undefined ? undefined : options.limit - records.length;
-    if (remaining !== undefined && remaining <= 0) break;
-    const subset = splitFromFile(file);
-    const loaded = await loadRecords(
-      file,
-      ProcessBenchRow,
-      (row): ProcessBenchRecord => {
-        if (row.label >= row.steps.length)
-          throw new RecordProblem(
-            'label',
-            `label ${row.label} points past the last step (${row.steps.length} steps)`,
-          );
-        return { ...row, subset };
-      },
-      { ...options, limit: remaining },
-    );
-    records.push(...loaded.records);
-    skipped += loaded.skipped;
+  const files = processBenchFiles(path, options.split);
+  async function* read(hooks?: { onSkipped?: () => void }): AsyncGenerator<ProcessBenchRecord> {
+    let count = 0;
+    for (const file of files) {
+      const remaining = options.limit === undefined ? undefined : options.limit - count;
+      if (remaining !== undefined && remaining <= 0) return;
+      const subset = splitFromFile(file);
+      for await (const record of recordStream(
+        file,
+        ProcessBenchRow,
+        (row): ProcessBenchRecord => {
+          if (row.label >= row.steps.length)
+            throw new RecordProblem(
+              'label',
+              `label ${row.label} points past the last step (${row.steps.length} steps)`,
+            );
+          return { ...row, subset };
+        },
+        { ...options, ...hooks, limit: remaining },
+      )) {
+        count++;
+        yield record;
+      }
+    }
   }
-  return { records, skipped, path };
+  return { path, read };
 }

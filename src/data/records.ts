@@ -1,5 +1,4 @@
 import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { createGunzip, gunzipSync } from 'node:zlib';
 import type { z } from 'zod';
 import { InputError, type InputLocation } from '../core/errors.js';
@@ -138,9 +137,46 @@ function checkFile(file: string): number {
 }
 
 /**
- * The items of a data file, in order. Small files are read whole (JSON arrays, JSONL,
- * concatenated objects); big ones (≥ 64 MB, e.g. Math-Shepherd's 793 MB) are streamed as JSONL,
- * so memory stays flat and a `limit` stops reading early. `streamAboveBytes` moves that threshold.
+ * The lines of a file (`.gz` decompressed as it is read), split at `\n` as the whole-file reader
+ * splits them, one at a time: memory holds one read chunk and one line.
+ */
+async function* fileLines(file: string): AsyncGenerator<{ text: string; line: number }> {
+  const stream = createReadStream(file);
+  const gunzip = file.endsWith('.gz') ? createGunzip() : undefined;
+  const input: AsyncIterable<Buffer> = gunzip ? stream.pipe(gunzip) : stream;
+  try {
+    let carry: Buffer[] = [];
+    let carryLength = 0;
+    let line = 0;
+    for await (const chunk of input) {
+      let start = 0;
+      for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, start)) {
+        const piece = chunk.subarray(start, nl);
+        const whole = carryLength ? Buffer.concat([...carry, piece]) : piece;
+        carry = [];
+        carryLength = 0;
+        start = nl + 1;
+        line++;
+        yield { text: whole.toString('utf8'), line };
+      }
+      if (start < chunk.length) {
+        carry.push(chunk.subarray(start));
+        carryLength += chunk.length - start;
+      }
+    }
+    if (carryLength > 0) yield { text: Buffer.concat(carry).toString('utf8'), line: line + 1 };
+  } finally {
+    gunzip?.destroy();
+    stream.destroy();
+  }
+}
+
+/**
+ * The items of a data file, in order. JSONL (the first record is one JSON line) is read a line at
+ * a time whatever its size, so memory stays flat and a `limit` stops reading early. Other layouts
+ * (a JSON array, pretty-printed objects one after another) are read whole when smaller than 64 MB
+ * (`streamAboveBytes` moves that threshold); at or above it every file is read as JSONL (e.g.
+ * Math-Shepherd's 793 MB).
  */
 export async function* streamRecords(
   file: string,
@@ -148,27 +184,21 @@ export async function* streamRecords(
 ): AsyncGenerator<RawItem> {
   const size = checkFile(file);
   const threshold = options.streamAboveBytes ?? STREAM_THRESHOLD_BYTES / (file.endsWith('.gz') ? 8 : 1);
-  if (size < threshold) {
-    yield* parseItems(readText(file), file);
-    return;
-  }
-  const stream = createReadStream(file);
-  const lines = createInterface({
-    input: file.endsWith('.gz') ? stream.pipe(createGunzip()) : stream,
-    crlfDelay: Number.POSITIVE_INFINITY,
-  });
-  try {
-    let lineNo = 0;
-    let ordinal = 0;
-    for await (const raw of lines) {
-      lineNo++;
-      const line = (lineNo === 1 ? raw.replace(/^\uFEFF/, '') : raw).trim();
-      if (line === '') continue;
-      yield parseLine(line, { file, line: lineNo }, ordinal++);
+  let ordinal = 0;
+  let sniffed = size >= threshold;
+  for await (const { text, line } of fileLines(file)) {
+    // trim() also drops a byte-order mark.
+    const trimmed = text.trim();
+    if (trimmed === '') continue;
+    // Decided on the first record exactly as the whole-file reader decides (parseItems).
+    if (!sniffed) {
+      if (trimmed.startsWith('[') || !isJson(trimmed)) {
+        yield* parseItems(readText(file), file);
+        return;
+      }
+      sniffed = true;
     }
-  } finally {
-    lines.close();
-    stream.destroy();
+    yield parseLine(trimmed, { file, line }, ordinal++);
   }
 }
 
@@ -234,22 +264,44 @@ function isStepwiseOutput(kind: FileKind | undefined): boolean {
   );
 }
 
+/** A converted record, or the {@link RecordProblem} `convert` threw. */
+function convertRecord<V, T>(
+  convert: (value: V, record: RawRecord) => T,
+  value: V,
+  raw: RawRecord,
+): { record: T } | { field: string | undefined; problem: string } {
+  try {
+    return { record: convert(value, raw) };
+  } catch (e) {
+    if (!(e instanceof RecordProblem)) throw e;
+    return { field: e.field, problem: e.message };
+  }
+}
+
+/** Options of {@link recordStream} and {@link loadRecords}. */
+export type RecordOptions = ReadOptions & {
+  limit?: number;
+  keep?: (value: unknown) => boolean;
+  /** Called for each bad record skipped under `skipInvalid`. */
+  onSkipped?: () => void;
+};
+
 /**
- * Read `file`, validate each record with `schema` and turn it into a normalised record with
- * `convert`. The first bad record (not JSON, failing the schema, or rejected by `convert` with a
- * {@link RecordProblem}) throws an {@link InputError} naming file, line or index, and field;
- * with `skipInvalid` bad records are skipped and counted. `keep` drops records before validation
- * (e.g. a split by id); `limit` stops reading once that many records are kept.
+ * The records of `file` one at a time, each validated with `schema` and turned into a normalised
+ * record by `convert` (JSONL is read a line at a time: see {@link streamRecords}). The first bad
+ * record (not JSON, failing the schema, or rejected by `convert` with a {@link RecordProblem})
+ * throws an {@link InputError} naming file, line or index, and field; with `skipInvalid` bad
+ * records are skipped (and `onSkipped` called). `keep` drops records before validation (e.g. a
+ * split by id); `limit` stops reading once that many records are kept.
  */
-export async function loadRecords<S extends z.ZodType, T>(
+export async function* recordStream<S extends z.ZodType, T>(
   file: string,
   schema: S,
   convert: (value: z.infer<S>, record: RawRecord) => T,
-  options: ReadOptions & { limit?: number; keep?: (value: unknown) => boolean } = {},
-): Promise<{ records: T[]; skipped: number }> {
-  const out: T[] = [];
-  let skipped = 0;
-  if (options.limit !== undefined && options.limit <= 0) return { records: out, skipped };
+  options: RecordOptions = {},
+): AsyncGenerator<T> {
+  let kept = 0;
+  if (options.limit !== undefined && options.limit <= 0) return;
   for await (const item of streamRecords(file)) {
     let field: string | undefined;
     let problem: string;
@@ -259,15 +311,15 @@ export async function loadRecords<S extends z.ZodType, T>(
       if (options.keep && !options.keep(item.value)) continue;
       const parsed = schema.safeParse(item.value);
       if (parsed.success) {
-        try {
-          out.push(convert(parsed.data, item));
-          if (options.limit !== undefined && out.length >= options.limit) break;
+        const converted = convertRecord(convert, parsed.data, item);
+        if ('record' in converted) {
+          yield converted.record;
+          kept++;
+          if (options.limit !== undefined && kept >= options.limit) return;
           continue;
-        } catch (e) {
-          if (!(e instanceof RecordProblem)) throw e;
-          field = e.field;
-          problem = e.message;
         }
+        field = converted.field;
+        problem = converted.problem;
       } else if (isStepwiseOutput(detectFileKind(item.value))) {
         // Another stepwise command's output given as a data set: say so, not which field is off.
         problem = `this is ${FILE_KIND_NAMES[detectFileKind(item.value)!]}, not a record of this data set`;
@@ -281,7 +333,43 @@ export async function loadRecords<S extends z.ZodType, T>(
       }
     }
     if (!options.skipInvalid) throw new InputError({ ...item.location, field }, problem);
-    skipped++;
+    options.onSkipped?.();
   }
-  return { records: out, skipped };
+}
+
+/** {@link recordStream}, collected: every record of `file`, and how many bad ones were skipped. */
+export async function loadRecords<S extends z.ZodType, T>(
+  file: string,
+  schema: S,
+  convert: (value: z.infer<S>, record: RawRecord) => T,
+  options: RecordOptions = {},
+): Promise<{ records: T[]; skipped: number }> {
+  const records: T[] = [];
+  let skipped = 0;
+  const onSkipped = () => {
+    skipped++;
+    options.onSkipped?.();
+  };
+  for await (const r of recordStream(file, schema, convert, { ...options, onSkipped })) records.push(r);
+  return { records, skipped };
+}
+
+/**
+ * A data set's records, to be read as they are needed: the file is found (or its absence
+ * reported) when the source is made; each `read()` reads it anew, one record at a time.
+ */
+export interface RecordSource<T> {
+  /** The file or folder read. */
+  path: string;
+  read(hooks?: { onSkipped?: () => void }): AsyncGenerator<T>;
+}
+
+/** Every record of a source, and how many bad ones were skipped. */
+export async function loadSource<T>(
+  source: RecordSource<T>,
+): Promise<{ records: T[]; skipped: number; path: string }> {
+  const records: T[] = [];
+  let skipped = 0;
+  for await (const r of source.read({ onSkipped: () => skipped++ })) records.push(r);
+  return { records, skipped, path: source.path };
 }
