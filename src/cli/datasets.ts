@@ -5,12 +5,12 @@ import { createCodePolicy } from '../code/policy.js';
 import { StepwiseError, UsageError } from '../core/errors.js';
 import type { Problem } from '../core/types.js';
 import { parseFieldMapping } from '../data/jsonl.js';
-import { assertDatasetName, loadProblems } from '../data/load.js';
+import { assertDatasetName, loadProblems, problemSource } from '../data/load.js';
 import type { Policy, PromptForm } from '../models/policy.js';
 import { parseModelSpec } from '../models/spec.js';
 import { renderCodeProblem } from '../prompts/code.js';
 import { mathDomain, type SearchDomain } from '../search/domain.js';
-import { simDatasetProblems } from '../sim/dataset.js';
+import { simDatasetProblemSequence, simDatasetProblems } from '../sim/dataset.js';
 import { parseSimSpec } from '../sim/options.js';
 import { intOption } from './options.js';
 import { addUnsafeFilesystemOption } from './sandbox.js';
@@ -52,6 +52,68 @@ export async function loadDatasetProblems(f: DatasetFlags & { policy?: string })
   });
   if (problems.length === 0) throw new StepwiseError(`no problems loaded from ${f.dataset}`, { exitCode: 2 });
   return problems;
+}
+
+/** How many problems a data set holds, and how many of them are code problems. */
+export interface ProblemCounts {
+  count: number;
+  code: number;
+}
+
+/**
+ * The problems of `--dataset` for a job that streams them: {@link scanDatasetProblems} has read
+ * them once, and `read()` reads them again as the job goes. Nothing holds the problems.
+ */
+export interface DatasetProblems extends ProblemCounts {
+  /** The problems in order, read anew on each call (JSONL a line at a time). */
+  read(): AsyncIterable<Problem>;
+  /** Some problem is from the simulated world (source `sim`). */
+  simulated: boolean;
+}
+
+/**
+ * Read `--dataset` once, a record at a time and holding none, before a job starts: a bad record
+ * fails here (file, line, field) as it did when the set was loaded whole, `check` sees every
+ * problem before any work is done, and the job learns how many problems there are and whether
+ * they are code. The job then reads them again with `read()`, taking only what its concurrency
+ * needs — so memory does not grow with the data set.
+ */
+export async function scanDatasetProblems(
+  f: DatasetFlags & { policy?: string },
+  check?: (problem: Problem) => void,
+): Promise<DatasetProblems> {
+  const read = datasetReader(f);
+  let count = 0;
+  let code = 0;
+  let simulated = false;
+  for await (const p of read()) {
+    check?.(p);
+    count++;
+    if (p.domain === 'code') code++;
+    if (p.source === 'sim') simulated = true;
+  }
+  if (count === 0) throw new StepwiseError(`no problems loaded from ${f.dataset}`, { exitCode: 2 });
+  return { read, count, code, simulated };
+}
+
+/** What reads `--dataset`'s problems (the same ones, in the same order, as {@link loadDatasetProblems}). */
+function datasetReader(f: DatasetFlags & { policy?: string }): () => AsyncIterable<Problem> {
+  if (f.dataset === 'sim') {
+    // Generated in order from the seed: the first `limit` are those of a longer set.
+    const count = Math.min(f.count ?? f.limit ?? 100, f.limit ?? Number.POSITIVE_INFINITY);
+    const world =
+      f.policy && parseModelSpec(f.policy).provider === 'sim' ? parseSimSpec(f.policy).options : {};
+    return async function* () {
+      yield* simDatasetProblemSequence(count, { ...world, seed: f.simSeed ?? 0 });
+    };
+  }
+  const source = problemSource(assertDatasetName(f.dataset), {
+    path: f.path,
+    limit: f.limit,
+    split: f.split,
+    fields: f.fields === undefined ? undefined : parseFieldMapping(f.fields),
+  });
+  return () => source.read();
 }
 
 /**
@@ -103,12 +165,16 @@ export function addDatasetLookupOptions(cmd: Command, what: string): Command {
     .option('--fields <mapping>', FIELDS_HELP);
 }
 
+function countsOf(problems: readonly Problem[] | ProblemCounts): ProblemCounts {
+  if (!Array.isArray(problems)) return problems as ProblemCounts;
+  return { count: problems.length, code: problems.filter((p) => p.domain === 'code').length };
+}
+
 /** Whether the problems are code problems (all of them) or math (none); a mix is a usage error. */
-function codeProblems(problems: readonly Problem[], policy: Policy): boolean {
-  const code = problems.filter((p) => p.domain === 'code').length;
+function codeProblems(problems: readonly Problem[] | ProblemCounts, policy: Policy): boolean {
+  const { count, code } = countsOf(problems);
   if (code === 0) return false;
-  if (code < problems.length)
-    throw new UsageError('the data set mixes code and math problems: run them separately');
+  if (code < count) throw new UsageError('the data set mixes code and math problems: run them separately');
   if (policy.chatTemplate)
     throw new UsageError(
       '--chat-template renders the math solution prompt; code policies keep their own prompt',
@@ -126,14 +192,27 @@ export function policyForProblems(
   policy: Policy,
   options: { form?: PromptForm } = {},
 ): { problems: Problem[]; policy: Policy } {
-  if (!codeProblems(problems, policy)) return { problems: [...problems], policy };
+  const { policy: posed, pose } = policyForDataset(problems, policy, options);
+  return { policy: posed, problems: problems.map(pose) };
+}
+
+/**
+ * {@link policyForProblems} for problems read one at a time: the policy, and how to pose each
+ * problem as it is read (code problems get the rendered code prompt).
+ */
+export function policyForDataset(
+  problems: readonly Problem[] | ProblemCounts,
+  policy: Policy,
+  options: { form?: PromptForm } = {},
+): { policy: Policy; pose: (problem: Problem) => Problem } {
+  if (!codeProblems(problems, policy)) return { policy, pose: (p) => p };
   return {
     policy: createCodePolicy(policy.model, { ...options, segmentation: policy.segmentation }),
-    problems: problems.map((p) => ({
+    pose: (p) => ({
       ...p,
       question: renderCodeProblem(p),
       meta: { ...p.meta, prompt: p.meta?.prompt ?? p.question },
-    })),
+    }),
   };
 }
 
@@ -142,7 +221,7 @@ export function policyForProblems(
  * as logical blocks, the tests in the sandbox as checker; src/code/domain.ts).
  */
 export function searchDomainFor(
-  problems: readonly Problem[],
+  problems: readonly Problem[] | ProblemCounts,
   policy: Policy,
   options: { form?: PromptForm } = {},
 ): { domain: SearchDomain; policy: Policy } {

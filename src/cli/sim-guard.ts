@@ -28,11 +28,23 @@ export function assertSimWorldInputs(
   inputs: Iterable<{ id?: string; question: string }>,
   options: { guess?: boolean; source?: string } = {},
 ): void {
-  if (options.guess) return;
+  const check = simWorldInputCheck(models, options);
+  if (check) for (const input of inputs) check(input);
+}
+
+/**
+ * {@link assertSimWorldInputs} one input at a time (for inputs read as a job goes): the check to
+ * run on each, or undefined when there is nothing to check.
+ */
+export function simWorldInputCheck(
+  models: Record<string, string | undefined>,
+  options: { guess?: boolean; source?: string } = {},
+): ((input: { id?: string; question: string }) => void) | undefined {
+  if (options.guess) return undefined;
   const sim = Object.entries(models).filter(([, spec]) => isSimSpec(spec));
-  if (sim.length === 0) return;
-  for (const input of inputs) {
-    if (lookupSimQuestion(input.question)) continue;
+  if (sim.length === 0) return undefined;
+  return (input) => {
+    if (lookupSimQuestion(input.question)) return;
     const who = sim.map(([flag, spec]) => `--${flag} ${spec}`).join(', ');
     const shown = input.question.length > 80 ? `${input.question.slice(0, 77)}…` : input.question;
     const where = [options.source, input.id === undefined ? undefined : `problem ${input.id}`]
@@ -43,5 +55,5 @@ export function assertSimWorldInputs(
         `or a question from \`stepwise sim example\`), and ${where ? `${where}, ` : ''}"${shown}" is not one of them. ` +
         'Use --dataset sim or a real model, or pass --sim-guess to let it guess anyway.',
     );
-  }
+  };
 }

@@ -7,10 +7,13 @@ import { Sandbox, type SandboxEnforcement } from '../verify/code/sandbox.js';
 import { codeTaskOf } from '../verify/code/tasks.js';
 import type { CodeLabelRow, MutationLabelOptions, MutationLabelResult } from './label.js';
 import { labelByMutation } from './label.js';
-import { generateMutants } from './mutate.js';
+import { generateMutants, type MutantsOf } from './mutate.js';
 
 export interface MutationLabelJobOptions extends Omit<MutationLabelOptions, 'sandbox'> {
-  problems: readonly Problem[];
+  /** The problems, taken a few batches ahead of the work (a list, or read from a file as needed). */
+  problems: Iterable<Problem> | AsyncIterable<Problem>;
+  /** How many problems there are, for progress (a list's length by default). */
+  total?: number;
   /** Output JSONL: one {@link CodeLabelRow} per line. */
   out: string;
   /** Sandbox runs at a time (default: cores). */
@@ -72,10 +75,8 @@ export async function runMutationLabelJob(options: MutationLabelJobOptions): Pro
   const sandbox = new Sandbox({ concurrency: options.concurrency });
   try {
     const enforcement = sandbox.enforcement();
-    const references = options.problems
-      .map((p) => ({ id: p.id, code: codeTaskOf(p).reference }))
-      .filter((r): r is { id: string; code: string } => r.code !== undefined);
-    const mutants = await generateMutants(references);
+    const { problems } = options;
+    const total = options.total ?? (Array.isArray(problems) ? problems.length : undefined);
     const parts = partsFileFor(options.out);
     let resumed = 0;
     // Rows go to `out` as the finished parts file is read back in problem order, and only
@@ -86,15 +87,15 @@ export async function runMutationLabelJob(options: MutationLabelJobOptions): Pro
     const fd = openSync(tmp, 'w');
     let result: Awaited<ReturnType<typeof runStreamJob>>;
     try {
-      result = await runStreamJob<Problem, MutationLabelResult>({
-        items: options.problems,
-        keyOf: (p) => p.id,
+      result = await runStreamJob<WithMutants, MutationLabelResult>({
+        items: withMutants(problems, MUTANT_BATCH),
+        keyOf: (x) => x.problem.id,
         keyOfOutput: (r) => r.problemId,
         out: parts,
         fresh: options.fresh,
         settings: options.settings,
         shard: options.shard,
-        total: options.shard ? undefined : options.problems.length,
+        total: options.shard ? undefined : total,
         // The sandbox pool bounds the real concurrency; a few problems in flight keep it busy.
         concurrency: Math.max(2, sandbox.concurrency * 2),
         signal: options.signal,
@@ -106,8 +107,7 @@ export async function runMutationLabelJob(options: MutationLabelJobOptions): Pro
           acc.add(r);
           if (r.rows.length > 0) writeSync(fd, r.rows.map((row) => `${JSON.stringify(row)}\n`).join(''));
         },
-        process: async (problem) => {
-          const m = mutants.get(problem.id);
+        process: async ({ problem, mutants: m }) => {
           if (!m || m.error !== undefined) {
             return {
               problemId: problem.id,
@@ -147,6 +147,37 @@ export async function runMutationLabelJob(options: MutationLabelJobOptions): Pro
   } finally {
     sandbox.close();
   }
+}
+
+/** A problem with the mutants of its reference solution (none when it has no reference). */
+interface WithMutants {
+  problem: Problem;
+  mutants: MutantsOf | undefined;
+}
+
+/** Problems whose mutants one Python process makes at a time: few enough to keep, many enough to start it rarely. */
+const MUTANT_BATCH = 64;
+
+/** The problems with their mutants, made `batch` problems at a time as the job reads on. */
+async function* withMutants(
+  problems: Iterable<Problem> | AsyncIterable<Problem>,
+  batch: number,
+): AsyncGenerator<WithMutants> {
+  let pending: Problem[] = [];
+  const flush = async function* (): AsyncGenerator<WithMutants> {
+    const references = pending
+      .map((p) => ({ id: p.id, code: codeTaskOf(p).reference }))
+      .filter((r): r is { id: string; code: string } => r.code !== undefined);
+    const mutants = references.length > 0 ? await generateMutants(references) : new Map<string, MutantsOf>();
+    const done = pending;
+    pending = [];
+    for (const problem of done) yield { problem, mutants: mutants.get(problem.id) };
+  };
+  for await (const problem of problems) {
+    pending.push(problem);
+    if (pending.length >= batch) yield* flush();
+  }
+  if (pending.length > 0) yield* flush();
 }
 
 /** Pure: totals over per-problem results. */

@@ -17,7 +17,7 @@ import { itemSeed } from '../models/seeds.js';
 import { wroteSimulated } from '../models/simulated.js';
 import type { FinishReason } from '../models/types.js';
 import { checkSolution } from '../verify/check.js';
-import { meanPassAtK } from '../verify/code/passk.js';
+import { passAtK } from '../verify/code/passk.js';
 import { reportedKs } from './passk.js';
 
 /** One sampled solution of a problem. */
@@ -98,6 +98,14 @@ export interface SampleJobOptions {
   onProgress?: (p: { done: number; total: number; resumed: number }) => void;
   /** Backend warnings (e.g. n fallback), each once. */
   onWarning?: (message: string) => void;
+}
+
+/** Options of {@link runSampleJobSummary}: the problems may be read as the job goes. */
+export interface SampleStreamOptions extends Omit<SampleJobOptions, 'problems'> {
+  /** The problems, taken at most `concurrency` ahead of the work (a list, or read from a file as needed). */
+  problems: Iterable<Problem> | AsyncIterable<Problem>;
+  /** How many problems there are, for progress (a list's length by default). */
+  total?: number;
 }
 
 /** Accuracy, pass@k and tokens of a set of sample records. */
@@ -228,15 +236,18 @@ export async function runSampleJob(options: SampleJobOptions): Promise<SampleRec
  * comes out in memory bounded by the concurrency (and a few numbers per problem).
  */
 export async function runSampleJobSummary(
-  options: SampleJobOptions,
+  options: SampleStreamOptions,
 ): Promise<SampleSummary & { pending?: number }> {
   const acc = sampleAccumulator();
+  const { problems } = options;
   const result = await runStreamJob<Problem, SampleRecord>({
-    items: options.problems,
+    items: problems,
     keyOf: (p) => p.id,
     keyOfOutput: (r) => r.id,
     out: options.out,
-    total: options.shard ? undefined : options.problems.length,
+    total: options.shard
+      ? undefined
+      : (options.total ?? (Array.isArray(problems) ? problems.length : undefined)),
     concurrency: options.concurrency ?? 16,
     fresh: options.fresh,
     settings: options.settings,
@@ -264,10 +275,14 @@ export function summarizeSamples(records: readonly SampleRecord[]): SampleSummar
   return acc.result();
 }
 
-/** {@link summarizeSamples} one record at a time: keeps counts, not samples. */
+/**
+ * {@link summarizeSamples} one record at a time: keeps counts, not samples — and pass@k's
+ * (samples, correct) pairs as a histogram, so a job of any size keeps at most K² numbers.
+ */
 export function sampleAccumulator(): { add(r: SampleRecord): void; result(): SampleSummary } {
   let k = 0;
-  const counts: Array<{ n: number; c: number }> = [];
+  let problems = 0;
+  const counts = new Map<string, { n: number; c: number; problems: number }>();
   const t = {
     samples: 0,
     correct: 0,
@@ -285,7 +300,12 @@ export function sampleAccumulator(): { add(r: SampleRecord): void; result(): Sam
     add(r) {
       if (r.simulated) simulated = true;
       k = Math.max(k, r.samples.length);
-      counts.push({ n: r.samples.length, c: r.samples.filter((s) => s.correct).length });
+      problems++;
+      const n = r.samples.length;
+      const c = r.samples.filter((s) => s.correct).length;
+      const bin = counts.get(`${n}/${c}`);
+      if (bin) bin.problems++;
+      else counts.set(`${n}/${c}`, { n, c, problems: 1 });
       for (const s of r.samples) {
         t.samples++;
         if (s.correct) t.correct++;
@@ -300,15 +320,27 @@ export function sampleAccumulator(): { add(r: SampleRecord): void; result(): Sam
       if (r.segmentation === 'tags') t.tagged = true;
     },
     result() {
-      const summary = summaryFrom(k, counts, t);
+      const summary = summaryFrom(k, problems, [...counts.values()], t);
       return simulated ? { ...summary, simulated: true } : summary;
     },
   };
 }
 
+/** Mean pass@k over a histogram of (samples, correct) pairs; NaN when it is empty. */
+function meanPassAtKOf(bins: ReadonlyArray<{ n: number; c: number; problems: number }>, k: number): number {
+  let sum = 0;
+  let problems = 0;
+  for (const b of bins) {
+    sum += b.problems * passAtK(b.n, b.c, k);
+    problems += b.problems;
+  }
+  return problems === 0 ? Number.NaN : sum / problems;
+}
+
 function summaryFrom(
   k: number,
-  counts: Array<{ n: number; c: number }>,
+  problems: number,
+  counts: Array<{ n: number; c: number; problems: number }>,
   t: {
     samples: number;
     correct: number;
@@ -326,12 +358,12 @@ function summaryFrom(
   // pass@k (unbiased estimator, shared with code evaluation) over problems with at least k samples.
   if (k > 0)
     for (const kk of reportedKs(k))
-      passAtK[`pass@${kk}`] = meanPassAtK(
+      passAtK[`pass@${kk}`] = meanPassAtKOf(
         counts.filter((c) => c.n >= kk),
         kk,
       );
   return {
-    problems: counts.length,
+    problems,
     samplesPerProblem: k,
     samples: t.samples,
     accuracy: t.samples === 0 ? Number.NaN : t.correct / t.samples,

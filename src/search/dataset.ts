@@ -182,7 +182,10 @@ function assertResumable(out: string, strategy: string, segmentation: Segmentati
 
 /** Options of {@link searchDataset}. */
 export interface SearchJobOptions {
-  problems: readonly Problem[];
+  /** The problems, taken at most `concurrency` ahead of the work (a list, or read from a file as needed). */
+  problems: Iterable<Problem> | AsyncIterable<Problem>;
+  /** How many problems there are, for progress and the run record (a list's length by default). */
+  total?: number;
   strategy: string;
   config?: Partial<SearchConfig>;
   deps: SearchDeps;
@@ -208,6 +211,11 @@ export interface SearchJobOptions {
   onProgress?: (p: { done: number; total: number; resumed: number; correct: number }) => void;
 }
 
+/** How many problems a search runs over: `total`, or the list's length (undefined: not known). */
+export function problemCount(options: Pick<SearchJobOptions, 'problems' | 'total'>): number | undefined {
+  return options.total ?? (Array.isArray(options.problems) ? options.problems.length : undefined);
+}
+
 /**
  * Run one strategy over problems: each result is appended to `out` as soon as it is done, a
  * rerun skips problems already there, and the file ends in input order. Returns the summary
@@ -224,7 +232,7 @@ export async function searchDataset(
   const acc = searchAccumulator(options.strategy);
   const result = await runStreamJob<Problem, SearchRecord>({
     items: options.problems,
-    total: options.shard ? undefined : options.problems.length,
+    total: options.shard ? undefined : problemCount(options),
     keyOf: (p) => p.id,
     keyOfOutput: (r) => r.id,
     out: options.out,

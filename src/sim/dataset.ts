@@ -8,6 +8,7 @@ import {
   generateSimProblems,
   lookupSimQuestion,
   type SimProblem,
+  simProblemSequence,
   solveSimProblem,
   toProblem,
 } from './world.js';
@@ -66,12 +67,26 @@ export function simProblemRows(count: number, partial: Partial<SimOptions> = {})
 
 /** `count` problems as data-set `Problem`s (what a `sim` data set name loads). */
 export function simDatasetProblems(count: number, partial: Partial<SimOptions> = {}): Problem[] {
+  return [...simDatasetProblemSequence(count, partial)];
+}
+
+/** {@link simDatasetProblems} one problem at a time, each made as it is asked for. */
+export function* simDatasetProblemSequence(
+  count: number,
+  partial: Partial<SimOptions> = {},
+): Generator<Problem> {
   const options = resolveSimOptions(partial);
-  return problemsFor(count, options).map((p, i) => {
-    const out = toProblem(p, `sim/${options.seed}/${i}`);
+  let i = 0;
+  for (const p of simProblemSequence({
+    count,
+    seed: options.seed,
+    minSteps: options.minSteps,
+    maxSteps: options.maxSteps,
+  })) {
+    const out = toProblem(p, `sim/${options.seed}/${i++}`);
     out.meta = { ...out.meta, successRate: simSuccessRate(p, options) };
-    return out;
-  });
+    yield out;
+  }
 }
 
 /** Options of a ProcessBench-format set. */

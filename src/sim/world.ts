@@ -222,11 +222,14 @@ export interface SimProblemSetOptions {
 
 /** `count` problems from a seed (the same seed always gives the same problems). */
 export function generateSimProblems(options: SimProblemSetOptions): SimProblem[] {
+  return [...simProblemSequence(options)];
+}
+
+/** {@link generateSimProblems} one problem at a time (the same problems, made as they are asked for). */
+export function* simProblemSequence(options: SimProblemSetOptions): Generator<SimProblem> {
   const rng = createRng(`sim-problems:${options.seed ?? 0}`);
   const range = { minSteps: options.minSteps ?? 3, maxSteps: options.maxSteps ?? 12 };
-  const out: SimProblem[] = [];
-  for (let i = 0; i < options.count; i++) out.push(generateSimProblem(rng, range));
-  return out;
+  for (let i = 0; i < options.count; i++) yield generateSimProblem(rng, range);
 }
 
 /** A sim problem as a data-set `Problem` (source `sim`, answer the gold number as text). */

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { CodeSegmentBy } from '../../code/index.js';
 import { MUTATION_SIGNAL, runMutationLabelJob } from '../../code/index.js';
 import { UsageError } from '../../core/errors.js';
-import { loadHumanEval, loadMbpp } from '../../data/index.js';
+import { humanEvalSource, mbppSource } from '../../data/code.js';
 import { jobSettings } from '../../jobs/settings.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
@@ -76,10 +76,13 @@ export function register(program: Command): void {
         throw new UsageError('--split applies to --dataset mbpp only');
       const loaded =
         flags.dataset === 'mbpp'
-          ? await loadMbpp({ path: flags.path, split: flags.split, limit: flags.limit })
-          : await loadHumanEval({ path: flags.path, limit: flags.limit });
-      const problems = loaded.records;
-      if (problems.length === 0) throw new UsageError(`${loaded.path}: no problems to label`);
+          ? mbppSource({ path: flags.path, split: flags.split, limit: flags.limit })
+          : humanEvalSource({ path: flags.path, limit: flags.limit });
+      // Read once before any work (a bad record fails here, naming file, line and field), then
+      // again as the job goes: the problems are never all in memory.
+      let count = 0;
+      for await (const _ of loaded.read()) count++;
+      if (count === 0) throw new UsageError(`${loaded.path}: no problems to label`);
       const db = openStore(flags.store ?? defaultStorePath());
       const config = {
         dataset: flags.dataset,
@@ -108,7 +111,8 @@ export function register(program: Command): void {
       const bar = createProgressBar('label-code', { quiet: flags.quiet });
       try {
         const summary = await runMutationLabelJob({
-          problems,
+          problems: loaded.read(),
+          total: count,
           out: flags.out,
           mutantsPerProblem: flags.mutantsPerProblem,
           maxAttempts: flags.maxAttempts,

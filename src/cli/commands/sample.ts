@@ -22,12 +22,12 @@ import {
   addDatasetOptions,
   type DatasetFlags,
   datasetSettings,
-  loadDatasetProblems,
-  policyForProblems,
+  policyForDataset,
+  scanDatasetProblems,
 } from '../datasets.js';
 import { floatOption, intOption, shardOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
-import { addSimGuessOption, assertSimWorldInputs } from '../sim-guard.js';
+import { addSimGuessOption, simWorldInputCheck } from '../sim-guard.js';
 import { cachePhrase, JSON_HELP, reportJob, SIMULATED_WORLD, share } from '../summary.js';
 import {
   addAlias,
@@ -151,11 +151,12 @@ export function register(program: Command): void {
     .option('--json', JSON_HELP)
     .action(async (flags: SampleFlags) => {
       const spec = parseModelSpec(flags.policy);
-      const loaded = await loadDatasetProblems(flags);
-      assertSimWorldInputs({ policy: flags.policy }, loaded, {
-        guess: flags.simGuess,
-        source: flags.dataset,
-      });
+      // Read once before any work (bad records and simulated-world mismatches fail here), then
+      // again as the job goes: the problems are never all in memory.
+      const dataset = await scanDatasetProblems(
+        flags,
+        simWorldInputCheck({ policy: flags.policy }, { guess: flags.simGuess, source: flags.dataset }),
+      );
       const chatTemplate = flags.chatTemplate ? loadChatTemplate(flags.chatTemplate) : undefined;
       const warn = (m: string): void => {
         process.stderr.write(`stepwise: warning: ${m}\n`);
@@ -179,11 +180,14 @@ export function register(program: Command): void {
       // Under tags the policy segments; otherwise its text is split by paragraphs, steps or lines.
       const segmentation: Segmentation = flags.segmentation === 'tags' ? 'tags' : 'paragraph';
       const segmentBy = flags.segmentation === 'tags' ? 'paragraph' : flags.segmentation;
-      const { problems, policy } = policyForProblems(
-        loaded,
+      const { policy, pose } = policyForDataset(
+        dataset,
         createPolicy(model, { form: flags.promptForm, chatTemplate, segmentation }),
         { form: flags.promptForm },
       );
+      async function* problems() {
+        for await (const p of dataset.read()) yield pose(p);
+      }
       const out = resolve(flags.out);
       const db = openStore(flags.store ?? defaultStorePath());
       const settings = jobSettings('sample', {
@@ -199,7 +203,7 @@ export function register(program: Command): void {
         segmentBy,
         segmentation,
       });
-      const config = { ...flags, out, problems: problems.length, job: settings };
+      const config = { ...flags, out, problems: dataset.count, job: settings };
       const runId = startRun(db, 'sample', config, out);
       const bar = createProgressBar('sample', { quiet: flags.quiet });
       // Ctrl-C: stop sending, mark the run failed, say how to resume (finished problems are kept).
@@ -209,10 +213,11 @@ export function register(program: Command): void {
       const onSigint = (): void => interrupt.abort();
       process.once('SIGINT', onSigint);
       const track = trackJobProgress(bar, db, runId);
-      let progress = { done: 0, total: problems.length, resumed: 0 };
+      let progress = { done: 0, total: dataset.count, resumed: 0 };
       try {
         const summary = await runSampleJobSummary({
-          problems,
+          problems: problems(),
+          total: dataset.count,
           policy,
           n: flags.n,
           out,

@@ -12,7 +12,12 @@ import { isSimulatedModel } from '../../models/simulated.js';
 import { type CreateModelOptions, createModel } from '../../models/spec.js';
 import { loadChatTemplate } from '../../prompts/chat-template.js';
 import { AGGREGATIONS, DEFAULT_SEARCH_CONFIG, type SearchConfig } from '../../search/config.js';
-import { type SearchJobOptions, type SearchSummary, searchDataset } from '../../search/dataset.js';
+import {
+  problemCount,
+  type SearchJobOptions,
+  type SearchSummary,
+  searchDataset,
+} from '../../search/dataset.js';
 import { getStrategy, STRATEGY_NAMES } from '../../search/registry.js';
 import type { Aggregation, SearchDeps } from '../../search/types.js';
 import { type Db, defaultStorePath, openStore } from '../../store/db.js';
@@ -22,12 +27,12 @@ import {
   addDatasetOptions,
   type DatasetFlags,
   datasetSettings,
-  loadDatasetProblems,
+  scanDatasetProblems,
   searchDomainFor,
 } from '../datasets.js';
 import { floatOption, intOption, segmentationOption, shardOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
-import { addSimGuessOption, assertSimWorldInputs, isSimSpec } from '../sim-guard.js';
+import { addSimGuessOption, isSimSpec, simWorldInputCheck } from '../sim-guard.js';
 import { cachePhrase, JSON_HELP, reportJob, SIMULATED_WORLD, share } from '../summary.js';
 import { addAlias, apiKeyOption, msOption, promptFormOption, storeOption } from '../vocabulary.js';
 
@@ -297,7 +302,7 @@ export async function recordedSearch(
           {
             strategy: options.strategy,
             config: options.config ?? {},
-            problems: options.problems.length,
+            problems: problemCount(options),
             ...runConfig,
             ...(options.shard ? { shard: `${options.shard.index}/${options.shard.count}` } : {}),
             ...(options.settings ? { job: options.settings } : {}),
@@ -458,17 +463,21 @@ export function register(program: Command): void {
           `with --shard K/N (docs/scale.md); label, sample, eval processbench and select take batch files`,
       );
     getStrategy(f.strategy);
-    const loaded = (await loadDatasetProblems(f)).map((p) =>
-      f.goldCheck !== false ? p : { ...p, answer: '' },
+    // Read once before any work (bad records and simulated-world mismatches fail here), then
+    // again as the search goes: the problems are never all in memory.
+    const dataset = await scanDatasetProblems(
+      f,
+      simWorldInputCheck(
+        { policy: f.policy, judge: f.judge, outcome: f.outcome },
+        { guess: f.simGuess, source: f.dataset },
+      ),
     );
-    assertSimWorldInputs({ policy: f.policy, judge: f.judge, outcome: f.outcome }, loaded, {
-      guess: f.simGuess,
-      source: f.dataset,
-    });
+    async function* problems() {
+      for await (const p of dataset.read()) yield f.goldCheck !== false ? p : { ...p, answer: '' };
+    }
     const built = await buildSearchDeps(f, [f.strategy]);
     const { close } = built;
-    const problems = loaded;
-    const { domain, policy } = searchDomainFor(loaded, built.deps.policy, { form: f.promptForm });
+    const { domain, policy } = searchDomainFor(dataset, built.deps.policy, { form: f.promptForm });
     const deps = { ...built.deps, policy, domain };
     const out = resolve(f.out);
     const settings = searchSettings('search', f, {
@@ -479,7 +488,7 @@ export function register(program: Command): void {
     const bar = createProgressBar(`search ${f.strategy}`, { quiet: f.quiet });
     const simulated =
       built.simulated ||
-      problems.some((p) => p.source === 'sim') ||
+      dataset.simulated ||
       isSimSpec(f.policy) ||
       isSimSpec(f.judge) ||
       isSimSpec(f.outcome);
@@ -487,7 +496,8 @@ export function register(program: Command): void {
       const { summary, runId, resumed } = await recordedSearch(
         openStore(f.store ?? defaultStorePath()),
         {
-          problems,
+          problems: problems(),
+          total: dataset.count,
           strategy: f.strategy,
           config: definedFields(strategyConfig(f)),
           deps,
