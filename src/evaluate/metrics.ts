@@ -45,24 +45,35 @@ export function harmonicF1(errorAcc: number, correctAcc: number): number {
 
 /** error_acc, correct_acc and F1 (percent) of one subset's records. */
 export function subsetMetrics(records: readonly FirstErrorRecord[]): SubsetMetrics {
-  let errN = 0;
-  let errHit = 0;
-  let corN = 0;
-  let corHit = 0;
-  for (const r of records) {
-    const hit = r.prediction !== null && r.prediction === r.label;
-    if (r.label === -1) {
-      corN++;
-      if (hit) corHit++;
-    } else {
-      errN++;
-      if (hit) errHit++;
-    }
+  const counts: HitCounts = { errN: 0, errHit: 0, corN: 0, corHit: 0 };
+  for (const r of records) countHit(counts, r);
+  return metricsOf(counts);
+}
+
+/** Erroneous and all-correct samples of a subset, and how many of each were predicted right. */
+interface HitCounts {
+  errN: number;
+  errHit: number;
+  corN: number;
+  corHit: number;
+}
+
+function countHit(c: HitCounts, r: FirstErrorRecord): void {
+  const hit = r.prediction !== null && r.prediction === r.label;
+  if (r.label === -1) {
+    c.corN++;
+    if (hit) c.corHit++;
+  } else {
+    c.errN++;
+    if (hit) c.errHit++;
   }
+}
+
+function metricsOf({ errN, errHit, corN, corHit }: HitCounts): SubsetMetrics {
   const error_acc = errN === 0 ? null : (100 * errHit) / errN;
   const correct_acc = corN === 0 ? null : (100 * corHit) / corN;
   const f1 = error_acc === null || correct_acc === null ? null : harmonicF1(error_acc, correct_acc);
-  return { error_acc, correct_acc, f1, n: records.length };
+  return { error_acc, correct_acc, f1, n: errN + corN };
 }
 
 /**
@@ -73,19 +84,33 @@ export function subsetMetrics(records: readonly FirstErrorRecord[]): SubsetMetri
 export function processBenchScore(
   records: ReadonlyArray<FirstErrorRecord & { subset: string }>,
 ): ProcessBenchScore {
-  const groups = new Map<string, FirstErrorRecord[]>();
-  for (const name of PROCESSBENCH_SUBSETS) groups.set(name, []);
-  for (const r of records) {
-    let g = groups.get(r.subset);
-    if (!g) {
-      g = [];
-      groups.set(r.subset, g);
-    }
-    g.push(r);
-  }
-  const subsets: Record<string, SubsetMetrics> = {};
-  for (const [name, g] of groups) if (g.length > 0) subsets[name] = subsetMetrics(g);
-  return { subsets, average_f1: averageF1(subsets) };
+  const acc = processBenchScoreAccumulator();
+  for (const r of records) acc.add(r);
+  return acc.result();
+}
+
+/** {@link processBenchScore} one record at a time: keeps four counts a subset, not the records. */
+export function processBenchScoreAccumulator(): {
+  add(r: FirstErrorRecord & { subset: string }): void;
+  result(): ProcessBenchScore;
+} {
+  const groups = new Map<string, HitCounts>();
+  for (const name of PROCESSBENCH_SUBSETS) groups.set(name, { errN: 0, errHit: 0, corN: 0, corHit: 0 });
+  return {
+    add(r) {
+      let g = groups.get(r.subset);
+      if (!g) {
+        g = { errN: 0, errHit: 0, corN: 0, corHit: 0 };
+        groups.set(r.subset, g);
+      }
+      countHit(g, r);
+    },
+    result() {
+      const subsets: Record<string, SubsetMetrics> = {};
+      for (const [name, g] of groups) if (g.errN + g.corN > 0) subsets[name] = metricsOf(g);
+      return { subsets, average_f1: averageF1(subsets) };
+    },
+  };
 }
 
 /** Mean of the subsets' F1; null when empty or when any subset's F1 is undefined. */

@@ -4,7 +4,8 @@ import { InputError, StepwiseError, UsageError } from '../core/errors.js';
 import { wrongKindError } from '../core/file-kind.js';
 import type { Segmentation } from '../core/segment.js';
 import type { Cost, Problem, RoleCost } from '../core/types.js';
-import { loadProcessBench, PROCESSBENCH_SUBSETS } from '../data/processbench.js';
+import { loadProcessBench, PROCESSBENCH_SUBSETS, processBenchSource } from '../data/processbench.js';
+import type { RecordSource } from '../data/records.js';
 import type { ProcessBenchRecord } from '../data/types.js';
 import { readLinesSync } from '../jobs/lines.js';
 import { type JobProgress, runStreamJob, type Shard } from '../jobs/run-job.js';
@@ -16,6 +17,7 @@ import {
   firstBelow,
   type ProcessBenchScore,
   processBenchScore,
+  processBenchScoreAccumulator,
   type ScoredSample,
   type SubsetMetrics,
   selectThreshold,
@@ -129,7 +131,8 @@ export type ThresholdMode =
 
 export interface ProcessBenchRunOptions {
   judge: StepJudge;
-  samples: readonly ProcessBenchRecord[];
+  /** The samples: a list, or read as the job goes ({@link scanProcessBenchSamples}, which checked the ids). */
+  samples: readonly ProcessBenchRecord[] | ProcessBenchSamples;
   /** Predictions JSONL (resumable: lines already there are not judged again). */
   predictionsPath: string;
   /** Default: `auto` on gsm8k for scalar judges, `verdict` otherwise. */
@@ -198,6 +201,102 @@ function defaultThreshold(judge: StepJudge): ThresholdMode {
   return judge.scalar ? { mode: 'auto', subset: 'gsm8k' } : { mode: 'verdict' };
 }
 
+/** ProcessBench-format samples read as a job goes (see {@link scanProcessBenchSamples}). */
+export interface ProcessBenchSamples {
+  /** The samples, in {@link loadProcessBenchSamples}' order, read anew on each call. */
+  read(): AsyncIterable<ProcessBenchRecord>;
+  /** How many samples `read()` yields. */
+  count: number;
+  /** The subsets they come from. */
+  subsets: readonly string[];
+}
+
+/**
+ * {@link loadProcessBenchSamples} without holding the samples. Before any work, a pass over the
+ * files, a record at a time, checks every record (a bad one fails naming file, line or index, and
+ * field) and counts each file's classes; a second pass over the samples kept (`limit`: the same
+ * spread over each class) refuses an id seen twice and shows each to `check`. `read()` reads them
+ * again as the job goes, in the same order. A ProcessBench-format JSONL file of any size is then
+ * judged in memory bounded by the judge's concurrency (and, during the check, the ids seen).
+ */
+export async function scanProcessBenchSamples(
+  options: { path?: string; subsets?: readonly string[]; limit?: number } = {},
+  check?: (sample: ProcessBenchRecord) => void,
+): Promise<ProcessBenchSamples> {
+  const isFile =
+    options.path !== undefined && existsSync(options.path) && !statSync(options.path).isDirectory();
+  // One source per subset file; a single file is one subset (its name).
+  const sources = isFile
+    ? [processBenchSource({ path: options.path })]
+    : (options.subsets ?? PROCESSBENCH_SUBSETS).map((split) =>
+        processBenchSource({ path: options.path, split }),
+      );
+  // Pass 1: every record checked, each file's classes counted.
+  const files: Array<{ source: RecordSource<ProcessBenchRecord>; wrong: number; right: number }> = [];
+  for (const source of sources) {
+    const counts = { source, wrong: 0, right: 0 };
+    for await (const r of source.read()) {
+      if (isFile && options.subsets && !options.subsets.includes(r.subset)) continue;
+      if (r.label === -1) counts.right++;
+      else counts.wrong++;
+    }
+    if (counts.wrong + counts.right > 0) files.push(counts);
+  }
+  const limit = options.limit;
+  async function* read(): AsyncGenerator<ProcessBenchRecord> {
+    for (const f of files) {
+      const keep = stratifiedPicker(f.wrong, f.right, limit);
+      for await (const r of f.source.read()) {
+        if (isFile && options.subsets && !options.subsets.includes(r.subset)) continue;
+        if (keep(r.label !== -1)) yield r;
+      }
+    }
+  }
+  // Pass 2, over the samples the job will judge: ids once each, `check`, the count.
+  const ids = new Set<string>();
+  const subsets: string[] = [];
+  let count = 0;
+  for await (const r of read()) {
+    if (ids.has(r.id))
+      throw new StepwiseError(`ProcessBench sample id ${r.id} appears twice`, { exitCode: 2 });
+    ids.add(r.id);
+    check?.(r);
+    count++;
+    if (!subsets.includes(r.subset)) subsets.push(r.subset);
+  }
+  ids.clear();
+  return { count, subsets, read };
+}
+
+/**
+ * {@link stratifiedSample} one record at a time, given the class sizes: whether to keep the next
+ * record of a file (erroneous or not) — the same records, since each class's picks ⌊i·len/n⌋ rise.
+ */
+function stratifiedPicker(
+  wrong: number,
+  right: number,
+  n: number | undefined,
+): (isWrong: boolean) => boolean {
+  const total = wrong + right;
+  if (n === undefined || n >= total) return () => true;
+  let takeWrong = Math.round((n * wrong) / total);
+  if (n >= 2 && wrong > 0 && right > 0) takeWrong = Math.min(Math.max(takeWrong, 1), n - 1);
+  const spread = (len: number, take: number) => {
+    if (take >= len) return () => true;
+    let seen = 0;
+    let picked = 0;
+    return () => {
+      const keep = picked < take && seen === Math.floor((picked * len) / take);
+      seen++;
+      if (keep) picked++;
+      return keep;
+    };
+  };
+  const pickWrong = spread(wrong, takeWrong);
+  const pickRight = spread(right, n - takeWrong);
+  return (isWrong) => (isWrong ? pickWrong() : pickRight());
+}
+
 /**
  * Run a judge over ProcessBench-format samples and score it with the official metric
  * (METHODS §4). Each sample's judgment is appended to `predictionsPath` as soon as it is done, so
@@ -206,20 +305,24 @@ function defaultThreshold(judge: StepJudge): ThresholdMode {
  */
 export async function runProcessBench(options: ProcessBenchRunOptions): Promise<ProcessBenchReport> {
   const { judge, samples } = options;
+  const list = Array.isArray(samples) ? (samples as readonly ProcessBenchRecord[]) : undefined;
+  const source = list ? undefined : (samples as ProcessBenchSamples);
   const threshold = options.threshold ?? defaultThreshold(judge);
-  if (threshold.mode === 'auto' && !samples.some((s) => s.subset === threshold.subset)) {
-    const present = [...new Set(samples.map((s) => s.subset))].join(', ');
+  const subsets = source ? source.subsets : [...new Set(list!.map((s) => s.subset))];
+  if (threshold.mode === 'auto' && !subsets.includes(threshold.subset)) {
+    const present = subsets.join(', ');
     throw new UsageError(
       `--threshold auto picks the threshold on the ${threshold.subset} subset, which this run does not include ` +
         `(subsets: ${present || 'none'}); include it, choose another with --threshold-subset <name>, or pass --threshold <number>`,
     );
   }
   const ids = new Set<string>();
-  for (const s of samples) {
+  for (const s of list ?? []) {
     if (ids.has(s.id))
       throw new StepwiseError(`ProcessBench sample id ${s.id} appears twice`, { exitCode: 2 });
     ids.add(s.id);
   }
+  ids.clear();
   const earlyExit = threshold.mode === 'verdict';
   const settings = {
     votes: options.votes ?? null,
@@ -232,8 +335,8 @@ export async function runProcessBench(options: ProcessBenchRunOptions): Promise<
   const forThreshold: ScoredSample[] = [];
   let incomplete: ProcessBenchPrediction | undefined;
   const result = await runStreamJob<ProcessBenchRecord, ProcessBenchPrediction>({
-    items: samples,
-    total: options.shard ? undefined : samples.length,
+    items: source ? source.read() : list!,
+    total: options.shard ? undefined : (source?.count ?? list!.length),
     keyOf: (s) => s.id,
     keyOfOutput: (r) => r.id,
     out: options.predictionsPath,
@@ -301,8 +404,9 @@ export async function runProcessBench(options: ProcessBenchRunOptions): Promise<
   } else if (threshold.mode === 'fixed') {
     t = threshold.value;
   }
-  // The final predictions, rewritten a line at a time; the score keeps three numbers a sample.
-  const scored: Array<{ subset: string; label: number; prediction: number | null }> = [];
+  // The final predictions, rewritten a line at a time; the score keeps four counts a subset.
+  const scored = processBenchScoreAccumulator();
+  let samplesScored = 0;
   let formatFailures = 0;
   let abstained = 0;
   // Rows written before `replies` was recorded count their sampled replies instead.
@@ -310,7 +414,8 @@ export async function runProcessBench(options: ProcessBenchRunOptions): Promise<
   let cost = emptyCost();
   rewriteJsonl<ProcessBenchPrediction>(options.predictionsPath, (r) => {
     const final = { ...r, prediction: predictionAt(r, t) };
-    scored.push({ subset: final.subset, label: final.label, prediction: final.prediction });
+    scored.add({ subset: final.subset, label: final.label, prediction: final.prediction });
+    samplesScored++;
     formatFailures += final.formatFailures;
     replies += final.replies ?? final.cost.samples;
     if (final.prediction === null) abstained++;
@@ -318,7 +423,7 @@ export async function runProcessBench(options: ProcessBenchRunOptions): Promise<
     return final;
   });
 
-  const score = processBenchScore(scored);
+  const score = scored.result();
   const simulated = isSimulatedJudge(judge);
   return {
     benchmark: 'ProcessBench',
@@ -333,7 +438,7 @@ export async function runProcessBench(options: ProcessBenchRunOptions): Promise<
       ...(threshold.mode === 'auto' ? { chosenOn: threshold.subset, f1OnChosenSubset: chosen?.f1 } : {}),
     },
     votes: options.votes ?? null,
-    samples: scored.length,
+    samples: samplesScored,
     formatFailures,
     replies,
     formatFailureRate: formatFailureShare(formatFailures, replies),

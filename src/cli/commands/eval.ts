@@ -9,6 +9,7 @@ import {
   ProcessBenchPendingError,
   type ProcessBenchReport,
   runProcessBench,
+  scanProcessBenchSamples,
   scoreJson,
   scorePredictions,
   type ThresholdMode,
@@ -28,7 +29,7 @@ import { addBatchOptions, batchOutcome, batchReport, nextRoundFile, openBatchFil
 import { addConfigOption } from '../config-file.js';
 import { addInputOption, intOption, segmentationOption, shardOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
-import { assertSimWorldInputs } from '../sim-guard.js';
+import { assertSimWorldInputs, simWorldInputCheck } from '../sim-guard.js';
 import { reportJob } from '../summary.js';
 import { addAlias, apiKeyOption, storeOption } from '../vocabulary.js';
 
@@ -185,13 +186,17 @@ async function runJudge(flags: ProcessBenchFlags): Promise<void> {
     ?.split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  const samples = await loadProcessBenchSamples({ path: flags.path, subsets, limit: flags.limit });
-  assertSimWorldInputs(
+  // Read before any work (bad records, ids twice and simulated-world mismatches fail here), then
+  // again as the judge goes: the samples are never all in memory.
+  const simCheck = simWorldInputCheck(
     { judge: flags.judge },
-    samples.map((s) => ({ id: s.id, question: s.problem })),
     { guess: flags.simGuess, source: flags.path ?? 'ProcessBench' },
   );
-  if (samples.length === 0)
+  const samples = await scanProcessBenchSamples(
+    { path: flags.path, subsets, limit: flags.limit },
+    simCheck && ((s) => simCheck({ id: s.id, question: s.problem })),
+  );
+  if (samples.count === 0)
     throw new UsageError('no ProcessBench samples to judge (check --path and --subsets)');
   const predictions = predictionsPathFor(flags.out);
   const db = openStore(flags.store ?? defaultStorePath());
