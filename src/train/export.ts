@@ -200,7 +200,7 @@ async function writeAll<W extends RowWriter<never>>(
 /**
  * An export's input, read one record at a time — as often as the task needs (balancing reads it
  * once for the few facts it balances on, and again to write what it kept), so memory holds one
- * record and those facts, never the file. A file that changes between reads is refused.
+ * record and those facts, never the file. A file that changes while it is read is refused.
  */
 class ExportInput {
   private readonly stamp: string;
@@ -245,6 +245,7 @@ class ExportInput {
       const simulated = (value as { simulated?: unknown } | null)?.simulated === true;
       yield { line, record, mine: this.mine(value), simulated };
     }
+    this.checkUnchanged();
   }
 
   /** The records of this part, checked by `parse`. */
@@ -254,6 +255,7 @@ class ExportInput {
       if (!this.mine(value)) continue;
       yield { line, record: parse(value, line) };
     }
+    this.checkUnchanged();
   }
 }
 

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { inShard } from '../../src/jobs/run-job.js';
@@ -147,5 +147,60 @@ describe('export --shard K/N', () => {
     expect(p.status).toBe(2);
     expect(p.stderr).toMatch(/judge\.part-1\.parquet is a Parquet file .*data\.train_files=/);
     expect(p.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('an input that changes while export reads it is refused, and no half-written output is left', async () => {
+    const from = writeJsonlFile(dir, 'growing.jsonl', inputRows.slice(0, 40));
+    const out = join(dir, 'growing.out.jsonl');
+    let appended = false;
+    await expect(
+      exportTrainingData({
+        from,
+        task: 'refine-local',
+        format: 'openrlhf',
+        out,
+        signal: 'abs-q',
+        findContinuation: async () => {
+          if (!appended) appendFileSync(from, `${JSON.stringify(inputRows[50])}\n`);
+          appended = true;
+          return 'continued';
+        },
+      }),
+    ).rejects.toThrow(/growing\.jsonl: the file changed while export was reading it/);
+    expect(existsSync(out)).toBe(false);
+    expect(readdirSync(dir).filter((f) => f.startsWith('growing.out'))).toEqual([]);
+  });
+
+  it('bad records name file, line and field, before anything is written', async () => {
+    const rows = [
+      { id: 'a', question: 'Q a', samples: [{ text: 'x', correct: false }] },
+      { id: 'b', samples: [{ text: 'y', correct: true }] },
+    ];
+    const from = writeJsonlFile(dir, 'bad-samples.jsonl', rows);
+    const out = join(dir, 'bad-samples.out.jsonl');
+    const r = cli(['export', '--input', from, '--task', 'refine-global', '--format', 'trl', '--out', out]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(
+      /bad-samples\.jsonl, line 2, field "question": b has neither "question" nor "problem"/,
+    );
+    expect(existsSync(out)).toBe(false);
+    const badLabel = writeJsonlFile(dir, 'bad-labels.jsonl', [
+      inputRows[0],
+      { ...inputRows[1], chunks: [{ text: 1, labels: {} }] },
+    ]);
+    const l = cli([
+      'export',
+      '--input',
+      badLabel,
+      '--task',
+      'judge-rl',
+      '--format',
+      'verl',
+      '--out',
+      `${out}.parquet`,
+    ]);
+    expect(l.status).toBe(2);
+    expect(l.stderr).toMatch(/bad-labels\.jsonl, line 2, field "chunks\.0\.text"/);
+    expect(existsSync(`${out}.parquet`)).toBe(false);
   });
 });
