@@ -153,7 +153,8 @@ describe('export writes what the in-memory export wrote', () => {
       const rows = (want.summary as { rows: number }).rows;
       if (c.format === 'verl' && rows > ROW_GROUP_ROWS) {
         // The one change: a Parquet file of more than 1,000 rows was one group of 1,000 and then
-        // groups of 100,000 (held in memory to encode); now every group is at most 1,000 rows.
+        // groups of 100,000 (held in memory to encode); now every group is at most 1,000 rows (and
+        // ~1 MB of text, which these short rows do not reach).
         const out = join(dir, `${name}.parquet`);
         const groups = (await parquetMetadataAsync(asArrayBuffer(readFileSync(out)))).row_groups;
         expect(groups.map((g) => Number(g.num_rows))).toEqual(
