@@ -439,6 +439,7 @@ function correctKeptRollout(r: LabeledSolution, firstBad: number): string | null
  */
 function writtenDraftOf(
   file: string,
+  line: number,
   r: LabeledSolution,
   chunks: string[],
   segmentation: Segmentation,
@@ -446,7 +447,7 @@ function writtenDraftOf(
   if (!r.written) return rebuiltDraft(chunks, segmentation);
   const { text, ends } = r.written;
   const bad = (why: string) =>
-    new UsageError(`${file}: solution ${r.id}: "written" does not match its chunks (${why})`);
+    new InputError({ file, line, field: 'written' }, `solution ${r.id}: does not match its chunks (${why})`);
   if (ends.length !== chunks.length) throw bad(`${ends.length} prefix ends for ${chunks.length} chunks`);
   let from = 0;
   chunks.forEach((c, i) => {
@@ -809,15 +810,15 @@ async function exportLocalRefinement(
   let fromRollouts = 0;
   let sampled = 0;
   summary.rows = await writeAll(new JsonlRowWriter(o.out, scan.simulated), async (w) => {
-    for (const { record: r } of input.records(parse)) {
+    for (const { line, record: r } of input.records(parse)) {
       const { labels } = labeledSteps(r, signal);
       const firstBad = labels.indexOf(false);
       if (firstBad < 0) continue;
       if (r.answer === undefined)
-        throw new UsageError(`${o.from}: solution ${r.id} has no "answer" (gold) field`);
+        throw new InputError({ file: o.from, line, field: 'answer' }, `solution ${r.id} has no gold answer`);
       const chunks = r.chunks.map((c) => c.text);
       const segmentation = r.segmentation ?? 'paragraph';
-      const written = writtenDraftOf(o.from, r, chunks, segmentation);
+      const written = writtenDraftOf(o.from, line, r, chunks, segmentation);
       const prefix = {
         chunks: chunks.slice(0, firstBad),
         text: firstBad > 0 ? written.text.slice(0, written.ends[firstBad - 1]) : '',

@@ -202,5 +202,26 @@ describe('export --shard K/N', () => {
     expect(l.status).toBe(2);
     expect(l.stderr).toMatch(/bad-labels\.jsonl, line 2, field "chunks\.0\.text"/);
     expect(existsSync(`${out}.parquet`)).toBe(false);
+    // Found while writing (a bad solution without its gold answer): still named, and no output left.
+    const bad0 = inputRows[0] as { answer?: string; chunks: Array<{ labels: Record<string, unknown> }> };
+    const { answer: _, ...noAnswer } = {
+      ...bad0,
+      chunks: bad0.chunks.map((c) => ({ ...c, labels: { ...c.labels, sorm: false } })),
+    };
+    const noGold = writeJsonlFile(dir, 'no-gold.jsonl', [inputRows[3], noAnswer]);
+    const g = cli([
+      'export',
+      '--input',
+      noGold,
+      '--task',
+      'refine-local',
+      '--format',
+      'openrlhf',
+      '--out',
+      out,
+    ]);
+    expect(g.status).toBe(2);
+    expect(g.stderr).toMatch(/no-gold\.jsonl, line 2, field "answer": solution q0#0 has no gold answer/);
+    expect(readdirSync(dir).filter((f) => f.startsWith('bad-samples.out'))).toEqual([]);
   });
 });
