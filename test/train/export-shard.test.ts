@@ -203,7 +203,10 @@ describe('export --shard K/N', () => {
     expect(l.stderr).toMatch(/bad-labels\.jsonl, line 2, field "chunks\.0\.text"/);
     expect(existsSync(`${out}.parquet`)).toBe(false);
     // Found while writing (a bad solution without its gold answer): still named, and no output left.
-    const bad0 = inputRows[0] as { answer?: string; chunks: Array<{ labels: Record<string, unknown> }> };
+    const bad0 = inputRows[0] as unknown as {
+      answer?: string;
+      chunks: Array<{ labels: Record<string, unknown> }>;
+    };
     const { answer: _, ...noAnswer } = {
       ...bad0,
       chunks: bad0.chunks.map((c) => ({ ...c, labels: { ...c.labels, sorm: false } })),
