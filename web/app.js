@@ -151,6 +151,10 @@ const getSummary = (/** @type {RootRef} */ root, /** @type {string} */ path) =>
   api(`/api/summary?root=${encodeURIComponent(root)}&path=${encodeURIComponent(path)}`);
 /** @returns {Promise<LegendResponse>} */
 const getLegend = () => api('/api/legend');
+/** @type {LegendResponse['traceStatus'] | undefined} */
+let traceStatusLegend;
+/** The trace statuses' meanings: fixed by the server's code, so asked once, not on every page of a search file. */
+const traceLegend = async () => (traceStatusLegend ??= (await getLegend()).traceStatus);
 
 function parseHash() {
   const h = location.hash.replace(/^#/, '') || '/';
@@ -371,7 +375,7 @@ async function filePage(/** @type {URLSearchParams} */ params) {
   const summary =
     isJsonl && summaryKinds.some((k) => k === file.kind) ? (await getSummary(root, path)).summary : null;
   // The trace statuses' meanings, from the code's TraceStatus (GET /api/legend).
-  const statuses = file.kind === 'search' ? (await getLegend()).traceStatus : null;
+  const statuses = file.kind === 'search' ? await traceLegend() : null;
   const pager = isJsonl && id === null ? pagerHtml(root, path, file.offset, file.total, params) : '';
   const single =
     isJsonl && id !== null ? `<p><a href="${fileHref(root, path)}">all records of this file</a></p>` : '';
