@@ -49,9 +49,17 @@ export function createProgressBar(label: string, options: { quiet?: boolean } = 
  * end rather than once per item.
  */
 export function trackJobProgress(bar: ProgressBar, db: Db, runId: string): (p: JobProgress) => void {
-  let lastCounts = 0;
+  const counts = trackRunCounts(db, runId);
   return (p) => {
     bar.update(p.done, p.total, p.resumed ? `(${p.resumed} resumed)` : '');
+    counts(p);
+  };
+}
+
+/** Keep a run record's counts fresh for `stepwise runs`: written every 25 items and at the end, not per item. */
+export function trackRunCounts(db: Db, runId: string): (p: JobProgress) => void {
+  let lastCounts = 0;
+  return (p) => {
     if (p.done - lastCounts >= 25 || p.done === p.total) {
       lastCounts = p.done;
       updateRunCounts(db, runId, { done: p.done, total: p.total, resumed: p.resumed });

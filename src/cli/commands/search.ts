@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UsageError } from '../../core/errors.js';
 import type { Segmentation } from '../../core/segment.js';
-import type { Shard } from '../../jobs/run-job.js';
+import type { JobProgress, Shard } from '../../jobs/run-job.js';
 import { jobSettings } from '../../jobs/settings.js';
 import { createJudge } from '../../judge/create.js';
 import { judgeReadsGold } from '../../judge/spec.js';
@@ -21,7 +21,7 @@ import {
 import { getStrategy, STRATEGY_NAMES } from '../../search/registry.js';
 import type { Aggregation, SearchDeps } from '../../search/types.js';
 import { type Db, defaultStorePath, openStore } from '../../store/db.js';
-import { finishRun, startRun, updateRunCounts } from '../../store/runs.js';
+import { finishRun, startRun } from '../../store/runs.js';
 import { addConfigOption } from '../config-file.js';
 import {
   addDatasetOptions,
@@ -31,7 +31,7 @@ import {
   searchDomainFor,
 } from '../datasets.js';
 import { floatOption, intOption, segmentationOption, shardOption } from '../options.js';
-import { createProgressBar } from '../progress.js';
+import { createProgressBar, trackRunCounts } from '../progress.js';
 import { addSimGuessOption, isSimSpec, simWorldInputCheck } from '../sim-guard.js';
 import { cachePhrase, JSON_HELP, reportJob, SIMULATED_WORLD, share } from '../summary.js';
 import { addAlias, apiKeyOption, msOption, promptFormOption, storeOption } from '../vocabulary.js';
@@ -290,7 +290,7 @@ export async function recordedSearch(
   runConfig: Record<string, unknown> = {},
 ): Promise<{ summary: SearchSummary; runId: string; items: number; resumed: number }> {
   let runId: string | undefined;
-  let lastCounted = 0;
+  let counts: ((p: JobProgress) => void) | undefined;
   try {
     const result = await searchDataset({
       ...options,
@@ -309,13 +309,11 @@ export async function recordedSearch(
           },
           options.out,
         );
+        counts = trackRunCounts(store, runId);
       },
       onProgress: (p) => {
         options.onProgress?.(p);
-        if (runId && (p.done - lastCounted >= 25 || p.done === p.total)) {
-          lastCounted = p.done;
-          updateRunCounts(store, runId, { done: p.done, total: p.total, resumed: p.resumed });
-        }
+        counts?.(p);
       },
     });
     const { summary } = result;
