@@ -5,12 +5,12 @@ import { createCodePolicy } from '../code/policy.js';
 import { StepwiseError, UsageError } from '../core/errors.js';
 import type { Problem } from '../core/types.js';
 import { parseFieldMapping } from '../data/jsonl.js';
-import { assertDatasetName, loadProblems, problemSource } from '../data/load.js';
+import { assertDatasetName, problemSource } from '../data/load.js';
 import type { Policy, PromptForm } from '../models/policy.js';
 import { parseModelSpec } from '../models/spec.js';
 import { renderCodeProblem } from '../prompts/code.js';
 import { mathDomain, type SearchDomain } from '../search/domain.js';
-import { simDatasetProblemSequence, simDatasetProblems } from '../sim/dataset.js';
+import { simDatasetProblemSequence } from '../sim/dataset.js';
 import { parseSimSpec } from '../sim/options.js';
 import { intOption } from './options.js';
 import { addUnsafeFilesystemOption } from './sandbox.js';
@@ -36,20 +36,9 @@ export const FIELDS_HELP =
 
 /** Problems of `--dataset`: any data set of `loadProblems`, or `sim` (generated, `--count`, `--sim-seed`). */
 export async function loadDatasetProblems(f: DatasetFlags & { policy?: string }): Promise<Problem[]> {
-  if (f.dataset === 'sim') {
-    const count = f.count ?? f.limit ?? 100;
-    // The success rates the sim data set reports are those of the policy's world options.
-    const world =
-      f.policy && parseModelSpec(f.policy).provider === 'sim' ? parseSimSpec(f.policy).options : {};
-    const problems = simDatasetProblems(count, { ...world, seed: f.simSeed ?? 0 });
-    return f.limit ? problems.slice(0, f.limit) : problems;
-  }
-  const { problems } = await loadProblems(assertDatasetName(f.dataset), {
-    path: f.path,
-    limit: f.limit,
-    split: f.split,
-    fields: f.fields === undefined ? undefined : parseFieldMapping(f.fields),
-  });
+  // The same reader a streaming job reads them with, collected.
+  const problems: Problem[] = [];
+  for await (const p of datasetReader(f)()) problems.push(p);
   if (problems.length === 0) throw new StepwiseError(`no problems loaded from ${f.dataset}`, { exitCode: 2 });
   return problems;
 }
@@ -101,6 +90,7 @@ function datasetReader(f: DatasetFlags & { policy?: string }): () => AsyncIterab
   if (f.dataset === 'sim') {
     // Generated in order from the seed: the first `limit` are those of a longer set.
     const count = Math.min(f.count ?? f.limit ?? 100, f.limit ?? Number.POSITIVE_INFINITY);
+    // The success rates the sim data set reports are those of the policy's world options.
     const world =
       f.policy && parseModelSpec(f.policy).provider === 'sim' ? parseSimSpec(f.policy).options : {};
     return async function* () {
