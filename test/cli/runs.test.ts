@@ -31,6 +31,12 @@ describe('stepwise runs', () => {
     const one = runCli(['runs', '--json', '--command', 'label'], { env: { STEPWISE_HOME: home } });
     expect(jsonLines(one.stdout).map((r) => r.id)).toEqual([a]);
     expect(runCli(['runs', '--limit', '0'], { env: { STEPWISE_HOME: home } }).code).toBe(2);
+    // One run by its id: the run.json that `--config` replays.
+    const byId = runCli(['runs', '--id', a, '--json'], { env: { STEPWISE_HOME: home } });
+    expect(jsonLines(byId.stdout).map((r) => r.id)).toEqual([a]);
+    const missing = runCli(['runs', '--id', 'nope', '--json'], { env: { STEPWISE_HOME: home } });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/no run nope in .*store\.sqlite/);
   });
 
   it('an empty home says so and creates no store', () => {

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { UsageError } from '../../core/errors.js';
 import { defaultStorePath, openStore, storeBytes } from '../../store/db.js';
-import { listRuns, type RunStatus } from '../../store/runs.js';
+import { getRun, listRuns, type RunStatus } from '../../store/runs.js';
 
 /** `stepwise runs`: list recorded runs, newest first. */
 export function register(program: Command): void {
@@ -12,6 +12,10 @@ export function register(program: Command): void {
     .option('--json', 'print one JSON object per run per line')
     .option('--limit <n>', 'show at most n runs', '20')
     .option('--command <name>', 'only runs of this command (e.g. label, search)')
+    .option(
+      '--id <run>',
+      'only this run (`stepwise runs --id ID --json > run.json` is what `--config run.json` replays)',
+    )
     .addOption(
       new Option('--status <status>', 'only runs with this status').choices([
         'running',
@@ -25,15 +29,33 @@ export function register(program: Command): void {
       'SQLite store to read (default $STEPWISE_HOME/store.sqlite, ./.stepwise/store.sqlite)',
     )
     .action(
-      (opts: { json?: boolean; limit: string; store?: string; command?: string; status?: RunStatus }) => {
+      (opts: {
+        json?: boolean;
+        limit: string;
+        store?: string;
+        command?: string;
+        status?: RunStatus;
+        id?: string;
+      }) => {
         const limit = Number(opts.limit);
         if (!Number.isInteger(limit) || limit < 1)
           throw new UsageError(`--limit must be a positive integer, not "${opts.limit}"`);
         const storePath = opts.store ?? defaultStorePath();
         // Listing must not create a store where none exists.
-        const runs = existsSync(storePath)
-          ? listRuns(openStore(storePath), limit, { command: opts.command, status: opts.status })
+        let runs = existsSync(storePath)
+          ? opts.id === undefined
+            ? listRuns(openStore(storePath), limit, { command: opts.command, status: opts.status })
+            : [getRun(openStore(storePath), opts.id)].filter((r) => r !== null)
           : [];
+        if (opts.id !== undefined) {
+          if (runs.length === 0)
+            throw new UsageError(`no run ${opts.id} in ${storePath} (see \`stepwise runs\`)`);
+          runs = runs.filter(
+            (r) =>
+              (opts.command === undefined || r.command === opts.command) &&
+              (opts.status === undefined || r.status === opts.status),
+          );
+        }
         if (opts.json) {
           for (const r of runs) process.stdout.write(`${JSON.stringify(r)}\n`);
           return;
