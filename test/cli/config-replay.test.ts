@@ -21,6 +21,13 @@ function jobsOf(file: string): JobSettings[] {
     .map((l) => (JSON.parse(l) as { job: JobSettings }).job);
 }
 
+/** A run record of another command (label), as `stepwise runs --json` prints it. */
+const LABEL_RUN = {
+  id: '20261201000000-0000abcd',
+  command: 'label',
+  config: { job: { command: 'label', hash: '0000000000000000', settings: { seed: 0 } } },
+};
+
 let dir: string;
 let home: string;
 let samples: string;
@@ -310,7 +317,7 @@ describe('search --config run.json', () => {
     const override = await cli(['search', '--config', file, '--children', '3', ...args]);
     expect(override.code).toBe(2);
     expect(override.stderr).toMatch(/2 in the file, 3 now/);
-    const labelRun = write('label-run.json', await lastRun('label'));
+    const labelRun = write('label-run.json', LABEL_RUN);
     const wrong = await cli(['search', '--config', labelRun, ...args]);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/records a run of `stepwise label`, not `stepwise search`/);
@@ -415,7 +422,7 @@ describe('every job that records settings replays its own record', () => {
     const wrong = await cli([
       ...command.split(' '),
       '--config',
-      write('label-run.json', await lastRun('label')),
+      write('label-run.json', LABEL_RUN),
       ...other,
       '--out',
       join(dir, 'c.json'),
