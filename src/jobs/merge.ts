@@ -159,9 +159,15 @@ export function mergeJsonl(o: MergeOptions): MergeSummary {
       };
       if (o.input) {
         // Keys by input id: `id` itself, then its sub-keys `id#0`, `id#1`, … in order (see SUB_KEY).
+        // A key that is an input id of its own (`X/3` beside `X`) is no sub-key: it keeps its place.
+        const inputIds = new Set<string>();
+        for (const { value } of streamJsonl(o.input)) {
+          const id = (value as Record<string, unknown> | null)?.id;
+          if (typeof id === 'string' || typeof id === 'number') inputIds.add(String(id));
+        }
         const byBase = new Map<string, string[]>();
         for (const k of order) {
-          const b = baseOf(k);
+          const b = inputIds.has(k) ? k : baseOf(k);
           const list = byBase.get(b);
           if (list) list.push(k);
           else byBase.set(b, [k]);

@@ -98,4 +98,15 @@ describe('mergeJsonl', () => {
     writeFileSync(b, '{"id":"ok"}\nnot json\n{"id":"z"}\n');
     expect(() => mergeJsonl({ files: [b], out })).toThrow(/b\.jsonl, line 2: not valid JSON/);
   });
+
+  it('keeps input order for ids shaped like sub-keys of other input ids (X and X/3 both in the input)', () => {
+    const a = join(dir, 'ids.jsonl');
+    const input = join(dir, 'ids-input.jsonl');
+    writeFileSync(a, '{"id":"X/3"}\n{"id":"Y"}\n{"id":"X"}\n{"id":"Y@2"}\n');
+    writeFileSync(input, '{"id":"X"}\n{"id":"Y"}\n{"id":"X/3"}\n');
+    const out = join(dir, 'ids-merged.jsonl');
+    const s = mergeJsonl({ files: [a], out, input });
+    expect(s).toMatchObject({ records: 4, missing: 0, notInInput: 0 });
+    expect(read(out).map((r) => r.id)).toEqual(['X', 'Y', 'Y@2', 'X/3']);
+  });
 });
