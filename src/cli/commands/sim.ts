@@ -1,4 +1,4 @@
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../../core/errors.js';
@@ -96,6 +96,29 @@ function writeAtomically(path: string, text: string): void {
   renameSync(tmp, path);
 }
 
+/**
+ * Rows as JSONL, written a few thousand lines at a time: a million ProcessBench rows (~700 MB)
+ * are more than one JavaScript string can hold.
+ */
+function writeJsonlAtomically(path: string, rows: readonly unknown[]): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.tmp-${process.pid}`;
+  const fd = openSync(tmp, 'w');
+  try {
+    for (let i = 0; i < rows.length; i += 4096)
+      writeSync(
+        fd,
+        `${rows
+          .slice(i, i + 4096)
+          .map((r) => JSON.stringify(r))
+          .join('\n')}\n`,
+      );
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+}
+
 export function register(program: Command): void {
   const sim = program
     .command('sim')
@@ -181,10 +204,8 @@ export function register(program: Command): void {
       throw new UsageError('--error-share only applies with --processbench');
     if (o.processbench) {
       const rows = simProcessBenchRows({ count: o.count, errorShare: o.errorShare }, options);
-      const text = /\.json$/i.test(o.out)
-        ? `${JSON.stringify(rows, null, 1)}\n`
-        : rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
-      writeAtomically(o.out, text);
+      if (/\.json$/i.test(o.out)) writeAtomically(o.out, `${JSON.stringify(rows, null, 1)}\n`);
+      else writeJsonlAtomically(o.out, rows);
       const errors = rows.filter((r) => r.label >= 0).length;
       reportJob(
         {
@@ -211,7 +232,7 @@ export function register(program: Command): void {
       return;
     }
     const rows = simProblemRows(o.count, options);
-    writeAtomically(o.out, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    writeJsonlAtomically(o.out, rows);
     const mean = rows.reduce((s, r) => s + r.success_rate, 0) / rows.length;
     reportJob(
       {
