@@ -56,8 +56,12 @@ export interface RunResponse {
 
 /** `GET /api/files` */
 export interface FilesResponse {
-  /** The served folders, absolute. */
+  /**
+   * The served folders by name, in `--dir` order: relative to the server's folder when inside
+   * it, else the folder's own name (never an absolute path).
+   */
   roots: string[];
+  /** Exactly the files `GET /api/file` opens (paths relative to their folder). */
   files: FileEntry[];
 }
 

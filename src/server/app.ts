@@ -1,6 +1,6 @@
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { resolve } from 'node:path';
+import { basename, isAbsolute, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import { StepwiseError } from '../core/errors.js';
 import {
@@ -41,10 +41,12 @@ import {
   isServablePath,
   listFiles,
   MAX_SHOWN_BYTES,
+  openOutput,
   readJsonlAll,
   readJsonlPage,
   safeResolve,
 } from './files.js';
+import type { ServedFile } from './safe-open.js';
 import { isSimulatedConfig, summarizeRecords } from './summary.js';
 
 /**
@@ -167,6 +169,15 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
     );
   }
   const roots = (options.roots?.length ? options.roots : [process.cwd()]).map((r) => resolve(r));
+  /**
+   * The served folders as the page names them: relative to the server's folder when inside it,
+   * else by their own name. An absolute path would tell every page viewer the machine's layout
+   * and user name; the page only needs to tell the folders apart.
+   */
+  const rootNames = roots.map((r) => {
+    const rel = relative(process.cwd(), r);
+    return rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? basename(r) : rel;
+  });
   const maxBody = options.maxBodyBytes ?? 1 << 20;
   const hosts = allowedHostNames(host);
   let db: Db | undefined;
@@ -175,13 +186,24 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
     return db;
   };
 
-  const fileParam = (url: URL): { path: string; root: number; rel: string } => {
+  /**
+   * The output a request names (`root`, `path`), opened: every read of it goes through the
+   * returned file (see src/server/safe-open.ts), which `use` gets and which is closed afterwards.
+   */
+  const withFileParam = async <T>(
+    url: URL,
+    use: (file: ServedFile, root: number, rel: string) => T | Promise<T>,
+  ): Promise<T> => {
     const root = intParam(url, 'root', 0, roots.length - 1);
     const rel = url.searchParams.get('path');
     if (rel === null || rel === '') throw new HttpError(400, 'the path parameter is required');
-    const path = safeResolve(roots[root], rel);
-    if (!path) throw noSuchFile();
-    return { path, root, rel };
+    const file = openOutput(roots[root], rel);
+    if (!file) throw noSuchFile();
+    try {
+      return await use(file, root, rel);
+    } finally {
+      file.close();
+    }
   };
 
   /**
@@ -318,7 +340,15 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
       if (!run) throw new HttpError(404, 'no such run');
       const view = runView(run);
       const at = locate(run.output);
-      const output = at ? { root: at.root, path: at.path, kind: inspectFile(at.abs).kind } : null;
+      const opened = at ? openOutput(roots[at.root], at.path) : null;
+      let output: RunResponse['output'] = null;
+      if (at && opened) {
+        try {
+          output = { root: at.root, path: at.path, kind: inspectFile(opened).kind };
+        } finally {
+          opened.close();
+        }
+      }
       sendJson(res, 200, { run: view, output } satisfies RunResponse);
       return;
     }
@@ -333,54 +363,57 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
         ...f,
         simulated: f.simulated || writtenBySim.has(`${f.root}:${f.path}`),
       }));
-      sendJson(res, 200, { roots, files } satisfies FilesResponse);
+      sendJson(res, 200, { roots: rootNames, files } satisfies FilesResponse);
       return;
     }
     if (path === '/api/file') {
-      const { path: file, root, rel } = fileParam(url);
-      const { kind, simulated } = inspectFile(file);
-      const runs = runsWriting(file);
-      const meta: FileMeta = {
-        root,
-        path: rel,
-        kind,
-        simulated: simulated || runs.some((r) => r.simulated),
-        runs,
-      };
-      if (statSync(file).size > MAX_SHOWN_BYTES) throw tooLarge(file);
-      if (file.endsWith('.jsonl')) {
-        const id = url.searchParams.get('id');
-        if (id !== null && id.length > 1000) throw new HttpError(400, 'id longer than 1000 characters');
-        const page = readJsonlPage(
-          file,
-          intParam(url, 'offset', 0, 1e9),
-          intParam(url, 'limit', 100, 5000),
-          id ?? undefined,
-        );
-        if (id !== null && page.offset < 0) throw new HttpError(404, 'no record with that id');
-        sendJson(res, 200, { ...meta, ...page } satisfies JsonlPageResponse);
-      } else {
-        let data: unknown;
-        try {
-          data = JSON.parse(readFileSync(file, 'utf8'));
-        } catch {
-          // Not an output after all: answered exactly like a missing file, so nothing can be probed.
-          throw noSuchFile();
+      await withFileParam(url, (file, root, rel) => {
+        const { kind, simulated, refusal } = inspectFile(file);
+        if (refusal === 'too-large') throw tooLarge(rel);
+        // Not an output after all: answered exactly like a missing file, so nothing can be probed.
+        if (refusal === 'not-json') throw noSuchFile();
+        const runs = runsWriting(file.realPath);
+        const meta: FileMeta = {
+          root,
+          path: rel,
+          kind,
+          simulated: simulated || runs.some((r) => r.simulated),
+          runs,
+        };
+        if (rel.endsWith('.jsonl')) {
+          const id = url.searchParams.get('id');
+          if (id !== null && id.length > 1000) throw new HttpError(400, 'id longer than 1000 characters');
+          const page = readJsonlPage(
+            file,
+            intParam(url, 'offset', 0, 1e9),
+            intParam(url, 'limit', 100, 5000),
+            id ?? undefined,
+          );
+          if (id !== null && page.offset < 0) throw new HttpError(404, 'no record with that id');
+          sendJson(res, 200, { ...meta, ...page } satisfies JsonlPageResponse);
+        } else {
+          let data: unknown;
+          try {
+            data = JSON.parse(file.readText());
+          } catch {
+            throw noSuchFile();
+          }
+          sendJson(res, 200, { ...meta, data } satisfies JsonFileResponse);
         }
-        sendJson(res, 200, { ...meta, data } satisfies JsonFileResponse);
-      }
+      });
       return;
     }
     if (path === '/api/summary') {
       if (!url.searchParams.get('path')?.endsWith('.jsonl'))
         throw new HttpError(400, 'summaries are of JSONL files');
-      const { path: file } = fileParam(url);
-      if (statSync(file).size > MAX_SHOWN_BYTES) throw tooLarge(file);
-      const { kind } = inspectFile(file);
-      sendJson(res, 200, {
-        kind,
-        summary: summarizeRecords(kind, readJsonlAll(file)),
-      } satisfies SummaryResponse);
+      await withFileParam(url, (file, _root, rel) => {
+        if (file.size > MAX_SHOWN_BYTES) throw tooLarge(rel);
+        const { kind } = inspectFile(file);
+        sendJson(res, 200, {
+          kind,
+          summary: summarizeRecords(kind, readJsonlAll(file)),
+        } satisfies SummaryResponse);
+      });
       return;
     }
     throw new HttpError(404, 'no such endpoint');

@@ -1,12 +1,15 @@
-import { closeSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { recordedSettings } from '../jobs/settings.js';
+import { openServedFile, type ServedFile } from './safe-open.js';
 import { isSimulatedRecord } from './summary.js';
 
 /**
  * The output files the web view may read: JSON and JSONL files below configured folders, and
- * nothing else. Every path from a request is resolved (symlinks included) and must stay inside
- * one of the roots, or it does not exist as far as the server is concerned. A folder served by
+ * nothing else. Every file is opened with {@link openOutput} (src/server/safe-open.ts: open
+ * first, then check the descriptor, then read from it) and is the file at its path below one of
+ * the roots with no symlink on the way, or it does not exist as far as the server is concerned.
+ * A folder served by
  * mistake (a home folder) holds credentials in hidden folders (`.docker/config.json`,
  * `.config/gcloud/…`) and packages in `node_modules`: no path part may be hidden or
  * `node_modules`, and only the output kinds the UI shows are served.
@@ -66,34 +69,21 @@ const MAX_DEPTH = 4;
 const MAX_FILES = 2000;
 
 /**
- * Resolve `rel` under `root`; null when it escapes the root, does not exist, is not a regular
- * file, or is not a servable output (see `isServablePath`) as asked or once symlinks are resolved.
+ * Open the output `rel` (a relative path, `/`-separated) below `root`, or null when it is not one
+ * (see src/server/safe-open.ts). Every read of an output goes through the file this returns: the
+ * check is made on the open descriptor, so a folder swapped for a symlink after the check cannot
+ * redirect the read. Close it when done.
  */
-export function safeResolve(root: string, rel: string): string | null {
-  if (typeof rel !== 'string' || rel === '' || rel.includes('\0') || isAbsolute(rel)) return null;
-  if (!isServablePath(rel)) return null;
-  try {
-    const realRoot = realpathSync(root);
-    const real = realpathSync(resolve(realRoot, rel));
-    const r = relative(realRoot, real);
-    if (r === '' || r.startsWith('..') || isAbsolute(r) || !isServablePath(r)) return null;
-    if (!statSync(real).isFile()) return null;
-    return real;
-  } catch {
-    return null;
-  }
+export function openOutput(root: string, rel: string): ServedFile | null {
+  return openServedFile(root, rel, isServablePath);
 }
 
-/** Read at most `max` bytes from the start of a file. */
-function head(path: string, max: number): string {
-  const fd = openSync(path, 'r');
-  try {
-    const buf = Buffer.alloc(max);
-    const n = readSync(fd, buf, 0, max, 0);
-    return buf.subarray(0, n).toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
+/** The real path of the output `rel` below `root` (what identifies it), null when it is not one. */
+export function safeResolve(root: string, rel: string): string | null {
+  const file = openOutput(root, rel);
+  if (!file) return null;
+  file.close();
+  return file.realPath;
 }
 
 /** A ProcessBench-format row: `{id, problem, steps: string[], label}`. */
@@ -152,37 +142,53 @@ export function isStepwiseRecord(value: unknown): boolean {
   return recordedSettings(value) !== undefined;
 }
 
+/** What {@link inspectFile} says of a file. */
+export interface FileFacts {
+  kind: FileKind;
+  simulated: boolean;
+  byStepwise: boolean;
+  /**
+   * Why `GET /api/file` refuses it, null when it serves it: `too-large` (over
+   * `MAX_SHOWN_BYTES`, answered 413) or `not-json` (a `.json` file that does not parse, answered
+   * like a missing file). The listing leaves out every file with a refusal, so it shows exactly
+   * what opens.
+   */
+  refusal: 'too-large' | 'not-json' | null;
+}
+
 /**
- * The kind of a JSON / JSONL file, whether it says it is simulated, and whether stepwise wrote it
- * (see {@link isStepwiseRecord}), from its first record.
+ * The kind of an opened JSON / JSONL file, whether it says it is simulated, whether stepwise
+ * wrote it (see {@link isStepwiseRecord}), from its first record; and whether `/api/file` serves it.
  */
-export function inspectFile(path: string): { kind: FileKind; simulated: boolean; byStepwise: boolean } {
-  const jsonl = path.endsWith('.jsonl');
+export function inspectFile(file: ServedFile): FileFacts {
+  const jsonl = file.realRel.endsWith('.jsonl');
+  const fallback = { kind: (jsonl ? 'jsonl' : 'json') as FileKind, simulated: false, byStepwise: false };
+  if (file.size > MAX_SHOWN_BYTES) return { ...fallback, refusal: 'too-large' };
+  let first: unknown;
   try {
-    let first: unknown;
-    if (jsonl) first = JSON.parse(head(path, 1 << 20).split('\n')[0]);
-    else if (statSync(path).size > 64 << 20) return { kind: 'json', simulated: false, byStepwise: false };
-    else first = JSON.parse(readFileSync(path, 'utf8'));
-    return {
-      kind: kindOfRecord(first, jsonl),
-      simulated: isSimulatedRecord(first),
-      byStepwise: isStepwiseRecord(first),
-    };
+    if (jsonl) first = JSON.parse(file.readText(1 << 20).split('\n')[0]);
+    else first = JSON.parse(file.readText());
   } catch {
-    return { kind: jsonl ? 'jsonl' : 'json', simulated: false, byStepwise: false };
+    // A JSONL file whose first line does not parse still opens (its bad lines are reported).
+    return { ...fallback, refusal: jsonl ? null : 'not-json' };
   }
+  return {
+    kind: kindOfRecord(first, jsonl),
+    simulated: isSimulatedRecord(first),
+    byStepwise: isStepwiseRecord(first),
+    refusal: null,
+  };
 }
 
-/** The kind of a JSON / JSONL file, from its first record. */
-export function kindOfFile(path: string): FileKind {
-  return inspectFile(path).kind;
-}
-
-/** Every JSON/JSONL file below the roots (bounded depth and count; hidden folders and node_modules skipped). */
+/**
+ * Every JSON/JSONL file below the roots that `GET /api/file` opens (bounded depth and count;
+ * hidden folders, node_modules and symlinks skipped): each is opened as `/api/file` opens it
+ * ({@link openOutput}) and left out when that fails or `/api/file` would refuse it.
+ */
 export function listFiles(roots: readonly string[]): FileEntry[] {
   const out: FileEntry[] = [];
   roots.forEach((root, index) => {
-    const walk = (dir: string, depth: number) => {
+    const walk = (dir: string, rel: string, depth: number) => {
       if (depth > MAX_DEPTH || out.length >= MAX_FILES) return;
       let entries: import('node:fs').Dirent[];
       try {
@@ -191,22 +197,30 @@ export function listFiles(roots: readonly string[]): FileEntry[] {
         return;
       }
       for (const e of entries) {
+        if (out.length >= MAX_FILES) return;
         if (isPrivatePart(e.name)) continue;
-        const full = join(dir, e.name);
-        if (e.isDirectory()) walk(full, depth + 1);
+        const path = rel ? `${rel}/${e.name}` : e.name;
+        if (e.isDirectory()) walk(join(dir, e.name), path, depth + 1);
         else if (e.isFile() && isServablePath(e.name)) {
-          const st = statSync(full);
-          out.push({
-            root: index,
-            path: relative(root, full).split(sep).join('/'),
-            ...inspectFile(full),
-            size: st.size,
-            mtime: st.mtime.toISOString(),
-          });
+          const file = openOutput(root, path);
+          if (!file) continue;
+          try {
+            const { refusal, ...facts } = inspectFile(file);
+            if (refusal === null)
+              out.push({
+                root: index,
+                path,
+                ...facts,
+                size: file.size,
+                mtime: new Date(file.mtimeMs).toISOString(),
+              });
+          } finally {
+            file.close();
+          }
         }
       }
     };
-    walk(root, 0);
+    walk(root, '', 0);
   });
   return out;
 }
@@ -217,12 +231,12 @@ export function listFiles(roots: readonly string[]): FileEntry[] {
  * (offset is then where it was found, or -1 when no record has it).
  */
 export function readJsonlPage(
-  path: string,
+  file: ServedFile,
   offset: number,
   limit: number,
   id?: string,
 ): { total: number; offset: number; records: unknown[]; badLines: number[] } {
-  const lines = readFileSync(path, 'utf8').split('\n');
+  const lines = file.readText().split('\n');
   if (id !== undefined) {
     offset = -1;
     let index = 0;
@@ -259,9 +273,9 @@ export function readJsonlPage(
 }
 
 /** Every record of a JSONL file (lines that do not parse are skipped). */
-export function readJsonlAll(path: string): unknown[] {
+export function readJsonlAll(file: ServedFile): unknown[] {
   const out: unknown[] = [];
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
+  for (const line of file.readText().split('\n')) {
     if (line.trim() === '') continue;
     try {
       out.push(JSON.parse(line));
