@@ -1,3 +1,4 @@
+import { type ExactResult, exactEqual, scaleExact, toNumber } from './exact.js';
 import { MAX_ANSWER_CHARS, normalizeAnswer } from './normalize.js';
 import {
   type CompiledExpression,
@@ -448,11 +449,52 @@ function sameValues(
   let compared = 0;
   for (let k = 0; k < points; k++) {
     checkTime(ctx);
+    // Exact first: integers of any size, rationals, powers, factorials, scientific notation.
+    const ea = ca.exact?.(k) ?? null;
+    const eb = cb.exact?.(k) ?? null;
+    if (ea !== null && eb !== null) {
+      if (!exactEqual(scaleResult(ea, sa), scaleResult(eb, sb), ctx.tol)) return false;
+      compared++;
+      continue;
+    }
     const [va, vb] = valuesAt(ca, cb, k);
     if (va === null && vb === null) continue;
     if (va === null || vb === null) return false;
+    // Overflow never equals: a non-finite double is only an answer when the side is exactly ±∞,
+    // and a side whose exact value is a finite number beyond the double range equals nothing read
+    // in doubles.
+    if (!finiteOrTrueInfinity(va, ea) || !finiteOrTrueInfinity(vb, eb)) return false;
     if (!valuesEqual(scale(va, sa), scale(vb, sb), ctx.tol)) return false;
     compared++;
   }
   return compared > 0;
+}
+
+function scaleResult(r: ExactResult, s: number): ExactResult {
+  if (s === 1) return r;
+  return { value: scaleExact(r.value, 1n, BigInt(Math.round(1 / s))), decimal: r.decimal };
+}
+
+/** A double read of a side is usable: finite, or ±∞ where the exact reading is that infinity. */
+function finiteOrTrueInfinity(v: NumericValue, exact: ExactResult | null): boolean {
+  const finite = v.re.every(Number.isFinite) && v.im.every(Number.isFinite);
+  if (exact !== null && exact.value.kind === 'rational' && !withinDoublePrecision(exact)) return false;
+  if (finite) return true;
+  return exact !== null && exact.value.kind === 'infinity';
+}
+
+const DOUBLE_INTEGERS = 2n ** 53n;
+
+/**
+ * An exact rational that doubles can tell from its neighbours: numerator and denominator below
+ * 2^53 (or a decimal by nature, which is a rounding anyway). Beyond that a double-only reading of
+ * the other side cannot decide, so the pair is "not equal" (`\sqrt{2}^{120}` vs `2^{60}+1`).
+ */
+function withinDoublePrecision(exact: ExactResult): boolean {
+  const x = exact.value;
+  if (x.kind !== 'rational') return true;
+  if (!Number.isFinite(toNumber(x))) return false;
+  if (exact.decimal) return true;
+  const n = x.n < 0n ? -x.n : x.n;
+  return n <= DOUBLE_INTEGERS && x.d <= DOUBLE_INTEGERS;
 }

@@ -149,11 +149,23 @@ function stripUnits(s: string): string {
   return head;
 }
 
-/** Remove trailing punctuation (`.`, `,`, `;`, `!`, `?`), spaces and dangling backslashes. */
+/**
+ * Remove trailing punctuation (`.`, `,`, `;`, `!`, `?`), spaces and dangling backslashes. A `!`
+ * right after a number, a closing bracket or a lone letter is a factorial (`5!` is 120, not 5).
+ */
 function trimTrailingPunctuation(s: string): string {
   let end = s.length;
-  while (end > 0 && /[\s.;,!?\\]/.test(s[end - 1])) end--;
+  while (end > 0 && /[\s.;,!?\\]/.test(s[end - 1])) {
+    if (s[end - 1] === '!' && isFactorialBang(s, end - 1)) break;
+    end--;
+  }
   return s.slice(0, end);
+}
+
+function isFactorialBang(s: string, at: number): boolean {
+  const before = s[at - 1] ?? '';
+  if (/[\d)}\]!]/.test(before)) return true;
+  return /[a-zA-Z]/.test(before) && !/[a-zA-Z\\]/.test(s[at - 2] ?? '');
 }
 
 /** Upper bound on the characters normalised; longer answers are compared as raw text only. */

@@ -5,6 +5,7 @@
  * created lazily, once per process; compiled expressions are cached.
  */
 import { createRequire } from 'node:module';
+import { compileExact, type ExactResult, type ExactValue, plainExact, rationalOfNumber } from './exact.js';
 import { compileFast, type FastFunction } from './fast-eval.js';
 import { LatexParseError, latexToMathjs } from './latex.js';
 
@@ -28,6 +29,11 @@ export interface CompiledExpression {
    * expression needs the full engine; null at a point where it is not a real number.
    */
   fast?: (point: number) => NumericValue | null;
+  /**
+   * Exact value at sample point k (BigInt rationals, variables at the exact rational sample
+   * values); absent or null where the expression is not exact (pi, irrational roots, too large).
+   */
+  exact?: (point: number) => ExactResult | null;
 }
 
 /**
@@ -216,9 +222,22 @@ function memoize(c: CompiledExpression): CompiledExpression {
   const values: Array<NumericValue | null | undefined> = [];
   const fastValues: Array<NumericValue | null | undefined> = [];
   const fast = c.fast;
+  const exact = c.exact;
+  const exactValues: Array<ExactResult | null | undefined> = [];
   return {
     engine: c.engine,
     variables: c.variables,
+    exact:
+      exact === undefined
+        ? undefined
+        : (point: number) => {
+            let v = exactValues[point];
+            if (v === undefined) {
+              v = exact(point);
+              exactValues[point] = v;
+            }
+            return v;
+          },
     evaluate(point: number): NumericValue | null {
       let v = values[point];
       if (v === undefined) {
@@ -250,7 +269,17 @@ function compileFresh(latex: string): CompiledExpression | null {
   const plain = parsePlainNumber(latex);
   if (plain !== null) {
     const value: NumericValue = { re: [plain], im: [0], shape: [] };
-    return { engine: 'number', variables: [], evaluate: () => value, fast: () => value };
+    let exact: ExactResult | null | undefined;
+    return {
+      engine: 'number',
+      variables: [],
+      evaluate: () => value,
+      fast: () => value,
+      exact: () => {
+        exact ??= plainExact(latex);
+        return exact;
+      },
+    };
   }
   try {
     const { source, variables, matrix } = latexToMathjs(latex);
@@ -260,12 +289,18 @@ function compileFresh(latex: string): CompiledExpression | null {
       return scope;
     };
     const fastFn = compileFastValue(source, matrix);
+    const exactFn = matrix ? null : compileExact(source);
+    const exactScope =
+      (point: number) =>
+      (name: string): ExactValue | null =>
+        variables.includes(name) ? rationalOfNumber(sampleValue(name, point)) : null;
     // biome-ignore lint/suspicious/noExplicitAny: mathjs compiled expression.
     let code: any = null;
     let codeError = false;
     return {
       engine: 'mathjs',
       variables,
+      exact: exactFn === null ? undefined : (point: number) => exactFn(exactScope(point)),
       evaluate(point: number): NumericValue | null {
         if (codeError) return null;
         try {
