@@ -14,7 +14,7 @@ import {
 } from '../label/balance.js';
 import { type ChatTemplate, continueAssistantTurn } from '../prompts/chat-template.js';
 import { rebuiltDraft, type WrittenDraft } from '../prompts/refine.js';
-import { labeledSteps, propagateBackward, toMathShepherd, toTrlStepwise } from './formats.js';
+import { labeledSteps, propagateBackward, toMathShepherd, toOpenRlhfSft, toTrlStepwise } from './formats.js';
 import {
   emptyJudgeRlStats,
   type JudgeRlExample,
@@ -359,7 +359,7 @@ const SampleRowSchema = z.looseObject({
 function sftRow(p: SftPair, format: ExportFormat, promptKey: string, labelKey: string): unknown {
   if (format === 'trl')
     return { id: p.id, prompt: p.prompt, completion: [{ role: 'assistant', content: p.completion }] };
-  return { id: p.id, [promptKey]: p.prompt, [labelKey]: p.completion };
+  return toOpenRlhfSft(p, { promptKey, labelKey });
 }
 
 /**
@@ -713,7 +713,12 @@ async function exportSelfSegmentation(
     const w = verlSftParquetWriter(o.out);
     writer = w;
     emit = (p) =>
-      w.write({ id: p.id, prompt: p.prompt[p.prompt.length - 1].content, response: p.completion });
+      w.write({
+        id: p.id,
+        messages: [...p.prompt, { role: 'assistant', content: p.completion }],
+        question: p.prompt[p.prompt.length - 1].content,
+        answer: p.completion,
+      });
   } else {
     const w = new JsonlRowWriter(o.out, simulated);
     writer = w;
@@ -800,10 +805,11 @@ async function exportLocalRefinement(
         '(the SORM rollouts are reused, as GLoRe does) or pass --policy <spec> to sample one',
     );
   }
-  const template = o.format === 'trl' ? o.chatTemplate : undefined;
-  if (o.format === 'trl' && !template)
+  // TRL and OpenRLHF alike would open a new assistant turn after the good prefix if given messages.
+  const template = o.chatTemplate;
+  if (!template)
     throw new UsageError(
-      "refine-local as TRL rows trains the continuation of the model's assistant turn, so the prompt is rendered " +
+      `refine-local as ${o.format === 'trl' ? 'TRL' : 'OpenRLHF'} rows trains the continuation of the model's assistant turn, so the prompt is rendered ` +
         "with the model's own chat template: pass --chat-template FILE (its tokenizer_config.json or .jinja)",
     );
   let noContinuation = 0;
@@ -846,7 +852,11 @@ async function exportLocalRefinement(
           written,
         },
       ]);
-      w.write(template ? continuationRow(pair, template) : sftRow(pair, o.format, promptKey, labelKey));
+      w.write(
+        o.format === 'trl'
+          ? continuationRow(pair, template)
+          : toOpenRlhfSft(pair, { promptKey, labelKey }, template),
+      );
     }
   });
   summary.stats = {

@@ -1,6 +1,9 @@
+import { UsageError } from '../core/errors.js';
 import { softThresholdOf } from '../label/signals.js';
+import { type ChatTemplate, continueAssistantTurn } from '../prompts/chat-template.js';
 import { SHEPHERD_TAG } from '../prompts/prm.js';
 import { chunkLabel, type LabeledSolution } from './label-file.js';
+import type { SftPair } from './sft.js';
 
 /** TRL stepwise supervision row (PRMTrainer): `completions` and `labels` have equal lengths. */
 export interface TrlStepwiseRow {
@@ -62,4 +65,38 @@ export function propagateBackward(labels: readonly boolean[]): boolean[] {
   const out = labels.slice();
   for (let i = out.length - 2; i >= 0; i--) if (out[i + 1]) out[i] = true;
   return out;
+}
+
+/**
+ * An OpenRLHF SFT row (`--input_key` / `--output_key`, default `prompt` / `response`). OpenRLHF's
+ * `preprocess_data` (openrlhf/datasets/sft_dataset.py) takes prompt and response both as strings
+ * or, only with `--apply_chat_template`, both as message lists; a list beside a string fails. So
+ * both are strings, which it reads in either mode:
+ * - a one-user-message prompt is that message's text: with `--apply_chat_template` OpenRLHF wraps
+ *   the two strings as the user and the assistant turn, i.e. exactly our conversation;
+ * - with `template` (a prompt that ends in an assistant prefix needs one), the prompt is the text
+ *   the model's own template renders up to and including the prefix and the response the
+ *   continuation: train such rows without `--apply_chat_template`, the text is already templated.
+ */
+export function toOpenRlhfSft(
+  p: SftPair,
+  keys: { promptKey: string; labelKey: string },
+  template?: ChatTemplate,
+): Record<string, string> {
+  const last = p.prompt[p.prompt.length - 1];
+  let prompt: string;
+  if (template) {
+    const hasPrefix = last?.role === 'assistant';
+    prompt = continueAssistantTurn(
+      template,
+      hasPrefix ? p.prompt.slice(0, -1) : p.prompt,
+      hasPrefix ? last.content : '',
+    );
+  } else if (p.prompt.length === 1 && last.role === 'user') prompt = last.content;
+  else
+    throw new UsageError(
+      `${p.id}: the prompt is ${p.prompt.map((m) => m.role).join(' + ')} messages, which OpenRLHF cannot take beside a text ` +
+        "response: pass --chat-template FILE (the model's tokenizer_config.json or .jinja) to render it",
+    );
+  return { id: p.id, [keys.promptKey]: prompt, [keys.labelKey]: p.completion };
 }

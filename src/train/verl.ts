@@ -1,6 +1,6 @@
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { type ColumnSource, fileWriter, ParquetWriter, schemaFromColumnData } from 'hyparquet-writer';
+import { type ColumnSource, fileWriter, ParquetWriter } from 'hyparquet-writer';
 import type { ChatMessage } from '../models/types.js';
 
 /** hyparquet-writer's schema element (its own copy of hyparquet's type). */
@@ -155,31 +155,51 @@ export function verlParquetWriter(path: string): ParquetRowWriter<VerlRow> {
 }
 
 /**
- * One verl SFT row: verl's single-turn `SFTDataset` (verl/utils/dataset/sft_dataset.py) reads the
- * `prompt` column as the user message (it applies the chat template itself) and the `response`
- * column as the target; those are its default `data.prompt_key` / `data.response_key`.
+ * One verl SFT row, readable by both of verl's SFT trainers without overriding a key (volcengine/verl
+ * b178a3c): the current `verl/trainer/sft_trainer.py` always builds a `MultiTurnSFTDataset`
+ * (verl/utils/dataset/multiturn_sft_dataset.py), which reads the `messages` column (its
+ * `messages_key` default) and trains every assistant message; the older
+ * `verl/trainer/fsdp_sft_trainer.py`, with `config/sft_trainer.yaml`, reads the single-turn
+ * `question` / `answer` columns (its `data.prompt_key` / `data.response_key` defaults) and wraps the
+ * question as the user message itself.
  */
 export interface VerlSftRow {
   id: string;
-  prompt: string;
-  response: string;
+  /** The conversation: the prompt's messages, then the target as the assistant message. */
+  messages: ChatMessage[];
+  /** The user message's text (single-turn trainer). */
+  question: string;
+  /** The target (single-turn trainer). */
+  answer: string;
 }
+
+/** The SFT schema: `messages` as list<struct<role, content>> (three-level LIST, as pyarrow writes). */
+export const VERL_SFT_SCHEMA = [
+  { name: 'schema', num_children: 4 },
+  str('id'),
+  { name: 'messages', repetition_type: 'OPTIONAL', converted_type: 'LIST', num_children: 1 },
+  { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+  { name: 'element', repetition_type: 'OPTIONAL', num_children: 2 },
+  str('role'),
+  str('content'),
+  str('question'),
+  str('answer'),
+];
 
 const sftColumns = (rows: readonly VerlSftRow[]): ColumnSource[] => [
   { name: 'id', data: rows.map((r) => r.id) },
-  { name: 'prompt', data: rows.map((r) => r.prompt) },
-  { name: 'response', data: rows.map((r) => r.response) },
+  { name: 'messages', data: rows.map((r) => r.messages.map((m) => ({ role: m.role, content: m.content }))) },
+  { name: 'question', data: rows.map((r) => r.question) },
+  { name: 'answer', data: rows.map((r) => r.answer) },
 ];
 
-/** A verl SFT Parquet file (string columns `id`, `prompt`, `response`) written as rows come. */
+/** A verl SFT Parquet file (`id`, `messages`, `question`, `answer`) written as rows come. */
 export function verlSftParquetWriter(path: string): ParquetRowWriter<VerlSftRow> {
-  const schema = schemaFromColumnData({
-    columnData: sftColumns([]).map((c) => ({ ...c, type: 'STRING' as const })),
-  });
   return new ParquetRowWriter<VerlSftRow>(
     path,
-    schema,
+    // biome-ignore lint/suspicious/noExplicitAny: hyparquet-writer's SchemaElement type is wider than our literal
+    VERL_SFT_SCHEMA as any,
     sftColumns,
-    (r) => r.id.length + r.prompt.length + r.response.length,
+    (r) => r.id.length + promptBytes(r.messages) + r.question.length,
   );
 }

@@ -82,12 +82,19 @@ const CASES: Record<string, Case> = {
   'selfseg.openrlhf': { from: selfseg, task: 'selfseg', format: 'openrlhf', promptKey: 'in' },
   'refine-global.trl': { from: samples, task: 'refine-global', format: 'trl', seed: 4 },
   'refine-global.openrlhf': { from: samples, task: 'refine-global', format: 'openrlhf' },
-  'refine-local.openrlhf': { from: labels, task: 'refine-local', format: 'openrlhf', findContinuation },
+  'refine-local.openrlhf': {
+    from: labels,
+    task: 'refine-local',
+    format: 'openrlhf',
+    findContinuation,
+    chatTemplate,
+  },
   'refine-local.openrlhf.kept-only': {
     from: labels,
     task: 'refine-local',
     format: 'openrlhf',
     signal: 'abs-q',
+    chatTemplate,
   },
   'refine-local.trl': { from: labels, task: 'refine-local', format: 'trl', findContinuation, chatTemplate },
   'refine-local.trl.no-sorm': {

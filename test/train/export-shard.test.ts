@@ -3,10 +3,15 @@ import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { inShard } from '../../src/jobs/run-job.js';
+import { loadChatTemplate } from '../../src/prompts/chat-template.js';
 import { type ExportOptions, exportTrainingData } from '../../src/train/export.js';
 import { BIN } from '../support/cli.js';
+import { sharedData } from '../support/shared-data.js';
 import { labelRows, selfsegRows } from './export-fixtures.js';
 import { tempDir, writeJsonlFile } from './fixtures.js';
+
+const QWEN_TEMPLATE = sharedData('chat-templates/Qwen-Qwen2.5-7B-Instruct.jinja');
+const chatTemplate = loadChatTemplate(QWEN_TEMPLATE);
 
 const dir = tempDir('stepwise-export-shard-');
 const env = { ...process.env, STEPWISE_HOME: dir, STEPWISE_QUIET: '1' };
@@ -76,7 +81,7 @@ describe('export --shard K/N', () => {
       ['prm', { from: labels, task: 'prm', format: 'trl' }],
       ['prm-openrlhf', { from: labels, task: 'prm', format: 'openrlhf' }],
       ['judge-nobalance', { from: labels, task: 'judge-rl', format: 'trl', noBalance: true }],
-      ['local', { from: labels, task: 'refine-local', format: 'openrlhf', signal: 'abs-q' }],
+      ['local', { from: labels, task: 'refine-local', format: 'openrlhf', signal: 'abs-q', chatTemplate }],
     ];
     for (const [name, o] of cases) {
       const { whole, files, summaries } = await parts(name, o);
@@ -160,6 +165,7 @@ describe('export --shard K/N', () => {
         format: 'openrlhf',
         out,
         signal: 'abs-q',
+        chatTemplate,
         findContinuation: async () => {
           if (!appended) appendFileSync(from, `${JSON.stringify(inputRows[50])}\n`);
           appended = true;
@@ -220,6 +226,8 @@ describe('export --shard K/N', () => {
       'refine-local',
       '--format',
       'openrlhf',
+      '--chat-template',
+      QWEN_TEMPLATE,
       '--out',
       out,
     ]);

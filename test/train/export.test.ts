@@ -10,6 +10,8 @@ import { propagateBackward, toMathShepherd } from '../../src/train/formats.js';
 import { sharedData } from '../support/shared-data.js';
 import { labeledFixture, tempDir, writeJsonlFile } from './fixtures.js';
 
+const qwenTemplate = () => loadChatTemplate(sharedData('chat-templates/Qwen-Qwen2.5-7B-Instruct.jinja'));
+
 const dir = tempDir();
 const rows = labeledFixture(12, (s) => (s % 2 === 0 ? 2 : -1));
 const labelFile = writeJsonlFile(dir, 'labels.jsonl', rows);
@@ -204,6 +206,7 @@ describe('stepwise export', () => {
       format: 'openrlhf',
       out,
       signal: 'abs-q',
+      chatTemplate: qwenTemplate(),
       findContinuation: async (_q, gold, prefix) => {
         seen.push([...prefix.chunks]);
         return `continue to \\boxed{${gold}}`;
@@ -211,11 +214,11 @@ describe('stepwise export', () => {
     });
     expect(s.rows).toBe(6);
     const r = readJsonl(out)[0];
-    expect(r.prompt[0].content).toContain(`[BAD] ${rows[0].chunks[2].text}`);
-    expect(r.prompt[1]).toEqual({
-      role: 'assistant',
-      content: `${rows[0].chunks[0].text}\n\n${rows[0].chunks[1].text}\n\n`,
-    });
+    // The model's template up to the good prefix, which the assistant turn continues.
+    expect(r.prompt).toContain(`[BAD] ${rows[0].chunks[2].text}`);
+    expect(
+      r.prompt.endsWith(`<|im_start|>assistant\n${rows[0].chunks[0].text}\n\n${rows[0].chunks[1].text}\n\n`),
+    ).toBe(true);
     expect(r.response).toBe('continue to \\boxed{3}');
     expect(seen[0]).toEqual([rows[0].chunks[0].text, rows[0].chunks[1].text]);
   });
@@ -243,6 +246,7 @@ describe('stepwise export', () => {
       format: 'openrlhf',
       out,
       signal: 'abs-q',
+      chatTemplate: qwenTemplate(),
       findContinuation: async (q) => {
         sampledFor.push(q);
         return 'sampled';
@@ -282,6 +286,7 @@ describe('stepwise export', () => {
       format: 'openrlhf',
       out,
       signal: 'abs-q',
+      chatTemplate: qwenTemplate(),
     });
     expect(readJsonl(out)[0].response).toBe('from scratch 0');
   });

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as arrow from 'apache-arrow';
+import { parquetReadObjects } from 'hyparquet';
 import { readParquet } from 'parquet-wasm';
 import { describe, expect, it } from 'vitest';
 import { parsePolicyPrompt } from '../../src/prompts/policy.js';
@@ -60,17 +61,36 @@ describe('export --task selfseg from LLM-segmented solutions', () => {
     });
   });
 
-  it('verl: Parquet with prompt and response string columns (verl SFTDataset defaults)', async () => {
+  it("verl: Parquet with the columns both of verl's SFT trainers read by default (fixture from verl's source)", async () => {
+    const fixture = JSON.parse(
+      readFileSync(join(import.meta.dirname, '..', 'fixtures', 'peers', 'verl-sft.json'), 'utf8'),
+    ) as { trainers: Array<{ entry: string; columns: Record<string, string> }> };
     const out = join(dir, 'selfseg.parquet');
     const s = await exportTrainingData({ from: segmented, task: 'selfseg', format: 'verl', out });
     expect(s.rows).toBe(1);
     const table = arrow.tableFromIPC(readParquet(new Uint8Array(readFileSync(out))).intoIPCStream());
     const types = Object.fromEntries(table.schema.fields.map((f) => [f.name, String(f.type)]));
-    expect(types).toEqual({ id: 'Utf8', prompt: 'Utf8', response: 'Utf8' });
-    const row = table.get(0)?.toJSON() as { id: string; prompt: string; response: string };
+    for (const t of fixture.trainers)
+      for (const [column, kind] of Object.entries(t.columns))
+        expect(types[column], `${t.entry} reads ${column}`).toBe(
+          kind === 'string' ? 'Utf8' : 'List<Struct<{role:Utf8, content:Utf8}>>',
+        );
+    const buf = readFileSync(out);
+    const [row] = (await parquetReadObjects({
+      file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength),
+    })) as Array<{
+      id: string;
+      messages: Array<{ role: string; content: string }>;
+      question: string;
+      answer: string;
+    }>;
     expect(row.id).toBe('a');
-    expect(row.response.replace(/<\/?chunk>/g, '')).toBe(text);
-    expect(parsePolicyPrompt(`${row.prompt}\n\nSolution:\n`)?.segmentation).toBe('tags');
+    const messages = row.messages;
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(messages[0].content).toBe(row.question);
+    expect(messages[1].content).toBe(row.answer);
+    expect(row.answer.replace(/<\/?chunk>/g, '')).toBe(text);
+    expect(parsePolicyPrompt(`${row.question}\n\nSolution:\n`)?.segmentation).toBe('tags');
   });
 
   it('a chunk whose text is not its span of the text is refused, naming line and field', async () => {
