@@ -14,17 +14,15 @@ Writes log.jsonl (loss every 25 steps; held-out accuracy at temperature 0 and 1 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import random
-import time
 
 import torch
-import torch.nn.functional as F
 
 from .model import Config, Decoder, generate
 from .task import MODES, final_answer, problems, reserved_questions, solution_text, training_stream
+from .trainer import run, sft_loss
 from .vocab import HEADS, SOLUTION_MARK, policy_vocab
 
 
@@ -85,57 +83,32 @@ def main() -> None:
     model = Decoder(cfg)
     if args.init:
         model.load_state_dict(torch.load(args.init, map_location="cpu")["model"])
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.01)
     warm = 100
 
     def lr_at(step: int) -> float:
-        if step < warm:
-            return args.lr * (step + 1) / warm
-        t = (step - warm) / max(1, args.steps - warm)
+        # Step s uses the rate of s − 1 in a warm-up of `warm` steps, then cosine decay to 10%.
+        s = step - 1
+        if s < warm:
+            return args.lr * (s + 1) / warm
+        t = (s - warm) / max(1, args.steps - warm)
         return args.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * t)))
 
     # A continued run draws its own problems (the seed namespace includes the start checkpoint).
     stream = training_stream(args.seed if not args.init else f"{args.seed}:continued", reserved_questions())
     held = problems("heldout", args.eval_count)
     modes = random.Random(f"tiny:modes:{args.seed}:{args.init or ''}")
-    log = open(os.path.join(args.out, "log.jsonl"), "a")
-    meta = {"config": cfg.to_dict(), "args": vars(args), "parameters": model.parameters_count()}
-    log.write(json.dumps({"start": meta}) + "\n")
-    log.flush()
-    t0 = time.time()
-    running = None
-    for step in range(1, args.steps + 1):
-        for g in opt.param_groups:
-            g["lr"] = lr_at(step - 1)
-        model.train()
+
+    def loss_at(step: int):
         x, m = batch_tensors(vocab, [(next(stream), modes.choice(MODES)) for _ in range(args.batch)])
-        logits = model(x[:, :-1])
-        loss_tok = F.cross_entropy(logits.reshape(-1, cfg.vocab), x[:, 1:].reshape(-1), reduction="none")
-        mask = m[:, 1:].reshape(-1)
-        loss = (loss_tok * mask).sum() / mask.sum()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        running = loss.item() if running is None else 0.95 * running + 0.05 * loss.item()
-        if step % 25 == 0:
-            log.write(json.dumps({"step": step, "loss": round(running, 4), "seconds": round(time.time() - t0, 1)}) + "\n")
-            log.flush()
-        if step % args.eval_every == 0 or step == args.steps:
-            seconds = time.time() - t0
-            acc0 = evaluate(model, vocab, held, 0.0, args.seed)
-            acc1 = evaluate(model, vocab, held, 1.0, args.seed)
-            para1 = evaluate(model, vocab, held, 1.0, args.seed, "paragraph")
-            torch.save({"model": model.state_dict(), "config": cfg.to_dict(), "step": step,
-                        "seconds": round(seconds, 1), "seed": args.seed},
-                       os.path.join(args.out, f"ckpt-{step}.pt"))
-            log.write(json.dumps({"step": step, "eval": {"t0": acc0, "t1": acc1, "n": len(held), "paragraphT1": para1},
-                                  "seconds": round(seconds, 1)}) + "\n")
-            log.flush()
-            if args.stop_in and args.stop_in[0] <= acc1 <= args.stop_in[1]:
-                break
-        if args.stop_at and step >= args.stop_at:
-            break
+        return sft_loss(model, x, m)
+
+    def evaluate_at(step: int) -> dict:
+        return {"t0": evaluate(model, vocab, held, 0.0, args.seed), "t1": evaluate(model, vocab, held, 1.0, args.seed),
+                "n": len(held), "paragraphT1": evaluate(model, vocab, held, 1.0, args.seed, "paragraph")}
+
+    run(model, loss_at, steps=min(args.steps, args.stop_at or args.steps), lr_at=lr_at, out=args.out,
+        seed=args.seed, meta={"args": vars(args)}, evaluate=evaluate_at, eval_every=args.eval_every,
+        stop=(lambda step, e: args.stop_in[0] <= e["t1"] <= args.stop_in[1]) if args.stop_in else None)
 
 
 if __name__ == "__main__":

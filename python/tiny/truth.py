@@ -95,6 +95,9 @@ def judge_chunks(args) -> None:
     rightness is not defined)."""
     truth = {json.loads(line)["id"]: json.loads(line) for line in open(args.rows)}
     tp = tn = fp = fn = 0
+    # The same counts by the number of operation lines in the chunk (the sim fit's "by chunk
+    # length", docs/sim.md), and replies without a verdict.
+    by_ops: dict[int, list[int]] = {}
     for line in open(args.predictions):
         pred = json.loads(line)
         row = truth.get(pred["id"])
@@ -106,12 +109,18 @@ def judge_chunks(args) -> None:
                 break
             wrong = k == label
             negative = score is not None and score < 0.5
+            ops = min(3, len([x for x in row["steps"][k].split("\n") if x.strip()]))
+            cell = by_ops.setdefault(ops, [0, 0, 0, 0])
             if wrong:
                 tp += negative
                 fn += not negative
+                cell[0] += negative
+                cell[1] += not negative
             else:
                 tn += not negative
                 fp += negative
+                cell[2] += not negative
+                cell[3] += negative
     n = tp + tn + fp + fn
     print(json.dumps({
         "chunks": n,
@@ -121,6 +130,10 @@ def judge_chunks(args) -> None:
         "specificity": round(tn / (tn + fp), 4) if tn + fp else None,
         "wrongChunks": tp + fn,
         "rightChunks": tn + fp,
+        "byOperations": {("3+" if k == 3 else str(k)): {
+            "sensitivity": round(c[0] / (c[0] + c[1]), 4) if c[0] + c[1] else None, "wrongChunks": c[0] + c[1],
+            "specificity": round(c[2] / (c[2] + c[3]), 4) if c[2] + c[3] else None, "rightChunks": c[2] + c[3],
+        } for k, c in sorted(by_ops.items())},
     }, indent=2))
 
 

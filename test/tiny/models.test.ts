@@ -1,12 +1,13 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flattenMessages } from '../../src/models/gguf.js';
 import { renderJudgeMessages } from '../../src/prompts/judge.js';
 import { renderPolicyMessages, renderPolicyPrompt } from '../../src/prompts/policy.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * The committed tiny models (models/tiny, trained by python/tiny — docs/tiny.md): the card
@@ -254,4 +255,43 @@ describe('tiny judge in llama-server', () => {
     // The analysis redoes the step the problem calls for (here right: 48-9=39), then the verdict.
     expect(text).toMatch(/^48-9=39 \\boxed\{39\}\n\\boxed\{(Positive|Negative)\}$/);
   });
+});
+
+describe("the committed judge's ProcessBench score", () => {
+  const dir = tempDir('stepwise-tiny-pb-');
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('`stepwise eval processbench` on the committed judge and held-out set gives the card’s numbers', () => {
+    const pb = (card.judge as unknown as { processbench: Record<string, number | string> }).processbench;
+    const bin = new URL('../../bin/stepwise.js', import.meta.url).pathname;
+    const run = spawnSync(
+      process.execPath,
+      [
+        bin,
+        'eval',
+        'processbench',
+        '--judge',
+        `generative:gguf:${join(MODELS, card.judge.file)}`,
+        '--path',
+        join(MODELS, String(pb.file)),
+        '--segmentation',
+        'tags',
+        '--out',
+        join(dir, 'pb.json'),
+        '--quiet',
+        '--json',
+      ],
+      { env: { ...process.env, STEPWISE_HOME: dir }, encoding: 'utf8', timeout: 600_000 },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout) as {
+      samples: number;
+      subsets: Record<string, Record<string, number>>;
+    };
+    const [scores] = Object.values(report.subsets);
+    expect(report.samples).toBe(pb.rows);
+    expect(scores.f1).toBeCloseTo(Number(pb.f1), 2);
+    expect(scores.error_acc).toBeCloseTo(Number(pb.error_acc), 2);
+    expect(scores.correct_acc).toBeCloseTo(Number(pb.correct_acc), 2);
+  }, 600_000);
 });
