@@ -26,6 +26,7 @@ import {
 import type { SearchSummary } from '../../search/dataset.js';
 import { getStrategy } from '../../search/registry.js';
 import { simDatasetProblems, simProblemRows, simProcessBenchRows } from '../../sim/dataset.js';
+import { TINY_FIT } from '../../sim/tiny-fit.js';
 import { type Db, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import { checkMathAnswer } from '../../verify/check.js';
@@ -196,11 +197,17 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
   const notice = simulated ? NOTICE : TINY_NOTICE;
   const tinyDir = options.tinyDir ?? defaultTinyDir();
   const stepError = options.stepError ?? 0.1;
-  const sens = options.sensitivity ?? 0.9;
-  const spec = options.specificity ?? 0.9;
-  const policySpec = simulated ? `sim?step_error=${stepError}` : `gguf:${join(tinyDir, 'policy.gguf')}`;
+  // The simulated world's search knobs are fitted to the tiny networks' measured statistics
+  // (src/sim/tiny-fit.ts): errors that recur from the same prefix, the honest judge's rates.
+  const sens = options.sensitivity ?? TINY_FIT.judge.sensitivity;
+  const spec = options.specificity ?? TINY_FIT.judge.specificity;
+  const recurring = { misconception: TINY_FIT.misconception, recur: TINY_FIT.recur };
+  const policySpec = simulated
+    ? `sim?step_error=${stepError}&misconception=${recurring.misconception}&recur=${recurring.recur}`
+    : `gguf:${join(tinyDir, 'policy.gguf')}`;
   const judgeSpec = simulated
-    ? `sim:generative?sensitivity=${sens}&specificity=${spec}`
+    ? `sim:generative?sensitivity=${sens}&specificity=${spec}&format_failure=${TINY_FIT.judge.formatFailure}` +
+      `&judge_difficulty=${TINY_FIT.judge.judgeDifficulty}`
     : `generative:gguf:${join(tinyDir, 'judge.gguf')}`;
   const store = options.store ?? openStore();
   const file = (name: string): string => join(outDir, name);
@@ -322,7 +329,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
 
     // Tiny world: the policy's own samples with their exact first errors (python/tiny/truth.py).
     const pbRows = simulated
-      ? simProcessBenchRows({ count: options.processbenchRows ?? 40, errorShare: 0.5 }, { seed, stepError })
+      ? simProcessBenchRows(
+          { count: options.processbenchRows ?? 40, errorShare: 0.5 },
+          { seed, stepError, ...recurring },
+        )
       : (readJsonl(join(tinyDir, 'processbench.jsonl')).slice(
           0,
           options.processbenchRows ?? 40,
