@@ -8,18 +8,11 @@ ProcessBench score on exact first errors (the only place exact truth enters, aft
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
 
-
-def sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+from .export_gguf import sha256
 
 
 def log_of(path: str) -> tuple[dict, list[dict], list[dict]]:

@@ -12,13 +12,12 @@ problems 200–1199, which the choice never saw.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 
 import torch
 
-from .export_gguf import export
+from .export_gguf import export, sha256
 from .model import Config, Decoder
 from .task import problems
 from .train_policy import evaluate
@@ -49,14 +48,6 @@ def evaluation(run: str, step: int) -> dict:
             if "eval" in row and row.get("step") == step:
                 return row
     return {}
-
-
-def sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def main() -> None:

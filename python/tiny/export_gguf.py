@@ -10,6 +10,7 @@ messages to the very text of its raw-form prompt, so both forms reach the same t
 from __future__ import annotations
 
 import argparse
+import hashlib
 
 import numpy as np
 import torch
@@ -34,6 +35,15 @@ JUDGE_CHAT_TEMPLATE = (
     "{%- for m in messages -%}{{ m['role'] + ': ' + m['content'] + '\\n\\n' }}{%- endfor -%}"
     "{%- if add_generation_prompt -%}{{ 'assistant: ' }}{%- endif -%}"
 )
+
+
+def sha256(path: str) -> str:
+    """The file's sha256 (what card.json records for each model file)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def export(ckpt_path: str, out: str, kind: str, chat_template: str | None = None) -> None:
