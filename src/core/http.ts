@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
 import { StepwiseError } from './errors.js';
 
@@ -111,8 +112,10 @@ export const SERVER_LIMITS = {
   requestTimeoutMs: 30_000,
   /** The headers must arrive within this. */
   headersTimeoutMs: 10_000,
-  /** Open connections at once; more are refused. */
+  /** Open connections at once (see {@link guardConnections}). */
   maxConnections: 256,
+  /** Open connections from one remote address: half the total, so one address never holds all. */
+  maxConnectionsPerClientShare: 0.5,
   /**
    * How often Node checks the two timeouts above. Its default (30 s) let a request that stalls
    * in its headers hold a connection for up to 40 s instead of 10.
@@ -128,10 +131,14 @@ export const SERVER_LIMITS = {
 export function applyServerLimits(
   server: Server,
   maxConnections: number = SERVER_LIMITS.maxConnections,
-): void {
+): ConnectionGuard {
   server.requestTimeout = SERVER_LIMITS.requestTimeoutMs;
   server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
-  server.maxConnections = maxConnections;
+  const guard = guardConnections(
+    server,
+    maxConnections,
+    Math.max(1, Math.floor(maxConnections * SERVER_LIMITS.maxConnectionsPerClientShare)),
+  );
   // Read when the server starts listening, so setting it here (before listen) takes effect.
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
     SERVER_LIMITS.checkIntervalMs;
@@ -145,6 +152,98 @@ export function applyServerLimits(
     if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
     else socket.destroy();
   });
+  return guard;
+}
+
+/** The connection caps a server applies, and what it holds now. */
+export interface ConnectionGuard {
+  readonly maxConnections: number;
+  readonly maxConnectionsPerClient: number;
+  /** Open connections now. */
+  open(): number;
+}
+
+/**
+ * Connection caps that one client cannot use to lock the others out: at most `total` connections
+ * and `perClient` from one remote address. A client is a remote address: behind it may be many
+ * programs (on loopback every local program is 127.0.0.1), so a cap per address alone cannot keep
+ * a local hoarder from a local newcomer. What does: a connection that has not delivered a
+ * whole request (half-open: headers or body still coming) or sits idle between keep-alive
+ * requests holds no place. When a cap is reached, the oldest such connection — of the same
+ * address for the per-address cap, else of the address holding the most — is closed to make room;
+ * only connections whose request is complete and being answered are kept. A new connection is
+ * refused only when every place is taken by a request being answered. So holding hundreds of
+ * half-open connections gains nothing: each newcomer takes the place of one of them (and the
+ * headers timeout closes them anyway).
+ */
+export function guardConnections(server: Server, total: number, perClient: number): ConnectionGuard {
+  // Node's own cap refuses newcomers, which is what a hoarder wants: the guard caps instead.
+  server.maxConnections = Number.POSITIVE_INFINITY;
+  /** Open connections by remote address, oldest first (a Set keeps insertion order). */
+  const byAddress = new Map<string, Set<Socket>>();
+  /** The request a connection is answering (its response not yet finished). */
+  const answering = new Map<Socket, IncomingMessage>();
+  let open = 0;
+  const forget = (socket: Socket, address: string): void => {
+    const set = byAddress.get(address);
+    if (!set?.delete(socket)) return;
+    open--;
+    answering.delete(socket);
+    if (set.size === 0) byAddress.delete(address);
+  };
+  /** Whether a connection holds a whole request that is being answered (the only kind kept at a cap). */
+  const answeringWhole = (socket: Socket): boolean => answering.get(socket)?.complete === true;
+  /** Close the oldest connection of `set` that holds no place; false when every one is answering. */
+  const evictFrom = (set: Set<Socket>, address: string): boolean => {
+    for (const socket of set) {
+      if (answeringWhole(socket)) continue;
+      forget(socket, address);
+      socket.destroy();
+      return true;
+    }
+    return false;
+  };
+  const evictAnywhere = (): boolean => {
+    const addresses = [...byAddress.entries()].sort((a, b) => b[1].size - a[1].size);
+    return addresses.some(([address, set]) => evictFrom(set, address));
+  };
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? 'unknown';
+    const mine = byAddress.get(address);
+    if (mine && mine.size >= perClient && !evictFrom(mine, address)) {
+      socket.destroy();
+      return;
+    }
+    if (open >= total && !evictAnywhere()) {
+      socket.destroy();
+      return;
+    }
+    let set = byAddress.get(address);
+    if (!set) {
+      set = new Set();
+      byAddress.set(address, set);
+    }
+    set.add(socket);
+    open++;
+    socket.once('close', () => forget(socket, address));
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    answering.set(socket, req);
+    res.once('close', () => {
+      if (answering.get(socket) === req) answering.delete(socket);
+    });
+  });
+  const guard = { maxConnections: total, maxConnectionsPerClient: perClient, open: () => open };
+  guards.set(server, guard);
+  return guard;
+}
+
+const guards = new WeakMap<Server, ConnectionGuard>();
+
+/** The connection guard applied to a server ({@link guardConnections}), if any. */
+export function connectionGuardOf(server: Server): ConnectionGuard | undefined {
+  return guards.get(server);
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {

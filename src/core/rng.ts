@@ -17,12 +17,20 @@ export interface Rng {
 
 /** 32-bit FNV-1a hash of a string: to turn labels and request keys into seeds. */
 export function hashString(s: string): number {
-  let h = 0x811c9dc5;
+  return hashStringFrom(0x811c9dc5, s);
+}
+
+/**
+ * FNV-1a continued from the hash `h` of a text over `s`: `hashStringFrom(hashString(a), b) ===
+ * hashString(a + b)`. Lets a key that grows chunk by chunk be hashed in linear time.
+ */
+export function hashStringFrom(h: number, s: string): number {
+  let x = h;
   for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
+    x ^= s.charCodeAt(i);
+    x = Math.imul(x, 0x01000193);
   }
-  return h >>> 0;
+  return x >>> 0;
 }
 
 /** mulberry32: small, fast, good enough for simulation and shuffling. */

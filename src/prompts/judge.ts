@@ -94,7 +94,9 @@ export type JudgeVerdictText = 'Positive' | 'Negative';
 
 /** The last `\boxed{Positive}` / `\boxed{Negative}` in a judge's reply; null = format failure. */
 export function parseJudgeVerdict(reply: string): JudgeVerdictText | null {
-  const re = /\\boxed\{\s*(?:\\text\{\s*)?(positive|negative)\s*\}?\s*\}/gi;
+  // `\s*(?:\}\s*)?\}`, not `\s*\}?\s*\}`: the two adjacent `\s*` made a verdict followed by many
+  // spaces and no brace quadratic to reject.
+  const re = /\\boxed\{\s*(?:\\text\{\s*)?(positive|negative)\s*(?:\}\s*)?\}/gi;
   let last: JudgeVerdictText | null = null;
   for (let m = re.exec(reply); m; m = re.exec(reply)) {
     last = m[1].toLowerCase() === 'positive' ? 'Positive' : 'Negative';

@@ -60,8 +60,8 @@ export interface WebServerOptions {
   host?: string;
   /**
    * Required for a non-loopback host. Requests then need it: a Bearer header or the
-   * `stepwise_token` cookie, which opening `/?token=…` once sets (the page is then reloaded
-   * without the token in its address).
+   * `stepwise_token` cookie, which the login form (`/login`, a POST) sets. A token in an address
+   * is refused (400): addresses stay in the browser's history.
    */
   token?: string;
   /** Folders whose JSON/JSONL outputs can be read (default: the current folder). */
@@ -102,6 +102,81 @@ export const PAGE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',
 };
+
+/** Static files the login form needs, served without the token (they are the package's own, public). */
+const PUBLIC_STATIC = new Set(['/style.css', '/favicon.svg']);
+
+/** Largest login form body. */
+const MAX_LOGIN_BYTES = 4096;
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/**
+ * The login form: the token goes in a POST body to /login, never in an address (addresses stay in
+ * the browser's history). No script, so the page's CSP holds as it is.
+ */
+function sendLoginPage(res: ServerResponse, status: number, head: boolean, error: string | null): void {
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>stepwise: log in</title>
+  <link rel="icon" href="/favicon.svg" type="image/svg+xml">
+  <link rel="stylesheet" href="/style.css">
+</head>
+<body>
+  <main id="login">
+    <h1>stepwise</h1>
+    <p>This server needs its token (the one given to <code>stepwise serve</code> with --token-file or STEPWISE_TOKEN).</p>
+    ${error ? `<p class="error" id="login-error">${escapeHtml(error)}</p>` : ''}
+    <form method="post" action="/login">
+      <label>Token <input type="password" name="token" autocomplete="current-password" required autofocus></label>
+      <button type="submit">Log in</button>
+    </form>
+  </main>
+</body>
+</html>
+`;
+  res.writeHead(status, {
+    'content-type': 'text/html; charset=utf-8',
+    'content-length': Buffer.byteLength(html),
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    ...PAGE_SECURITY_HEADERS,
+  });
+  res.end(head ? undefined : html);
+}
+
+/**
+ * `GET /login`: the form. `POST /login` with the form's body (`token=…`, as a browser sends a
+ * form): the right token sets the HttpOnly cookie and redirects to `/`; a wrong one shows the form
+ * again (401). The token travels only in the body, so no address the browser keeps holds it.
+ */
+async function login(req: IncomingMessage, res: ServerResponse, token: string): Promise<void> {
+  if (req.method === 'GET' || req.method === 'HEAD') {
+    sendLoginPage(res, 200, req.method === 'HEAD', null);
+    return;
+  }
+  if (req.method !== 'POST') throw new HttpError(405, 'use GET for the form or POST it');
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (type !== 'application/x-www-form-urlencoded')
+    throw new HttpError(415, 'post the login form (application/x-www-form-urlencoded)');
+  const given = new URLSearchParams(await readBody(req, MAX_LOGIN_BYTES)).get('token');
+  if (!sameToken(given, token)) {
+    sendLoginPage(res, 401, false, 'Wrong token.');
+    return;
+  }
+  res.writeHead(303, {
+    location: '/',
+    'set-cookie': `stepwise_token=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`,
+    'cache-control': 'no-store',
+    ...PAGE_SECURITY_HEADERS,
+  });
+  res.end();
+}
 
 async function jsonBody<T>(req: IncomingMessage, max: number, schema: z.ZodType<T>): Promise<T> {
   if (req.method !== 'POST') throw new HttpError(405, 'use POST with a JSON body');
@@ -262,26 +337,25 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
     checkHost(req, hosts);
     const path = url.pathname;
     if (options.token) {
-      const given = url.searchParams.get('token');
-      if (given !== null) {
-        // `/?token=…` is how a browser logs in: the token becomes an HttpOnly cookie and leaves the
-        // address bar (and the history) at once. Anywhere else a token in the address is refused.
-        if (path !== '/' || (req.method !== 'GET' && req.method !== 'HEAD'))
-          throw new HttpError(
-            400,
-            'a token is accepted in the address only on / (send it as a Bearer header)',
-          );
-        if (!sameToken(given, options.token)) throw new HttpError(401, 'missing or wrong token');
-        res.writeHead(303, {
-          location: '/',
-          'set-cookie': `stepwise_token=${encodeURIComponent(options.token)}; HttpOnly; SameSite=Strict; Path=/`,
-          'cache-control': 'no-store',
-          ...PAGE_SECURITY_HEADERS,
-        });
-        res.end();
+      // A token in an address stays in the browser's history (a redirect does not remove the
+      // address it came from) and in proxy logs: refused everywhere, the answer says how to log in.
+      if (url.searchParams.has('token'))
+        throw new HttpError(
+          400,
+          'a token in the address stays in browser history and logs: log in at /login (a form), or send it as a Bearer header',
+        );
+      if (path === '/login') {
+        await login(req, res, options.token);
         return;
       }
-      if (!sameToken(tokenOf(req), options.token)) throw new HttpError(401, 'missing or wrong token');
+      if (!sameToken(tokenOf(req), options.token)) {
+        // The page itself answers with the login form (still 401); the assets it needs are public.
+        if (path === '/' || path === '/index.html') {
+          sendLoginPage(res, 401, req.method === 'HEAD', null);
+          return;
+        }
+        if (!PUBLIC_STATIC.has(path)) throw new HttpError(401, 'missing or wrong token');
+      }
     }
     if (!path.startsWith('/api/')) {
       const file = STATIC[path];

@@ -1,4 +1,4 @@
-import { createRng, type Rng } from '../core/rng.js';
+import { createRng, hashString, hashStringFrom, type Rng } from '../core/rng.js';
 import type { SimOptions } from './options.js';
 import {
   exactStepValues,
@@ -176,12 +176,30 @@ export function simJudgeReply(
   options: SimOptions,
   rng: Rng,
 ): string {
+  return prepareSimJudgeReply(question, history, chunk, options)(rng);
+}
+
+/**
+ * {@link simJudgeReply} in two parts: the history and chunk are read once here, each call of the
+ * returned function draws one reply (n samples of a request cost one reading).
+ */
+export function prepareSimJudgeReply(
+  question: string,
+  history: readonly string[],
+  chunk: string,
+  options: SimOptions,
+): (rng: Rng) => string {
   const problem = lookupSimQuestion(question);
-  if (!problem) {
-    const positive = rng.chance(GUESS_POSITIVE);
-    return `${NOT_SIM}\n\n\\boxed{${positive ? 'Positive' : 'Negative'}}`;
-  }
+  if (!problem)
+    return (rng) => {
+      const positive = rng.chance(GUESS_POSITIVE);
+      return `${NOT_SIM}\n\n\\boxed{${positive ? 'Positive' : 'Negative'}}`;
+    };
   const d = describeChunk(problem, history, chunk, options);
+  return (rng) => judgeReplyOf(d, options, rng);
+}
+
+function judgeReplyOf(d: ReturnType<typeof describeChunk>, options: SimOptions, rng: Rng): string {
   const rates = simJudgeRates(d.difficulty, options);
   const positive = d.wrong ? !rng.chance(rates.sensitivity) : rng.chance(rates.specificity);
   const failed = rng.chance(options.formatFailure);
@@ -210,22 +228,41 @@ export function simCriticReply(
   options: SimOptions,
   rng: Rng,
 ): string {
+  return prepareSimCriticReply(question, steps, options)(rng);
+}
+
+/** {@link simCriticReply} in two parts: the steps are replayed once, each call draws one reply. */
+export function prepareSimCriticReply(
+  question: string,
+  steps: readonly string[],
+  options: SimOptions,
+): (rng: Rng) => string {
   const problem = lookupSimQuestion(question);
+  const truth = problem ? wrongChunks(problem, steps).findIndex((w) => w) : -1;
+  return (rng) => criticReplyOf(problem, truth, steps.length, options, rng);
+}
+
+function criticReplyOf(
+  problem: SimProblem | null,
+  truth: number,
+  stepCount: number,
+  options: SimOptions,
+  rng: Rng,
+): string {
   let answer: number;
   let head: string;
   if (!problem) {
-    answer = steps.length === 0 || rng.chance(GUESS_NO_ERROR) ? -1 : rng.int(0, steps.length - 1);
+    answer = stepCount === 0 || rng.chance(GUESS_NO_ERROR) ? -1 : rng.int(0, stepCount - 1);
     head = NOT_SIM;
   } else {
-    const truth = wrongChunks(problem, steps).findIndex((w) => w);
     answer = truth;
     const miss = scaledErrorRate(
       1 - options.criticAccuracy,
       simDifficulty(problem, options),
       options.judgeDifficulty,
     );
-    if (!rng.chance(1 - miss) && steps.length > 0) {
-      const other = rng.int(0, steps.length - 1); // n choices other than the truth among n + 1
+    if (!rng.chance(1 - miss) && stepCount > 0) {
+      const other = rng.int(0, stepCount - 1); // n choices other than the truth among n + 1
       answer = other - 1 >= truth ? other : other - 1;
     }
     head = 'Simulated critic: reviewed the paragraphs in order.';
@@ -317,10 +354,12 @@ export function simPrmScores(
   };
   let state = initialSimState(problem);
   let believedWrong = false;
-  let key = `${options.seed}|prm|${problem.question}`;
+  // Each step's seed hashes the key of every step up to it; hashed incrementally (the same seed
+  // as hashing the whole key each time, which made long solutions quadratic).
+  let key = hashString(`${options.seed}|prm|${problem.question}`);
   const out: number[] = [];
   for (const chunk of steps) {
-    key += `\u0000${chunk}`;
+    key = hashStringFrom(key, `\u0000${chunk}`);
     const stepRng = createRng(key);
     const r = replayChunk(problem, state, chunk);
     const { sensitivity, specificity } = simJudgeRates(
@@ -354,10 +393,22 @@ export function simPrmScores(
  * orm_specificity with their error rates grown by the problem's difficulty ({@link simOrmRates}).
  */
 export function simOrmReply(question: string, solution: string, options: SimOptions, rng: Rng): string {
+  return prepareSimOrmReply(question, solution, options)(rng);
+}
+
+/** {@link simOrmReply} in two parts: the solution is read once, each call draws one reply. */
+export function prepareSimOrmReply(
+  question: string,
+  solution: string,
+  options: SimOptions,
+): (rng: Rng) => string {
   const problem = lookupSimQuestion(question);
-  if (!problem) return `${NOT_SIM}\n\n\\boxed{${rng.chance(GUESS_CORRECT) ? 'Correct' : 'Incorrect'}}`;
+  if (!problem)
+    return (rng) => `${NOT_SIM}\n\n\\boxed{${rng.chance(GUESS_CORRECT) ? 'Correct' : 'Incorrect'}}`;
   const right = isSimSolutionCorrect(problem, solution);
   const rates = simOrmRates(problem, options);
-  const says = right ? rng.chance(rates.specificity) : !rng.chance(rates.sensitivity);
-  return `Simulated outcome model: checked the final answer.\n\n\\boxed{${says ? 'Correct' : 'Incorrect'}}`;
+  return (rng) => {
+    const says = right ? rng.chance(rates.specificity) : !rng.chance(rates.sensitivity);
+    return `Simulated outcome model: checked the final answer.\n\n\\boxed{${says ? 'Correct' : 'Incorrect'}}`;
+  };
 }

@@ -13,7 +13,7 @@ import type {
 import { createRng, hashString, type Rng } from '../core/rng.js';
 import { writtenPrefix } from '../core/segment.js';
 import type { PromptInput, PromptReaders, PromptRequest } from '../prompts/protocol.js';
-import { simCriticReply, simJudgeReply, simOrmReply, simPrmScores } from './judges.js';
+import { prepareSimCriticReply, prepareSimJudgeReply, prepareSimOrmReply, simPrmScores } from './judges.js';
 import {
   DEFAULT_SIM_OPTIONS,
   formatSimSpec,
@@ -21,9 +21,9 @@ import {
   resolveSimOptions,
   type SimOptions,
 } from './options.js';
-import { continueSimPrefix, simChunksOf } from './policy.js';
+import { prepareSimContinuation, simChunksOf } from './policy.js';
 import { countSimMessageTokens, countSimTokens, truncateSimTokens } from './tokens.js';
-import { lookupSimQuestion } from './world.js';
+import { lookupSimQuestion, SIM_MAX_OPERATIONS, simQuestionOverLimit } from './world.js';
 
 /** Which simulated model answered a request (the metrics of the server count by it). */
 export type SimRole = 'policy' | 'refine' | 'judge' | 'critic' | 'orm' | 'prm';
@@ -93,6 +93,19 @@ const notSimPolicy: Draw = (rng) => ({
   searchFrom: 0,
 });
 
+/** A UsageError when `question` is shaped like a sim question with more operations than the world answers. */
+function refuseOverlongQuestion(question: string): void {
+  const n = simQuestionOverLimit(question);
+  if (n !== null)
+    throw new UsageError(
+      `sim: the question has ${n} operations; the simulated world writes at most 40 and answers at most ${SIM_MAX_OPERATIONS}`,
+    );
+}
+
+/**
+ * What answers a request, and how each sample is drawn. Everything that reads the request (the
+ * prefix, the history, the steps) is read here, once; a draw only samples.
+ */
 function routeRequest(
   options: SimOptions,
   readers: PromptReaders,
@@ -100,20 +113,16 @@ function routeRequest(
 ): { role: SimRole; draw: Draw } | null {
   const request = readGenerateRequest(readers, input);
   if (!request) return null;
+  refuseOverlongQuestion(request.problem);
   switch (request.kind) {
     case 'policy': {
       const problem = lookupSimQuestion(request.problem);
       if (!problem) return { role: 'policy', draw: notSimPolicy };
+      const continuation = prepareSimContinuation(problem, options, request.prefix, request.segmentation);
       return {
         role: 'policy',
         draw: (rng) => {
-          const { lead, text } = continueSimPrefix(
-            problem,
-            options,
-            request.prefix,
-            rng,
-            request.segmentation,
-          );
+          const { lead, text } = continuation(rng);
           return { text, searchFrom: lead.length };
         },
       };
@@ -123,52 +132,41 @@ function routeRequest(
       if (!problem) return { role: 'refine', draw: notSimPolicy };
       const seg = request.segmentation;
       if (request.mode === 'global') {
-        return {
-          role: 'refine',
-          draw: (rng) => ({ text: continueSimPrefix(problem, options, '', rng, seg).text, searchFrom: 0 }),
-        };
+        const continuation = prepareSimContinuation(problem, options, '', seg);
+        return { role: 'refine', draw: (rng) => ({ text: continuation(rng).text, searchFrom: 0 }) };
       }
       // Local: continue the assistant prefix when there is one; otherwise write the good prefix
       // of the draft and continue from it (a raw-text request has no assistant turn).
       const { prefix } = request;
-      const good = prefix !== '' ? [] : goodPrefixOfDraft(request.draft, request.badMarker);
+      if (prefix !== '') {
+        const continuation = prepareSimContinuation(problem, options, prefix, seg);
+        return {
+          role: 'refine',
+          draw: (rng) => {
+            const { text, lead } = continuation(rng);
+            return { text, searchFrom: lead.length };
+          },
+        };
+      }
+      const written = writtenPrefix(goodPrefixOfDraft(request.draft, request.badMarker), seg);
+      const continuation = prepareSimContinuation(problem, options, written, seg);
       return {
         role: 'refine',
-        draw: (rng) => {
-          if (prefix !== '') {
-            const { text, lead } = continueSimPrefix(problem, options, prefix, rng, seg);
-            return { text, searchFrom: lead.length };
-          }
-          const written = writtenPrefix(good, seg);
-          const { text } = continueSimPrefix(problem, options, written, rng, seg);
-          return { text: written + text, searchFrom: 0 };
-        },
+        draw: (rng) => ({ text: written + continuation(rng).text, searchFrom: 0 }),
       };
     }
-    case 'critic':
-      return {
-        role: 'critic',
-        draw: (rng) => ({
-          text: simCriticReply(request.problem, request.steps, options, rng),
-          searchFrom: 0,
-        }),
-      };
-    case 'orm':
-      return {
-        role: 'orm',
-        draw: (rng) => ({
-          text: simOrmReply(request.problem, request.solution, options, rng),
-          searchFrom: 0,
-        }),
-      };
-    case 'judge':
-      return {
-        role: 'judge',
-        draw: (rng) => ({
-          text: simJudgeReply(request.problem, request.history, request.chunk, options, rng),
-          searchFrom: 0,
-        }),
-      };
+    case 'critic': {
+      const reply = prepareSimCriticReply(request.problem, request.steps, options);
+      return { role: 'critic', draw: (rng) => ({ text: reply(rng), searchFrom: 0 }) };
+    }
+    case 'orm': {
+      const reply = prepareSimOrmReply(request.problem, request.solution, options);
+      return { role: 'orm', draw: (rng) => ({ text: reply(rng), searchFrom: 0 }) };
+    }
+    case 'judge': {
+      const reply = prepareSimJudgeReply(request.problem, request.history, request.chunk, options);
+      return { role: 'judge', draw: (rng) => ({ text: reply(rng), searchFrom: 0 }) };
+    }
   }
 }
 
@@ -219,6 +217,25 @@ export function simGenerate(
   request: GenerateRequest,
   stream: SeedStream,
 ): SimGenerateResult {
+  const steps = simGenerateSteps(options, readers, request, stream);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * {@link simGenerate} a sample at a time: yields each sample as it is drawn and returns the
+ * result. The server draws a large request in slices between which it answers other requests
+ * (and notices SIGTERM). Everything up to the first sample (routing, the seed) happens on the
+ * first `next()`.
+ */
+export function* simGenerateSteps(
+  options: SimOptions,
+  readers: PromptReaders,
+  request: GenerateRequest,
+  stream: SeedStream,
+): Generator<Sample, SimGenerateResult, void> {
   const hasPrompt = request.prompt !== undefined;
   const hasMessages = request.messages !== undefined;
   if (hasPrompt === hasMessages)
@@ -253,6 +270,7 @@ export function simGenerate(
     }
     completionTokens += sample.completionTokens;
     samples.push(sample);
+    yield sample;
   }
   const promptTokens = hasPrompt
     ? countSimTokens(request.prompt as string)

@@ -401,8 +401,8 @@ export function sampleSimChunks(
   options: PolicyOptions,
   state: SimState,
   rng: Rng,
+  steps: readonly SimStep[] = simSteps(problem, options),
 ): string[] {
-  const steps = simSteps(problem, options);
   const out: string[] = [];
   let s = state;
   // The chain always ends: every path reaches k = H within 3 chunks per operation.
@@ -441,22 +441,46 @@ export function continueSimPrefix(
   prefix: string,
   rng: Rng,
   segmentation: Segmentation = 'paragraph',
-): {
+): SimContinuation {
+  return prepareSimContinuation(problem, options, prefix, segmentation)(rng);
+}
+
+/** What {@link continueSimPrefix} writes. */
+export interface SimContinuation {
   /** Separator written before the first new chunk ('' when the prefix ends in a blank line). */
   lead: string;
   chunks: string[];
   /** The continuation as written: lead, then the chunks in the segmentation's form. */
   text: string;
-} {
+}
+
+/**
+ * {@link continueSimPrefix} in two parts: the prefix is read (replayed) once here, and each call
+ * of the returned function samples one continuation — so n samples of one request cost one
+ * replay, not n.
+ */
+export function prepareSimContinuation(
+  problem: SimProblem,
+  options: PolicyOptions,
+  prefix: string,
+  segmentation: Segmentation = 'paragraph',
+): (rng: Rng) => SimContinuation {
   const state = replaySimChunks(problem, simChunksOf(prefix)).state;
+  const steps = simSteps(problem, options);
   if (segmentation === 'tags') {
-    const chunks = sampleSimTaggedChunks(problem, options, state, rng);
-    const lead = chunks.length === 0 || prefix.trim() === '' || /\s$/.test(prefix) ? '' : '\n';
-    return { lead, chunks, text: lead + writtenPrefix(chunks, 'tags') };
+    const endsInSpace = prefix.trim() === '' || /\s$/.test(prefix);
+    return (rng) => {
+      const chunks = sampleSimTaggedChunks(problem, options, state, rng, steps);
+      const lead = chunks.length === 0 || endsInSpace ? '' : '\n';
+      return { lead, chunks, text: lead + writtenPrefix(chunks, 'tags') };
+    };
   }
-  const chunks = sampleSimChunks(problem, options, state, rng);
-  const lead = chunks.length === 0 ? '' : separatorAfter(prefix);
-  return { lead, chunks, text: lead + chunks.join('\n\n') };
+  const separator = separatorAfter(prefix);
+  return (rng) => {
+    const chunks = sampleSimChunks(problem, options, state, rng, steps);
+    const lead = chunks.length === 0 ? '' : separator;
+    return { lead, chunks, text: lead + chunks.join('\n\n') };
+  };
 }
 
 /**
@@ -469,8 +493,8 @@ export function sampleSimTaggedChunks(
   options: PolicyOptions,
   state: SimState,
   rng: Rng,
+  steps: readonly SimStep[] = simSteps(problem, options),
 ): string[] {
-  const steps = simSteps(problem, options);
   const out: string[] = [];
   let group: string[] = [];
   let last: SimChunkKind = 'unknown';

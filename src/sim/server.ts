@@ -16,7 +16,13 @@ import {
 import type { ChatMessage, GenerateRequest, Sample } from '../core/model.js';
 import { createRng } from '../core/rng.js';
 import type { PromptReaders } from '../prompts/protocol.js';
-import { createSeedStream, type SimRole, simGenerate, simPool } from './model.js';
+import {
+  createSeedStream,
+  type SimGenerateResult,
+  type SimRole,
+  simGenerateSteps,
+  simPool,
+} from './model.js';
 import { parseSimSpec, resolveSimOptions, type SimOptions } from './options.js';
 
 /**
@@ -131,7 +137,35 @@ export const SIM_LIMITS = {
   prompts: 4096,
   /** Samples in one reply (prompts × n). */
   samples: 8192,
+  /**
+   * Characters of one prompt, one chat request's messages or one pooling input. What the world
+   * reads grows with it (a policy prompt's prefix, a judge's history); the world's own prompts are
+   * a few KB.
+   */
+  promptChars: 1 << 20,
+  /**
+   * Characters of text in one reply, all samples together: a 1,000-operation question asked with
+   * n = 2048 would otherwise write gigabytes (and the garbage of writing even 32 MB held the
+   * server for a third of a second under load). 8,192 samples of the world's longest questions
+   * (40 operations) write about 16 MB. Answered 413 when passed.
+   */
+  replyChars: 16 << 20,
 } as const;
+
+/**
+ * Longest stretch (ms) the server computes one request before it lets others in (health,
+ * metrics, SIGTERM): heavy requests are drawn in slices of about this length.
+ */
+export const SIM_SLICE_MS = 20;
+
+/** 413 unless `text` (what is named by `what`) is within {@link SIM_LIMITS.promptChars}. */
+function checkPromptSize(text: string, what: string): void {
+  if (text.length > SIM_LIMITS.promptChars)
+    throw new HttpError(
+      413,
+      `${what} is ${text.length} characters; the sim server reads at most ${SIM_LIMITS.promptChars} per prompt`,
+    );
+}
 
 /** An integer option in [min, max]; 400 naming the limit otherwise. */
 function boundedInt(
@@ -274,15 +308,52 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
     c.samples += samples;
   };
 
-  const run = (req: GenerateRequest, o: SimOptions) => {
+  /**
+   * Model requests are answered one at a time, in the order their bodies arrived (as when each
+   * was computed whole: the seed stream's draws stay in that order), each drawn in slices of
+   * about SIM_SLICE_MS between which the server answers health, metrics and other sockets.
+   */
+  let queue: Promise<unknown> = Promise.resolve();
+  const serially = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = queue.then(work, work);
+    queue = next.catch(() => {});
+    return next;
+  };
+  let closing = false;
+  let sliceStart = performance.now();
+  /** Let the event loop turn when this slice has run long enough; stop the work once the server closes. */
+  const breathe = async (): Promise<void> => {
+    if (performance.now() - sliceStart < SIM_SLICE_MS) return;
+    await new Promise((next) => setImmediate(next));
+    sliceStart = performance.now();
+    if (closing) throw new HttpError(503, 'the sim server is shutting down');
+  };
+
+  /** One generate request, drawn a sample at a time; `reply.chars` counts the text written so far. */
+  const run = async (
+    req: GenerateRequest,
+    o: SimOptions,
+    reply: { chars: number },
+  ): Promise<SimGenerateResult> => {
     try {
-      return simGenerate(o, readers, req, stream);
+      const steps = simGenerateSteps(o, readers, req, stream);
+      for (;;) {
+        const step = steps.next();
+        if (step.done) return step.value;
+        reply.chars += step.value.text.length;
+        if (reply.chars > SIM_LIMITS.replyChars)
+          throw new HttpError(
+            413,
+            `the reply would pass ${SIM_LIMITS.replyChars} characters of text on the sim server: ask for fewer samples (n), fewer prompts or fewer max_tokens`,
+          );
+        await breathe();
+      }
     } catch (err) {
-      throw new HttpError(400, (err as Error).message);
+      throw err instanceof HttpError ? err : new HttpError(400, (err as Error).message);
     }
   };
 
-  const completions = (body: Record<string, unknown>): unknown => {
+  const completions = async (body: Record<string, unknown>): Promise<unknown> => {
     const o = modelOptions(body.model);
     const sampling = samplingOf(body);
     const prompts = typeof body.prompt === 'string' ? [body.prompt] : body.prompt;
@@ -298,7 +369,10 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
         400,
         `prompts × n must be at most ${SIM_LIMITS.samples} on the sim server (got ${prompts.length} × ${sampling.n ?? 1})`,
       );
-    const results = prompts.map((prompt) => run({ ...sampling, prompt }, o));
+    for (const [i, p] of prompts.entries()) checkPromptSize(p, `prompt[${i}]`);
+    const reply = { chars: 0 };
+    const results: SimGenerateResult[] = [];
+    for (const prompt of prompts) results.push(await run({ ...sampling, prompt }, o, reply));
     const choices: unknown[] = [];
     let promptTokens = 0;
     let completionTokens = 0;
@@ -328,7 +402,7 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
     };
   };
 
-  const chat = (body: Record<string, unknown>): unknown => {
+  const chat = async (body: Record<string, unknown>): Promise<unknown> => {
     const o = modelOptions(body.model);
     const sampling = samplingOf(body);
     const raw = body.messages;
@@ -348,7 +422,14 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
     });
     if (body.continue_final_message === true && body.add_generation_prompt === true)
       throw new HttpError(400, 'continue_final_message and add_generation_prompt cannot both be true');
-    const r = run({ ...sampling, messages }, o);
+    let chars = 0;
+    for (const m of messages) chars += m.content.length;
+    if (chars > SIM_LIMITS.promptChars)
+      throw new HttpError(
+        413,
+        `the messages are ${chars} characters; the sim server reads at most ${SIM_LIMITS.promptChars} per request`,
+      );
+    const r = await run({ ...sampling, messages }, o, { chars: 0 });
     countRole(r.role, r.usage.promptTokens, r.usage.completionTokens, r.samples.length);
     count('/v1/chat/completions', r.usage.promptTokens, r.usage.completionTokens, r.samples.length);
     return {
@@ -371,7 +452,7 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
     };
   };
 
-  const pooling = (body: Record<string, unknown>): unknown => {
+  const pooling = async (body: Record<string, unknown>): Promise<unknown> => {
     const o = modelOptions(body.model);
     const inputs = typeof body.input === 'string' ? [body.input] : body.input;
     if (!Array.isArray(inputs) || inputs.length === 0 || !inputs.every((p) => typeof p === 'string'))
@@ -381,8 +462,10 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
         400,
         `at most ${SIM_LIMITS.prompts} inputs per request on the sim server (got ${inputs.length})`,
       );
+    for (const [i, p] of inputs.entries()) checkPromptSize(p, `input[${i}]`);
     let promptTokens = 0;
-    const data = inputs.map((input, index) => {
+    const data: unknown[] = [];
+    for (const [index, input] of inputs.entries()) {
       let r: ReturnType<typeof simPool>;
       try {
         r = simPool(o, readers, input);
@@ -391,8 +474,9 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
       }
       promptTokens += r.usage.promptTokens;
       countRole('prm', r.usage.promptTokens, 0, 1);
-      return { index, object: 'pooling', data: r.data };
-    });
+      data.push({ index, object: 'pooling', data: r.data });
+      await breathe();
+    }
     count('/pooling', promptTokens, 0, inputs.length);
     return {
       id: `pool-sim-${++ids}`,
@@ -404,7 +488,7 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
     };
   };
 
-  const handlers: Record<string, (body: Record<string, unknown>) => unknown> = {
+  const handlers: Record<string, (body: Record<string, unknown>) => Promise<unknown>> = {
     '/v1/completions': completions,
     '/v1/chat/completions': chat,
     '/pooling': pooling,
@@ -462,7 +546,11 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
       }
       if (typeof body !== 'object' || body === null || Array.isArray(body))
         throw new HttpError(400, 'the request body must be a JSON object');
-      sendJson(res, 200, handler(body as Record<string, unknown>));
+      const reply = await serially(() => {
+        sliceStart = performance.now();
+        return handler(body as Record<string, unknown>);
+      });
+      sendJson(res, 200, reply);
     } catch (err) {
       const status = err instanceof HttpError ? err.status : 500;
       if (status < 500) metrics.badRequests++;
@@ -496,6 +584,7 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
     },
     close: () =>
       new Promise<void>((resolve) => {
+        closing = true;
         server.close(() => resolve());
         server.closeAllConnections();
       }),

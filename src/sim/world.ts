@@ -58,10 +58,38 @@ function numbersStaySafe(start: number, ops: readonly SimOp[]): boolean {
 }
 
 /**
+ * Most operations a question of the simulated world may have. The world writes at most 40
+ * (`max_steps`); a longer question (a hostile request: 20,000 operations once held `sim serve`
+ * for minutes) is not a sim question, and the sim model refuses it by name
+ * ({@link simQuestionOverLimit}).
+ */
+export const SIM_MAX_OPERATIONS = 1000;
+
+/** Operations of a text shaped like a sim question (`Start with …`), null for other text; linear, no parsing. */
+function operationCount(question: string): number | null {
+  const t = question.trimStart();
+  if (!t.startsWith('Start with ')) return null;
+  let count = 1;
+  for (let at = t.indexOf(', then '); at >= 0; at = t.indexOf(', then ', at + 7)) count++;
+  return count;
+}
+
+/**
+ * The operation count of a text that is shaped like a sim question but has more than
+ * {@link SIM_MAX_OPERATIONS} operations; null otherwise. What the sim model's refusal names.
+ */
+export function simQuestionOverLimit(question: string): number | null {
+  const n = operationCount(question);
+  return n !== null && n > SIM_MAX_OPERATIONS ? n : null;
+}
+
+/**
  * Recover a problem from its question text; null when the text is not a sim question (including
- * a question whose numbers could grow beyond the safe-integer range).
+ * a question whose numbers could grow beyond the safe-integer range, or with more than
+ * {@link SIM_MAX_OPERATIONS} operations).
  */
 export function parseSimQuestion(question: string): SimProblem | null {
+  if (simQuestionOverLimit(question) !== null) return null;
   const m = QUESTION_RE.exec(question.trim());
   if (!m) return null;
   const ops: SimOp[] = [];
@@ -78,14 +106,21 @@ export function parseSimQuestion(question: string): SimProblem | null {
 }
 
 const cache = new Map<string, SimProblem | null>();
+/** Characters of the questions the memo holds: bounded by size as well as count (questions can be long). */
+let cachedChars = 0;
+const CACHE_MAX_CHARS = 16 << 20;
 
 /** {@link parseSimQuestion} with a small memo (servers see the same question many times). */
 export function lookupSimQuestion(question: string): SimProblem | null {
   let p = cache.get(question);
   if (p === undefined) {
     p = parseSimQuestion(question);
-    if (cache.size > 50_000) cache.clear();
+    if (cache.size > 50_000 || cachedChars + question.length > CACHE_MAX_CHARS) {
+      cache.clear();
+      cachedChars = 0;
+    }
     cache.set(question, p);
+    cachedChars += question.length;
   }
   return p;
 }
@@ -107,10 +142,21 @@ export function opSymbol(kind: SimOpKind): string {
   return kind === 'add' ? '+' : kind === 'subtract' ? '-' : '×';
 }
 
-/** The right number after each number of operations: `truth[k]` after k operations (truth[0] = start). */
-export function truthValues(problem: SimProblem): number[] {
-  const out = [problem.start];
-  for (const op of problem.ops) out.push(applyOp(out[out.length - 1], op));
+const truths = new WeakMap<SimProblem, readonly number[]>();
+
+/**
+ * The right number after each number of operations: `truth[k]` after k operations (truth[0] =
+ * start). Computed once per problem object: callers index it once per chunk, and recomputing it
+ * each time made a solution's replay quadratic in its operations.
+ */
+export function truthValues(problem: SimProblem): readonly number[] {
+  let out = truths.get(problem);
+  if (!out || out.length !== problem.ops.length + 1 || out[0] !== problem.start) {
+    const values = [problem.start];
+    for (const op of problem.ops) values.push(applyOp(values[values.length - 1], op));
+    out = Object.freeze(values);
+    truths.set(problem, out);
+  }
   return out;
 }
 

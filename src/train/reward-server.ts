@@ -1,4 +1,7 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { StepwiseError } from '../core/errors.js';
 import {
   allowedHostNames,
@@ -12,6 +15,7 @@ import {
   sameToken,
   sendJson,
 } from '../core/http.js';
+import { lastIndexOfLinear } from '../core/last-index.js';
 import { splitParagraphs } from '../core/segment.js';
 import type { Problem } from '../core/types.js';
 import type { StepJudge } from '../judge/types.js';
@@ -51,6 +55,19 @@ export interface RewardServerOptions {
  */
 export const MAX_REWARD_ITEMS = 4096;
 
+/**
+ * Characters one sample may carry, per field (413 beyond). A query is a prompt and a response
+ * (tens of KB for a 32k-token rollout); a label is a gold answer or verdict. Every computation on
+ * an item is linear in these, so one item's work stays in the milliseconds.
+ */
+export const REWARD_ITEM_LIMITS = { query: 512 << 10, prompt: 512 << 10, label: 10_000 } as const;
+
+/**
+ * Longest stretch (ms) the server computes one request before it lets others in (`/health`,
+ * SIGTERM); a large batch is computed in slices of about this length.
+ */
+export const REWARD_SLICE_MS = 20;
+
 export interface RewardRequest {
   query: string[];
   prompts: string[];
@@ -71,10 +88,10 @@ export interface RewardReply {
  */
 export function responseOf(query: string, prompt: string): string {
   if (prompt) {
-    const at = query.lastIndexOf(prompt);
+    const at = lastIndexOfLinear(query, prompt);
     if (at >= 0) return query.slice(at + prompt.length);
   }
-  const instruction = query.lastIndexOf(JUDGE_INSTRUCTION);
+  const instruction = lastIndexOfLinear(query, JUDGE_INSTRUCTION);
   return instruction >= 0 ? query.slice(instruction + JUDGE_INSTRUCTION.length) : query;
 }
 
@@ -131,6 +148,18 @@ export function parseRewardRequest(
       `"query", "prompts" and "labels" must have the same length (got ${query.length}, ${prompts.length}, ${labels.length})`,
     );
   }
+  const fields = [
+    ['query', query, REWARD_ITEM_LIMITS.query],
+    ['prompts', prompts, REWARD_ITEM_LIMITS.prompt],
+    ['labels', labels, REWARD_ITEM_LIMITS.label],
+  ] as const;
+  for (const [name, values, max] of fields)
+    for (let i = 0; i < values.length; i++)
+      if (values[i].length > max)
+        throw new HttpError(
+          413,
+          `"${name}"[${i}] is ${values[i].length} characters; the reward server takes at most ${max} per sample`,
+        );
   return { query, prompts, labels };
 }
 
@@ -138,7 +167,8 @@ function aggregateScores(scores: readonly number[], how: StepAggregation): numbe
   if (scores.length === 0) return 0;
   switch (how) {
     case 'min':
-      return Math.min(...scores);
+      // A loop, not Math.min(...scores): spreading 10^5 chunk scores overflows the stack.
+      return scores.reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
     case 'mean':
       return scores.reduce((a, b) => a + b, 0) / scores.length;
     case 'last':
@@ -153,9 +183,13 @@ export async function computeRewards(req: RewardRequest, options: RewardServerOp
   const rewards: number[] = [];
   const scores: number[] = [];
   const formatOk: number[] = [];
+  let sliceStart = performance.now();
   for (let i = 0; i < req.query.length; i++) {
-    // Let other requests (a trainer's /health probe) in between samples of a large batch.
-    if (i % 64 === 63) await new Promise((next) => setImmediate(next));
+    // Let other requests (a trainer's /health probe, SIGTERM) in between samples of a large batch.
+    if (performance.now() - sliceStart > REWARD_SLICE_MS) {
+      await new Promise((next) => setImmediate(next));
+      sliceStart = performance.now();
+    }
     const response = responseOf(req.query[i], req.prompts[i]);
     if (options.kind === 'judge-agreement') {
       const verdict = parseJudgeVerdict(response);
@@ -211,6 +245,15 @@ export async function startRewardServer(options: RewardServerOptions): Promise<R
     throw new StepwiseError('--kind judge needs --judge <spec>', { exitCode: 2 });
   const max = options.maxBodyBytes ?? 32 * 1024 * 1024;
   const hosts = allowedHostNames(host);
+  // One request is computed at a time, in arrival order: each yields between its slices, and
+  // with several computing at once a health probe would wait for a slice of each, several times.
+  let queue: Promise<unknown> = Promise.resolve();
+  const serially = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = queue.then(work, work);
+    queue = next.catch(() => {});
+    return next;
+  };
+  const worker = options.kind === 'judge' ? null : startRewardWorker(options);
   const server = createServer(async (req, res) => {
     try {
       checkHost(req, hosts);
@@ -233,17 +276,22 @@ export async function startRewardServer(options: RewardServerOptions): Promise<R
         return;
       }
       requireJsonBody(req);
+      // Outcome and judge-agreement rewards are parsed and computed in the worker thread, the
+      // body passed on as it arrives; the judge reward waits on its judge's model here (its own
+      // work is a paragraph split).
+      if (worker) {
+        sendJson(res, 200, await worker.compute(req, max));
+        return;
+      }
+      const text = await readBody(req, max);
       let body: unknown;
       try {
-        body = JSON.parse(await readBody(req, max));
+        body = JSON.parse(text);
       } catch (e) {
-        throw e instanceof HttpError ? e : badRequest(`body is not valid JSON: ${(e as Error).message}`);
+        throw badRequest(`body is not valid JSON: ${(e as Error).message}`);
       }
-      sendJson(
-        res,
-        200,
-        await computeRewards(parseRewardRequest(body, options.kind, options.maxItems), options),
-      );
+      const request = parseRewardRequest(body, options.kind, options.maxItems);
+      sendJson(res, 200, await serially(() => computeRewards(request, options)));
     } catch (e) {
       if (e instanceof HttpError) sendJson(res, e.status, { error: e.message });
       else if (!res.headersSent) sendJson(res, 500, { error: (e as Error).message });
@@ -261,7 +309,97 @@ export async function startRewardServer(options: RewardServerOptions): Promise<R
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
-        server.close(() => resolve());
+        server.close(() => {
+          if (worker) worker.close().then(() => resolve());
+          else resolve();
+        });
       }),
   };
+}
+
+/**
+ * The worker thread that parses and computes outcome and judge-agreement requests
+ * (src/train/reward-worker.ts). Run from TypeScript sources (the tests), it loads them through tsx.
+ */
+function startRewardWorker(options: RewardServerOptions): {
+  compute(req: IncomingMessage, maxBytes: number): Promise<RewardReply>;
+  close(): Promise<void>;
+} {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const script = new URL(`./reward-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url);
+  // From sources (the tests) the worker registers tsx's loader first: a worker does not inherit it.
+  const entry = fromSource ? tsxEntry(script) : script;
+  const worker = new Worker(entry, {
+    workerData: { kind: options.kind, formatPenalty: options.formatPenalty, maxItems: options.maxItems },
+  });
+  // The server's thread does not wait for it: an idle worker does not keep the process alive.
+  worker.unref();
+  const pending = new Map<number, { resolve: (r: RewardReply) => void; reject: (e: Error) => void }>();
+  let ids = 0;
+  const failAll = (e: Error) => {
+    for (const p of pending.values()) p.reject(e);
+    pending.clear();
+  };
+  worker.on('message', (m: { id: number; reply?: RewardReply; status?: number; error?: string }) => {
+    const p = pending.get(m.id);
+    if (!p) return;
+    pending.delete(m.id);
+    if (m.reply) p.resolve(m.reply);
+    else p.reject(new HttpError(m.status ?? 500, m.error ?? 'reward computation failed'));
+  });
+  worker.on('error', (e) => failAll(e));
+  worker.on('exit', () => failAll(new HttpError(503, 'the reward server is shutting down')));
+  return {
+    compute: (req, maxBytes) =>
+      new Promise<RewardReply>((resolve, reject) => {
+        const tooLarge = () => new HttpError(413, `request body larger than ${maxBytes} bytes`);
+        if (Number(req.headers['content-length'] ?? 0) > maxBytes) {
+          req.resume();
+          reject(tooLarge());
+          return;
+        }
+        const id = ++ids;
+        let size = 0;
+        let refused = false;
+        worker.ref();
+        req.on('data', (chunk: Buffer) => {
+          if (refused) return;
+          size += chunk.length;
+          if (size > maxBytes) {
+            // Keep reading (and dropping) the rest so the 413 reaches the client.
+            refused = true;
+            worker.postMessage({ id, abort: true });
+            reject(tooLarge());
+            return;
+          }
+          worker.postMessage({ id, chunk });
+        });
+        req.on('end', () => {
+          if (refused) return;
+          pending.set(id, { resolve, reject });
+          worker.postMessage({ id, end: true });
+        });
+        req.on('error', (e) => {
+          if (!refused) worker.postMessage({ id, abort: true });
+          refused = true;
+          reject(e);
+        });
+      }).finally(() => {
+        if (pending.size === 0) worker.unref();
+      }),
+    close: async () => {
+      await worker.terminate();
+    },
+  };
+}
+
+/** A worker entry that loads the TypeScript module `script` through tsx (its ESM API, resolved from here). */
+function tsxEntry(script: URL): URL {
+  const api = createRequire(import.meta.url)
+    .resolve('tsx/esm/api')
+    .replace(/\.cjs$/, '.mjs');
+  const code = `import { register } from ${JSON.stringify(pathToFileURL(api).href)};
+register();
+await import(${JSON.stringify(script.href)});`;
+  return new URL(`data:text/javascript,${encodeURIComponent(code)}`);
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emptyCost } from '../../src/core/cost.js';
+import { connectionGuardOf } from '../../src/core/http.js';
 import type { StepJudge } from '../../src/judge/types.js';
 import {
   MAX_REWARD_ITEMS,
@@ -310,6 +311,6 @@ describe('reward server under attack', () => {
   it('slow requests are cut and connections capped', () => {
     expect(s.server.requestTimeout).toBe(30_000);
     expect(s.server.headersTimeout).toBe(10_000);
-    expect(s.server.maxConnections).toBe(256);
+    expect(connectionGuardOf(s.server)?.maxConnections).toBe(256);
   });
 });

@@ -69,7 +69,10 @@ export function register(program: Command): void {
       'address to bind; anything but loopback requires a token (and TLS or a tunnel in front)',
       '127.0.0.1',
     )
-    .option('--token <token>', `${TOKEN_HELP.token} (Bearer header, or open the page once with /?token=…)`)
+    .option(
+      '--token <token>',
+      `${TOKEN_HELP.token} (Bearer header, or type it once into the page's login form)`,
+    )
     .option('--token-file <file>', TOKEN_HELP.tokenFile)
     .option(
       '--dir <folder...>',
@@ -87,10 +90,13 @@ export function register(program: Command): void {
         storePath: o.store,
       });
       process.stderr.write(
-        `stepwise web view on ${browsable(server.url, o.host)}/${token ? '?token=<your token>' : ''}\n` +
+        `stepwise web view on ${browsable(server.url, o.host)}/${token ? ' (log in with the token on the page)' : ''}\n` +
           `showing outputs under ${roots.map((r) => resolve(r)).join(', ')}; Ctrl-C stops it\n`,
       );
       const stop = async () => {
+        // Whatever it is doing (a request in flight, a judge that does not answer), the server
+        // is gone within a second.
+        setTimeout(() => process.exit(0), 1000).unref();
         await server.close();
         process.exit(0);
       };

@@ -78,6 +78,9 @@ export function register(program: Command): void {
       }
       process.stderr.write(`stepwise reward server (${o.kind}) listening on ${server.url}/get_reward\n`);
       const stop = async () => {
+        // Whatever it is doing (a request in flight, a judge that does not answer), the server
+        // is gone within a second.
+        setTimeout(() => process.exit(0), 1000).unref();
         await server.close();
         await judge?.close?.();
         process.exit(0);

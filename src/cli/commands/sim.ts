@@ -168,6 +168,9 @@ export function register(program: Command): void {
       `stepwise sim server (simulated world, not a real model) listening on ${server.baseURL} — metrics at ${server.url}/metrics\n`,
     );
     const stop = async () => {
+      // Whatever it is doing (a request in flight, a judge that does not answer), the server
+      // is gone within a second.
+      setTimeout(() => process.exit(0), 1000).unref();
       await server.close();
       process.exit(0);
     };
