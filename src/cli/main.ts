@@ -2,6 +2,7 @@
 import '../providers/index.js';
 import { Command, CommanderError, Help, type Option } from 'commander';
 import { StepwiseError } from '../core/errors.js';
+import { redactText, secretValues } from '../core/redact.js';
 import { interruptActiveRuns } from '../store/runs.js';
 import { VERSION } from '../version.js';
 import { registerCommands } from './commands/index.js';
@@ -94,12 +95,28 @@ export async function main(argv: string[] = process.argv): Promise<void> {
     process.exit(130);
   };
   process.on('SIGINT', onInterrupt);
+  keepSecretsOffStderr(argv);
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
   } catch (err) {
     process.exitCode = exitCodeFor(err);
   }
+}
+
+/**
+ * Everything written to stderr (messages, warnings, progress, summaries) passes through
+ * core/redact: the API key given on the command line or in OPENAI_API_KEY, and credentials in
+ * a server URL, never reach a terminal log or a CI transcript.
+ */
+function keepSecretsOffStderr(argv: readonly string[]): void {
+  const literals = secretValues(argv, process.env);
+  const write = process.stderr.write.bind(process.stderr) as (...a: unknown[]) => boolean;
+  process.stderr.write = ((chunk: unknown, ...rest: unknown[]) =>
+    write(
+      typeof chunk === 'string' ? redactText(chunk, literals) : chunk,
+      ...rest,
+    )) as typeof process.stderr.write;
 }
 
 function exitCodeFor(err: unknown): number {

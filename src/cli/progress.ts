@@ -1,4 +1,5 @@
 import cliProgress from 'cli-progress';
+import { requestsInFlight, WAITING_AFTER_MS, waitingOn } from '../core/in-flight.js';
 import type { JobProgress } from '../jobs/run-job.js';
 import type { Db } from '../store/db.js';
 import { updateRunCounts } from '../store/runs.js';
@@ -27,8 +28,19 @@ export function createProgressBar(label: string, options: { quiet?: boolean } = 
     cliProgress.Presets.shades_classic,
   );
   let started = false;
+  // A bar that has not moved for a few seconds says what the job waits on (core/in-flight).
+  let last = { done: -1, extra: '' };
+  let movedAt = Date.now();
+  const timer = setInterval(() => {
+    if (!started) return;
+    const waiting = waitingOn(movedAt);
+    if (waiting) bar.update(last.done, { extra: `${last.extra ? `${last.extra} ` : ''}— ${waiting}` });
+  }, 1000);
+  timer.unref();
   return {
     update(done, total, extra = '') {
+      if (done !== last.done) movedAt = Date.now();
+      last = { done, extra };
       if (!started) {
         bar.start(total, done, { extra });
         started = true;
@@ -38,6 +50,7 @@ export function createProgressBar(label: string, options: { quiet?: boolean } = 
       }
     },
     stop() {
+      clearInterval(timer);
       if (started) bar.stop();
     },
   };
@@ -51,7 +64,10 @@ export function createProgressBar(label: string, options: { quiet?: boolean } = 
 export function trackJobProgress(bar: ProgressBar, db: Db, runId: string): (p: JobProgress) => void {
   const counts = trackRunCounts(db, runId);
   return (p) => {
-    bar.update(p.done, p.total, p.resumed ? `(${p.resumed} resumed)` : '');
+    const notes = [p.resumed ? `${p.resumed} resumed` : '', p.redone ? `${p.redone} redone` : ''].filter(
+      Boolean,
+    );
+    bar.update(p.done, p.total, `${p.unit ?? ''}${notes.length ? ` (${notes.join(', ')})` : ''}`.trim());
     counts(p);
   };
 }
@@ -59,10 +75,33 @@ export function trackJobProgress(bar: ProgressBar, db: Db, runId: string): (p: J
 /** Keep a run record's counts fresh for `stepwise runs`: written every 25 items and at the end, not per item. */
 export function trackRunCounts(db: Db, runId: string): (p: JobProgress) => void {
   let lastCounts = 0;
+  let movedAt = Date.now();
+  let waitingNoted = false;
+  let latest: JobProgress | undefined;
+  const write = (p: JobProgress, extra: Record<string, number> = {}) =>
+    updateRunCounts(db, runId, {
+      done: p.done,
+      total: p.total,
+      resumed: p.resumed,
+      ...(p.redone ? { redone: p.redone } : {}),
+      ...extra,
+    });
+  // The store says a stalled run waits too: requests in flight and seconds without progress.
+  const timer = setInterval(() => {
+    if (!latest || !waitingOn(movedAt)) return;
+    waitingNoted = true;
+    const inFlight = requestsInFlight().reduce((a, s) => a + s.requests, 0);
+    write(latest, { inFlight, waitingSeconds: Math.round((Date.now() - movedAt) / 1000) });
+  }, WAITING_AFTER_MS);
+  timer.unref();
   return (p) => {
-    if (p.done - lastCounts >= 25 || p.done === p.total) {
+    if (!latest || p.done !== latest.done) movedAt = Date.now();
+    latest = p;
+    if (p.done - lastCounts >= 25 || p.done === p.total || waitingNoted) {
       lastCounts = p.done;
-      updateRunCounts(db, runId, { done: p.done, total: p.total, resumed: p.resumed });
+      write(p, waitingNoted ? { inFlight: 0, waitingSeconds: 0 } : {});
+      waitingNoted = false;
     }
+    if (p.done === p.total) clearInterval(timer);
   };
 }

@@ -85,6 +85,12 @@ export const SETTINGS: readonly Setting[] = [
   { flag: '--api-key', meaning: 'API key of the OpenAI-compatible server (default OPENAI_API_KEY)' },
   { flag: '--base-url', meaning: 'OpenAI-compatible server URL(s) (default OPENAI_BASE_URL)' },
   { flag: '--max-retries', meaning: 'retries of a failed request' },
+  {
+    flag: '--strict-resume',
+    default: false,
+    meaning:
+      'a resumable job exits 2 instead of redoing rows whose input changed (or keeping rows of an older output that record no digest of their input)',
+  },
   { flag: '--dataset', meaning: 'a named data set (sim, gsm8k, math, jsonl, …)' },
   { flag: '--fields', meaning: 'jsonl: where id, question and answer are' },
   { flag: '--json', meaning: 'print the result or summary as JSON on stdout', default: false },
@@ -163,6 +169,14 @@ export function storeOption(): Option {
 /** `--api-key <key>`: the key of the OpenAI-compatible server(s) a job reaches. */
 export function apiKeyOption(): Option {
   return new Option('--api-key <key>', 'API key of the OpenAI-compatible server (default OPENAI_API_KEY)');
+}
+
+/** `--strict-resume`: refuse, rather than redo, rows of the output whose input changed (jobs/made-from). */
+export function strictResumeOption(): Option {
+  return new Option(
+    '--strict-resume',
+    'exit 2 instead of redoing rows of --out whose input record changed since they were made (and instead of keeping rows of an older output that record no digest of their input)',
+  );
 }
 
 /** `--prompt-form raw|chat` (its old name `--form`: `addAlias(cmd, '--prompt-form', '--form')`). */

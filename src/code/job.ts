@@ -24,6 +24,10 @@ export interface MutationLabelJobOptions extends Omit<MutationLabelOptions, 'san
   shard?: Shard;
   /** Recorded on every parts row; a resumed parts file must have the same (see jobs/settings). */
   settings?: JobSettings;
+  /** Exit 2 instead of redoing problems whose record changed since they were labeled (jobs/made-from). */
+  strictResume?: boolean;
+  /** Told of parts rows kept unverified (an older parts file that records no digest of its input). */
+  onWarning?: (message: string) => void;
   onProgress?: (p: JobProgress) => void;
   signal?: AbortSignal;
 }
@@ -52,6 +56,10 @@ export interface MutationLabelSummary {
   /** Why problems were skipped, with counts. */
   skipped: Record<string, number>;
   resumed: number;
+  /** Problems whose parts row was made from another problem record: labeled again. */
+  redone: number;
+  /** Parts rows of an older file that record no digest of their problem (kept unchecked). */
+  unverified: number;
   out: string;
   /** Where per-problem results are kept for resuming. */
   parts: string;
@@ -78,7 +86,6 @@ export async function runMutationLabelJob(options: MutationLabelJobOptions): Pro
     const { problems } = options;
     const total = options.total ?? (Array.isArray(problems) ? problems.length : undefined);
     const parts = partsFileFor(options.out);
-    let resumed = 0;
     // Rows go to `out` as the finished parts file is read back in problem order, and only
     // counts are kept: memory holds the problems in flight, not the job's rows.
     const acc = mutationLabelAccumulator();
@@ -93,16 +100,18 @@ export async function runMutationLabelJob(options: MutationLabelJobOptions): Pro
         keyOfOutput: (r) => r.problemId,
         out: parts,
         fresh: options.fresh,
+        strictResume: options.strictResume,
+        onWarning: options.onWarning,
+        unit: 'problems',
+        // A row is made from its problem (the mutants follow from it and the settings).
+        contentOf: (x) => x.problem,
         settings: options.settings,
         shard: options.shard,
         total: options.shard ? undefined : total,
         // The sandbox pool bounds the real concurrency; a few problems in flight keep it busy.
         concurrency: Math.max(2, sandbox.concurrency * 2),
         signal: options.signal,
-        onProgress: (p) => {
-          resumed = p.resumed;
-          options.onProgress?.(p);
-        },
+        onProgress: options.onProgress,
         onRecord: (r) => {
           acc.add(r);
           if (r.rows.length > 0) writeSync(fd, r.rows.map((row) => `${JSON.stringify(row)}\n`).join(''));
@@ -140,7 +149,9 @@ export async function runMutationLabelJob(options: MutationLabelJobOptions): Pro
     return acc.result({
       out: options.out,
       parts,
-      resumed,
+      resumed: result.resumed,
+      redone: result.redone,
+      unverified: result.unverified,
       wallSeconds: (performance.now() - started) / 1000,
       sandbox: enforcement,
     });
@@ -184,7 +195,10 @@ async function* withMutants(
 export function summarize(
   results: readonly MutationLabelResult[],
   _rows: readonly CodeLabelRow[],
-  extra: Pick<MutationLabelSummary, 'out' | 'parts' | 'resumed' | 'wallSeconds' | 'sandbox'>,
+  extra: Pick<
+    MutationLabelSummary,
+    'out' | 'parts' | 'resumed' | 'redone' | 'unverified' | 'wallSeconds' | 'sandbox'
+  >,
 ): MutationLabelSummary {
   const acc = mutationLabelAccumulator();
   for (const r of results) acc.add(r);
@@ -195,7 +209,10 @@ export function summarize(
 export function mutationLabelAccumulator(): {
   add(r: MutationLabelResult): void;
   result(
-    extra: Pick<MutationLabelSummary, 'out' | 'parts' | 'resumed' | 'wallSeconds' | 'sandbox'>,
+    extra: Pick<
+      MutationLabelSummary,
+      'out' | 'parts' | 'resumed' | 'redone' | 'unverified' | 'wallSeconds' | 'sandbox'
+    >,
   ): MutationLabelSummary;
 } {
   const count = (into: Record<string, number>, key: string) => {

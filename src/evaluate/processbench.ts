@@ -8,6 +8,7 @@ import { loadProcessBench, PROCESSBENCH_SUBSETS, processBenchSource } from '../d
 import type { RecordSource } from '../data/records.js';
 import type { ProcessBenchRecord } from '../data/types.js';
 import { readLinesSync } from '../jobs/lines.js';
+import type { ResumeCounts } from '../jobs/made-from.js';
 import { type JobProgress, runStreamJob, type Shard } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
 import { formatFailureShare, repliesOf } from '../judge/common.js';
@@ -144,6 +145,10 @@ export interface ProcessBenchRunOptions {
   shard?: Shard;
   /** Start over instead of resuming. */
   fresh?: boolean;
+  /** Exit 2 instead of redoing predictions whose sample changed since they were made (jobs/made-from). */
+  strictResume?: boolean;
+  /** Told of prediction rows kept unverified (an older file that records no digest of its sample). */
+  onWarning?: (message: string) => void;
   /** Recorded on every prediction row; a resumed file must have the same (see jobs/settings). */
   settings?: JobSettings;
   seed?: number;
@@ -183,6 +188,8 @@ export interface ProcessBenchReport extends ProcessBenchScore {
   abstained: number;
   /** What the judge spent in this run (resumed lines included). */
   cost: Cost;
+  /** Predictions kept from the file, redone because their sample changed, kept unchecked (older file). */
+  resume?: ResumeCounts;
   predictions: string;
   createdAt: string;
 }
@@ -341,6 +348,9 @@ export async function runProcessBench(options: ProcessBenchRunOptions): Promise<
     keyOfOutput: (r) => r.id,
     out: options.predictionsPath,
     fresh: options.fresh,
+    strictResume: options.strictResume,
+    onWarning: options.onWarning,
+    unit: 'samples',
     settings: options.settings,
     shard: options.shard,
     concurrency: options.concurrency ?? 16,
@@ -444,6 +454,7 @@ export async function runProcessBench(options: ProcessBenchRunOptions): Promise<
     formatFailureRate: formatFailureShare(formatFailures, replies),
     abstained,
     cost,
+    resume: { resumed: result.resumed, redone: result.redone, unverified: result.unverified },
     predictions: options.predictionsPath,
     createdAt: new Date().toISOString(),
   };

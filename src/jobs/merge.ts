@@ -1,7 +1,8 @@
-import { closeSync, existsSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
-import { InputError, UsageError } from '../core/errors.js';
+import { closeSync, existsSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { InputError, StepwiseError, UsageError } from '../core/errors.js';
 import { detectFileKind, FILE_KIND_NAMES, type FileKind } from '../core/file-kind.js';
 import { readLinesSync, streamJsonl } from './lines.js';
+import { recordedSettings } from './settings.js';
 
 export interface MergeOptions {
   files: readonly string[];
@@ -10,6 +11,13 @@ export interface MergeOptions {
   input?: string;
   /** Field holding a record's key (default `id`). */
   keyField?: string;
+  /**
+   * Write the merged file even when records of the input are missing (default: refuse, exit 1,
+   * naming how many and which: a merge of 2 of 3 shards is not the job's output). Only the
+   * outputs of jobs (rows that record their settings) are refused; export rows are a selection
+   * of their input, so a record without one is counted, not refused.
+   */
+  allowMissing?: boolean;
 }
 
 export interface MergeSummary {
@@ -19,8 +27,20 @@ export interface MergeSummary {
   duplicates: number;
   /** Duplicates whose content differed from the record kept (the first one is kept). */
   conflicts: number;
-  /** With `input`: input ids with no record in any file (e.g. a shard that did not finish). */
+  /**
+   * With `input`: records the input calls for that no file holds (e.g. a shard that did not
+   * finish), counted in the unit the files hold — one per solution `<id>#<k>` of a sample row
+   * when the files hold solutions, else one per input row.
+   */
   missing: number;
+  /** What `missing` counts: `solutions` (keys `<id>#<k>` of sample rows) or `rows` (input ids). */
+  missingUnit: 'solutions' | 'rows';
+  /** Records the input calls for (in the unit of `missing`). */
+  expected: number;
+  /** Input rows with at least one missing record. */
+  missingInputRows: number;
+  /** The first missing keys (at most 10), to find the part that did not finish. */
+  missingKeys: string[];
   /** With `input`: records whose key is not in the input (written last). */
   notInInput: number;
   out: string;
@@ -80,8 +100,17 @@ export function mergeJsonl(o: MergeOptions): MergeSummary {
     duplicates: 0,
     conflicts: 0,
     missing: 0,
+    missingUnit: 'rows',
+    expected: 0,
+    missingInputRows: 0,
+    missingKeys: [],
     notInInput: 0,
     out: o.out,
+  };
+  const noteMissing = (keys: string[]) => {
+    summary.missing += keys.length;
+    summary.missingInputRows++;
+    for (const k of keys) if (summary.missingKeys.length < 10) summary.missingKeys.push(k);
   };
   const fds: number[] = [];
   const closeAll = () => {
@@ -103,6 +132,7 @@ export function mergeJsonl(o: MergeOptions): MergeSummary {
     return buf;
   };
   let firstKind: { kind: FileKind; file: string } | undefined;
+  let jobRowsOnly = true;
   try {
     o.files.forEach((file, fi) => {
       for (const l of readLinesSync(file)) {
@@ -136,6 +166,8 @@ export function mergeJsonl(o: MergeOptions): MergeSummary {
             );
           throw new InputError({ file, line: l.line, field: keyField }, 'missing record key');
         }
+        // Rows a job wrote record its settings: such a job owes one row per input record.
+        if (recordedSettings(rec) === undefined) jobRowsOnly = false;
         const k = String(key);
         const kept = slots.get(k);
         if (kept) {
@@ -165,6 +197,10 @@ export function mergeJsonl(o: MergeOptions): MergeSummary {
           const id = (value as Record<string, unknown> | null)?.id;
           if (typeof id === 'string' || typeof id === 'number') inputIds.add(String(id));
         }
+        // Files of solutions (`<id>#<k>`, e.g. label over sample output) owe one record per sample
+        // of an input row; files of rows (sample, select, search) one per input id.
+        const perSolution = order.some((k) => !inputIds.has(k) && /#\d+$/.test(k));
+        summary.missingUnit = perSolution ? 'solutions' : 'rows';
         const byBase = new Map<string, string[]>();
         for (const k of order) {
           const b = inputIds.has(k) ? k : baseOf(k);
@@ -178,10 +214,17 @@ export function mergeJsonl(o: MergeOptions): MergeSummary {
             throw new InputError({ file: o.input, line, field: 'id' }, 'missing id');
           const ks = byBase.get(String(id));
           const own = slots.get(String(id));
-          if (!ks && !own) {
-            summary.missing++;
-            continue;
+          const samples = (value as { samples?: unknown }).samples;
+          if (perSolution && Array.isArray(samples)) {
+            const keys = samples.map((_, k) => `${id}#${k}`);
+            summary.expected += keys.length;
+            const absent = keys.filter((k) => !slots.has(k));
+            if (absent.length > 0) noteMissing(absent);
+          } else {
+            summary.expected++;
+            if (!ks && !own) noteMissing([String(id)]);
           }
+          if (!ks && !own) continue;
           if (own && !own.placed) write(String(id));
           const rest = (ks ?? [])
             .filter((k) => !slots.get(k)!.placed)
@@ -196,6 +239,17 @@ export function mergeJsonl(o: MergeOptions): MergeSummary {
         }
     } finally {
       closeSync(out);
+    }
+    // Export rows are a selection (unlabeled chunks, balancing): an input record without one is
+    // not missing work, so only the outputs of jobs (rows with settings) must be complete.
+    if (summary.missing > 0 && !o.allowMissing && jobRowsOnly) {
+      rmSync(tmp, { force: true });
+      throw new StepwiseError(
+        `merge: ${summary.missing} of ${summary.expected} ${summary.missingUnit} of ${o.input} have no record in any file ` +
+          `(${summary.missingInputRows} input rows affected; first missing: ${summary.missingKeys.join(', ')}): ` +
+          `a part did not finish or was not given. Nothing written to ${o.out}; finish the missing part, or pass --allow-missing to write the ${summary.expected - summary.missing} there are`,
+        { exitCode: 1 },
+      );
     }
     renameSync(tmp, o.out);
   } finally {

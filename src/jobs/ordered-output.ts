@@ -13,6 +13,7 @@ import {
 } from 'node:fs';
 import { dirname } from 'node:path';
 import { readLinesSync } from './lines.js';
+import { recordedMadeFrom } from './made-from.js';
 
 /**
  * An append-only JSONL output whose final form is in input order, without holding records in
@@ -30,6 +31,9 @@ export class OrderedOutput<T extends object = object> {
   private offsets = new Float64Array(1024);
   private lengths = new Uint32Array(1024);
   private positions = new Float64Array(1024);
+  /** Per slot, the row's `madeFrom` digest (64 bits) and flags: bit 0 has a digest, bit 1 discarded. */
+  private digests = new BigUint64Array(1024);
+  private flags = new Uint8Array(1024);
   private count = 0;
   /** Lines in the file that the index does not hold (corrupt or duplicate), dropped at finalize. */
   private dropped = 0;
@@ -74,7 +78,7 @@ export class OrderedOutput<T extends object = object> {
         this.dropped++;
         continue;
       }
-      this.addSlot(key, l.offset, l.length);
+      this.addSlot(key, l.offset, l.length, recordedMadeFrom(rec), isSimulatedRow(rec));
     }
     this.fd = openSync(path, 'r+');
     if (missingNewline) writeSync(this.fd, '\n', end - 1);
@@ -82,26 +86,62 @@ export class OrderedOutput<T extends object = object> {
     this.size = end;
   }
 
-  private addSlot(key: string, offset: number, length: number): void {
+  private addSlot(
+    key: string,
+    offset: number,
+    length: number,
+    madeFrom: string | undefined,
+    simulated: boolean,
+  ): void {
     if (this.count === this.offsets.length) {
-      const grow = <A extends Float64Array | Uint32Array>(a: A, make: (n: number) => A): A => {
+      const grow = <A extends Float64Array | Uint32Array | BigUint64Array | Uint8Array>(
+        a: A,
+        make: (n: number) => A,
+      ): A => {
         const b = make(a.length * 2);
-        b.set(a);
+        b.set(a as never);
         return b;
       };
       this.offsets = grow(this.offsets, (n) => new Float64Array(n));
       this.lengths = grow(this.lengths, (n) => new Uint32Array(n));
       this.positions = grow(this.positions, (n) => new Float64Array(n));
+      this.digests = grow(this.digests, (n) => new BigUint64Array(n));
+      this.flags = grow(this.flags, (n) => new Uint8Array(n));
     }
     this.offsets[this.count] = offset;
     this.lengths[this.count] = length;
     this.positions[this.count] = Number.POSITIVE_INFINITY;
+    this.digests[this.count] = madeFrom === undefined ? 0n : BigInt(`0x${madeFrom}`);
+    this.flags[this.count] = (madeFrom === undefined ? 0 : HAS_DIGEST) | (simulated ? SIMULATED : 0);
     this.slots.set(key, this.count++);
+  }
+
+  /**
+   * The `madeFrom` digest the row of `key` records: a string, `null` when the row records none
+   * (an output of an older stepwise), undefined when there is no row of that key.
+   */
+  madeFrom(key: string): string | null | undefined {
+    const slot = this.slots.get(key);
+    if (slot === undefined) return undefined;
+    if (!(this.flags[slot] & HAS_DIGEST)) return null;
+    return this.digests[slot].toString(16).padStart(16, '0');
+  }
+
+  /**
+   * Forget the row of `key` (its input changed, so it is redone): it is no longer in the index,
+   * a new row of that key may be appended, and finalize leaves the old line out of the file.
+   */
+  discard(key: string): void {
+    const slot = this.slots.get(key);
+    if (slot === undefined) return;
+    this.slots.delete(key);
+    this.flags[slot] |= DISCARDED;
+    this.dropped++;
   }
 
   /** Records in the index. */
   get records(): number {
-    return this.count;
+    return this.slots.size;
   }
 
   has(key: string): boolean {
@@ -133,7 +173,7 @@ export class OrderedOutput<T extends object = object> {
     if (this.slots.has(key)) throw new Error(`internal: record "${key}" written twice`);
     const line = Buffer.from(`${JSON.stringify(record)}\n`, 'utf8');
     writeSync(this.fd, line, 0, line.length, this.size);
-    this.addSlot(key, this.size, line.length - 1);
+    this.addSlot(key, this.size, line.length - 1, recordedMadeFrom(record), isSimulatedRow(record));
     this.positions[this.count - 1] = position;
     this.size += line.length;
   }
@@ -143,11 +183,17 @@ export class OrderedOutput<T extends object = object> {
    * the input — follow, in file order), atomically via a temporary file. `each` sees every
    * record of the final file in order (for summaries). Skips the rewrite when the file is
    * already exactly that.
+   *
+   * When any row says `simulated: true` the world is simulated, and every row says so: rows
+   * written before the simulation was detected (e.g. before a server's first marked reply
+   * came back) get the field here.
    */
   finalize(each?: (record: T) => void): void {
-    const order = Array.from({ length: this.count }, (_, i) => i);
+    const order = Array.from({ length: this.count }, (_, i) => i).filter((i) => !(this.flags[i] & DISCARDED));
+    const simulated = order.filter((i) => this.flags[i] & SIMULATED).length;
+    const mark = simulated > 0 && simulated < order.length;
     order.sort((a, b) => this.positions[a] - this.positions[b] || this.offsets[a] - this.offsets[b]);
-    let inPlace = this.dropped === 0;
+    let inPlace = this.dropped === 0 && !mark;
     let expect = 0;
     for (const slot of order) {
       if (this.offsets[slot] !== expect) inPlace = false;
@@ -172,7 +218,12 @@ export class OrderedOutput<T extends object = object> {
       };
       let pos = 0;
       for (const slot of order) {
-        const buf = this.readSlot(slot);
+        let buf = this.readSlot(slot);
+        if (mark && !(this.flags[slot] & SIMULATED)) {
+          buf = Buffer.from(JSON.stringify(markSimulated(JSON.parse(buf.toString('utf8')))), 'utf8');
+          this.lengths[slot] = buf.length;
+          this.flags[slot] |= SIMULATED;
+        }
         if (each) each(JSON.parse(buf.toString('utf8')) as T);
         pending.push(buf, NEWLINE);
         pendingBytes += buf.length + 1;
@@ -209,3 +260,21 @@ export class OrderedOutput<T extends object = object> {
 }
 
 const NEWLINE = Buffer.from('\n');
+const HAS_DIGEST = 1;
+const DISCARDED = 2;
+const SIMULATED = 4;
+
+function isSimulatedRow(row: unknown): boolean {
+  return (row as { simulated?: unknown } | null)?.simulated === true;
+}
+
+/** `row` with `simulated: true`, placed before the trailing provenance fields (madeFrom, job). */
+function markSimulated(row: Record<string, unknown>): Record<string, unknown> {
+  const { madeFrom, job, ...rest } = row;
+  return {
+    ...rest,
+    simulated: true,
+    ...(madeFrom !== undefined ? { madeFrom } : {}),
+    ...(job !== undefined ? { job } : {}),
+  };
+}

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../core/canonical-json.js';
 import { UsageError } from '../core/errors.js';
+import { redactSecrets } from '../core/redact.js';
 
 /**
  * The settings a job's output depends on, recorded with every row it writes (field `job`) and in
@@ -21,10 +22,15 @@ export interface JobSettings {
   settings: Record<string, unknown>;
 }
 
-/** Build the settings record of a job. `undefined` values are dropped (an unset option). */
+/**
+ * Build the settings record of a job. `undefined` values are dropped (an unset option). Secrets
+ * (a key, URL credentials) are redacted before hashing: the hash never depends on them, and the
+ * record every row carries holds none. Settings without secrets hash as they always did.
+ */
 export function jobSettings(command: string, values: Record<string, unknown>): JobSettings {
   const settings: Record<string, unknown> = {};
-  for (const key of Object.keys(values).sort()) if (values[key] !== undefined) settings[key] = values[key];
+  const clean = redactSecrets(values);
+  for (const key of Object.keys(clean).sort()) if (clean[key] !== undefined) settings[key] = clean[key];
   const hash = createHash('sha256').update(canonicalJson({ command, settings })).digest('hex').slice(0, 16);
   return { command, hash, settings };
 }

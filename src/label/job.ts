@@ -5,7 +5,7 @@ import { UsageError } from '../core/errors.js';
 import type { Segmentation } from '../core/segment.js';
 import type { Cost } from '../core/types.js';
 import { readLinesSync } from '../jobs/lines.js';
-import { inShard, runStreamJob, type Shard } from '../jobs/run-job.js';
+import { inShard, type JobProgress, runStreamJob, type Shard } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
 import type { Policy } from '../models/policy.js';
 import { type LabelConfig, type LabelOutputFormat, labelJobSettings } from './config.js';
@@ -29,6 +29,16 @@ export interface LabelJobOptions {
   solutions: Iterable<SolutionToLabel> | AsyncIterable<SolutionToLabel>;
   /** Solutions in the input, when known before reading (for progress). */
   total?: number;
+  /**
+   * The same solutions again, read once before any work: progress then counts prefixes (the
+   * unit of labeling) with a total fixed before the first request, and rows whose input changed
+   * are found (and refused under `strictResume`) before anything is spent.
+   */
+  plan?: Iterable<SolutionToLabel> | AsyncIterable<SolutionToLabel>;
+  /** Exit 2 instead of redoing rows whose input changed (see jobs/made-from). */
+  strictResume?: boolean;
+  /** Told of rows kept unverified (an output written before rows recorded their input's digest). */
+  onWarning?: (message: string) => void;
   /** Label only this part of the input (by a hash of the solution id). */
   shard?: Shard;
   policy: Policy;
@@ -57,7 +67,7 @@ export interface LabelJobOptions {
    * then left for a later run instead of failing the job.
    */
   isPending?: (error: unknown) => boolean;
-  onProgress?: (p: { done: number; total: number; resumed: number }) => void;
+  onProgress?: (p: JobProgress) => void;
 }
 
 /** Per-signal share of positive chunk labels (chunks without a label are left out). */
@@ -78,6 +88,10 @@ export interface LabelSummary {
   chunksPerSolution: number;
   /** Solutions taken from an earlier, interrupted run's output. */
   resumed: number;
+  /** Solutions whose row in the output was made from another input: labeled again. */
+  redone: number;
+  /** Solutions kept from an older output that records no digest of its input (unchecked). */
+  unverified: number;
   /** Rollouts the labels rest on (cached or not) and their completion tokens. */
   rollouts: number;
   rolloutTokens: number;
@@ -239,6 +253,13 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
     settings,
     shard: options.shard,
     total: options.total,
+    plan: options.plan,
+    // A solution's prefixes 0…H−1: the empty one and one after each chunk but the last (the whole
+    // solution is checked, not rolled out from) — the unit rollouts are drawn for.
+    unitsOf: options.plan ? (s) => Math.max(1, s.chunks.length) : undefined,
+    unit: options.plan ? 'prefixes' : 'solutions',
+    strictResume: options.strictResume,
+    onWarning: options.onWarning,
     signal: options.signal,
     checkExisting: options.fresh
       ? undefined
@@ -285,6 +306,8 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
   return {
     ...totals,
     resumed: result.resumed,
+    redone: result.redone,
+    unverified: result.unverified,
     segmentation,
     chunksPerSolution: totals.solutions === 0 ? 0 : totals.chunks / totals.solutions,
     spent,

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { canonicalJson } from '../core/canonical-json.js';
 import { ModelCallError, StepwiseError, UnsupportedCapabilityError } from '../core/errors.js';
+import { requestStarted } from '../core/in-flight.js';
 import { createRng, hashString, type Rng } from '../core/rng.js';
 import type { BatchExchange } from './batch.js';
 import { type Endpoint, EndpointPool } from './endpoints.js';
@@ -89,6 +90,19 @@ export interface OpenAIStats {
   failures: Partial<Record<FailureKind, number>>;
   promptTokens: number;
   completionTokens: number;
+}
+
+/**
+ * Failed requests in words: `0 failures`, or `3 failures (2 timeout, 1 server)` — the total
+ * first, then each kind (a summary line must never print the object itself).
+ */
+export function failuresPhrase(failures: OpenAIStats['failures']): string {
+  const kinds = Object.entries(failures).filter(([, n]) => (n ?? 0) > 0) as Array<[string, number]>;
+  const total = kinds.reduce((a, [, n]) => a + n, 0);
+  const word = total === 1 ? 'failure' : 'failures';
+  return kinds.length === 0
+    ? `0 ${word}`
+    : `${total} ${word} (${kinds.map(([k, n]) => `${n} ${k}`).join(', ')})`;
 }
 
 /** Split a `--base-url` value (comma-separated) into endpoint URLs without trailing slashes. */
@@ -293,6 +307,8 @@ export class OpenAIModel implements LanguageModel {
     for (let retry = 0; ; ) {
       const endpoint = await this.endpoints.acquire(signal);
       let failure: Failure;
+      // Noted for the progress display: what a stalled job waits on (core/in-flight).
+      const settled = requestStarted(endpoint.url);
       try {
         const result = await attempt(endpoint);
         this.totals.requests++;
@@ -308,6 +324,7 @@ export class OpenAIModel implements LanguageModel {
           this.endpoints.markAnswered(endpoint);
         }
       } finally {
+        settled();
         this.endpoints.release(endpoint);
       }
       this.totals.failures[failure.kind] = (this.totals.failures[failure.kind] ?? 0) + 1;

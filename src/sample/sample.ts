@@ -10,6 +10,7 @@ import {
 } from '../core/segment.js';
 import type { Chunk, Problem } from '../core/types.js';
 import { streamJsonl } from '../jobs/lines.js';
+import type { ResumeCounts } from '../jobs/made-from.js';
 import { runJsonlJob, runStreamJob, type Shard } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
 import type { Policy } from '../models/policy.js';
@@ -91,6 +92,8 @@ export interface SampleJobOptions {
   segmentation?: Segmentation;
   /** Start over instead of resuming. */
   fresh?: boolean;
+  /** Exit 2 instead of redoing rows whose problem changed since they were sampled (jobs/made-from). */
+  strictResume?: boolean;
   /** Recorded on every row; a resumed output must have the same (see jobs/settings). */
   settings?: JobSettings;
   noCache?: boolean;
@@ -237,7 +240,7 @@ export async function runSampleJob(options: SampleJobOptions): Promise<SampleRec
  */
 export async function runSampleJobSummary(
   options: SampleStreamOptions,
-): Promise<SampleSummary & { pending?: number }> {
+): Promise<SampleSummary & ResumeCounts & { pending?: number }> {
   const acc = sampleAccumulator();
   const { problems } = options;
   const result = await runStreamJob<Problem, SampleRecord>({
@@ -250,6 +253,9 @@ export async function runSampleJobSummary(
       : (options.total ?? (Array.isArray(problems) ? problems.length : undefined)),
     concurrency: options.concurrency ?? 16,
     fresh: options.fresh,
+    strictResume: options.strictResume,
+    onWarning: options.onWarning,
+    unit: 'problems',
     settings: options.settings,
     shard: options.shard,
     signal: options.signal,
@@ -264,7 +270,12 @@ export async function runSampleJobSummary(
       }
     },
   });
-  const summary = acc.result();
+  const summary = {
+    ...acc.result(),
+    resumed: result.resumed,
+    redone: result.redone,
+    unverified: result.unverified,
+  };
   return result.pending > 0 ? { ...summary, pending: result.pending } : summary;
 }
 

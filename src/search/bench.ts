@@ -4,6 +4,7 @@ import pLimit from 'p-limit';
 import { UsageError } from '../core/errors.js';
 import type { Segmentation } from '../core/segment.js';
 import type { Problem } from '../core/types.js';
+import { MADE_FROM_FIELD, madeFromDigest, recordedMadeFrom } from '../jobs/made-from.js';
 import { assertSameSettings, type JobSettings, withSettings } from '../jobs/settings.js';
 import { renderLineChart } from './chart.js';
 import type { SearchConfig } from './config.js';
@@ -95,6 +96,28 @@ export interface BenchOptions {
   fresh?: boolean;
   /** Called with the number of points taken from the points file. */
   onResume?: (points: number) => void;
+  /** Exit 2 instead of redoing points made from other problems (jobs/made-from). */
+  strictResume?: boolean;
+  /** Told of points kept unverified (an older points file that records no digest of its problems). */
+  onWarning?: (message: string) => void;
+  /** Called with the number of points redone because the problems changed since they were made. */
+  onRedone?: (points: number) => void;
+}
+
+/**
+ * What a point is made from: the problems it is measured on (ids, questions, gold answers) and
+ * the strategy and budget of the point. A point of a points file made from other problems (the
+ * same count of another --sim-seed, an edited data file) is measured again.
+ */
+function pointDigest(
+  problems: readonly Problem[],
+  run: { strategy: string; knob?: string; budget?: number },
+  settings: JobSettings | undefined,
+): string {
+  return madeFromDigest(
+    { point: pointKey(run), problems: problems.map((p) => [p.id, p.question, p.answer]) },
+    settings,
+  );
 }
 
 function pointKey(p: { strategy: string; knob?: string; budget?: number }): string {
@@ -148,10 +171,33 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
     if (options.fresh) writeFileSync(file, '');
   }
   const kept = file ? readPoints(file, options.settings) : new Map<string, BenchPoint>();
+  let redone = 0;
+  let unverified = 0;
+  for (const run of runs) {
+    const had = kept.get(pointKey(run));
+    if (!had) continue;
+    const digest = recordedMadeFrom(had);
+    if (digest === undefined) unverified++;
+    else if (digest !== pointDigest(options.problems, run, options.settings)) {
+      redone++;
+      kept.delete(pointKey(run));
+    }
+  }
+  if (options.strictResume && (redone > 0 || unverified > 0))
+    throw new UsageError(
+      `${file}: ${redone} points were measured on other problems than this run's and ${unverified} record no digest of their problems (an older points file): ` +
+        '--strict-resume refuses to redo or keep them (rerun without --strict-resume, or --fresh to start over)',
+    );
+  if (unverified > 0)
+    options.onWarning?.(
+      `${file} holds ${unverified} points written before stepwise recorded what each point is made from: they are kept unchecked (pass --strict-resume to refuse them, or --fresh)`,
+    );
+  if (redone > 0) options.onRedone?.(redone);
   options.onResume?.(runs.filter((r) => kept.has(pointKey(r))).length);
   for (const [i, run] of runs.entries()) {
-    const done = kept.get(pointKey(run));
-    if (done) {
+    const had = kept.get(pointKey(run));
+    if (had) {
+      const { [MADE_FROM_FIELD]: _digest, ...done } = had as BenchPoint & { madeFrom?: string };
       points.push(done);
       options.onPoint?.(done, i, runs.length);
       continue;
@@ -189,10 +235,11 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
         : {}),
     };
     points.push(point);
+    const row = { ...point, [MADE_FROM_FIELD]: pointDigest(options.problems, run, options.settings) };
     if (file)
       appendFileSync(
         file,
-        `${JSON.stringify(options.settings ? withSettings(point, options.settings) : point)}\n`,
+        `${JSON.stringify(options.settings ? withSettings(row, options.settings) : row)}\n`,
       );
     options.onPoint?.(point, i, runs.length);
   }

@@ -4,6 +4,7 @@ import { UsageError } from '../core/errors.js';
 import type { Segmentation } from '../core/segment.js';
 import type { Cost, Problem } from '../core/types.js';
 import { streamJsonl } from '../jobs/lines.js';
+import type { ResumeCounts } from '../jobs/made-from.js';
 import { runStreamJob, type Shard } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
 import { formatFailureShare } from '../judge/common.js';
@@ -209,6 +210,10 @@ export interface SearchJobOptions {
    */
   onStart?: () => void;
   onProgress?: (p: { done: number; total: number; resumed: number; correct: number }) => void;
+  /** Exit 2 instead of redoing rows whose problem changed since they were searched (jobs/made-from). */
+  strictResume?: boolean;
+  /** Told of rows kept unverified (an older output that records no digest of its input). */
+  onWarning?: (message: string) => void;
 }
 
 /** How many problems a search runs over: `total`, or the list's length (undefined: not known). */
@@ -224,7 +229,7 @@ export function problemCount(options: Pick<SearchJobOptions, 'problems' | 'total
  */
 export async function searchDataset(
   options: SearchJobOptions,
-): Promise<{ summary: SearchSummary; items: number; resumed: number }> {
+): Promise<{ summary: SearchSummary; items: number } & ResumeCounts> {
   const segmentation = options.config?.segmentation ?? 'paragraph';
   assertResumable(options.out, options.strategy, segmentation, options.fresh);
   options.onStart?.();
@@ -238,6 +243,9 @@ export async function searchDataset(
     out: options.out,
     concurrency: options.concurrency ?? 4,
     fresh: options.fresh,
+    strictResume: options.strictResume,
+    onWarning: options.onWarning,
+    unit: 'problems',
     settings: options.settings,
     shard: options.shard,
     signal: options.deps.signal,
@@ -254,5 +262,11 @@ export async function searchDataset(
     },
     onProgress: (p) => options.onProgress?.({ ...p, correct }),
   });
-  return { summary: acc.result(), items: result.items, resumed: result.resumed };
+  return {
+    summary: acc.result(),
+    items: result.items,
+    resumed: result.resumed,
+    redone: result.redone,
+    unverified: result.unverified,
+  };
 }

@@ -3,6 +3,7 @@ import { wrongKindError } from '../core/file-kind.js';
 import { splitParagraphs } from '../core/segment.js';
 import type { Chunk } from '../core/types.js';
 import { readJsonl } from '../jobs/jsonl.js';
+import type { ResumeCounts } from '../jobs/made-from.js';
 import { runJsonlJob } from '../jobs/run-job.js';
 import { type JobSettings, jobSettings } from '../jobs/settings.js';
 import type { LanguageModel } from '../models/types.js';
@@ -65,13 +66,16 @@ export interface SegmentJobOptions extends LlmSegmenterOptions {
   out: string;
   concurrency?: number;
   fresh?: boolean;
+  /** Exit 2 instead of redoing rows whose input text changed since they were segmented (jobs/made-from). */
+  strictResume?: boolean;
+  /** Told of rows kept unverified (an older output that records no digest of its input). */
+  onWarning?: (message: string) => void;
   onProgress?: (p: { done: number; total: number; resumed: number }) => void;
 }
 
 /** What a segmentation run did: chunks per solution before (paragraphs) and after, rejected replies. */
-export interface SegmentSummary {
+export interface SegmentSummary extends ResumeCounts {
   solutions: number;
-  resumed: number;
   /** Rows whose chunks come from an accepted reply / from the paragraph fallback. */
   methods: { llm: number; paragraph: number };
   chunksPerSolution: { paragraphs: number; segmented: number };
@@ -96,7 +100,7 @@ export async function runSegmentJob(options: SegmentJobOptions): Promise<Segment
     maxTokens: options.maxTokens,
     seed: options.seed ?? 0,
   });
-  let resumed = 0;
+  let resume: ResumeCounts = { resumed: 0, redone: 0, unverified: 0 };
   const records = await runJsonlJob<SegmentInputRow, SegmentedRow>({
     items: options.rows,
     keyOf: (r) => r.id,
@@ -104,11 +108,14 @@ export async function runSegmentJob(options: SegmentJobOptions): Promise<Segment
     out: options.out,
     concurrency: options.concurrency ?? 8,
     fresh: options.fresh,
+    strictResume: options.strictResume,
+    onWarning: options.onWarning,
+    unit: 'solutions',
     settings,
     signal: options.signal,
-    onProgress: (p) => {
-      resumed = p.resumed;
-      options.onProgress?.(p);
+    onProgress: options.onProgress,
+    onFinish: (r) => {
+      resume = { resumed: r.resumed, redone: r.redone, unverified: r.unverified };
     },
     process: async (row) => {
       const s = await segmentWithLlm(options.model, row.text, options);
@@ -128,7 +135,7 @@ export async function runSegmentJob(options: SegmentJobOptions): Promise<Segment
   const mean = (f: (r: SegmentedRow) => number) => (n === 0 ? 0 : records.reduce((a, r) => a + f(r), 0) / n);
   return {
     solutions: n,
-    resumed,
+    ...resume,
     methods: {
       llm: records.filter((r) => r.method === 'llm').length,
       paragraph: records.filter((r) => r.method === 'paragraph').length,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import { redactSecrets } from '../core/redact.js';
 import type { Db } from './db.js';
 
 /**
@@ -69,7 +70,8 @@ function fromRow(r: RunRow): RunRecord {
   return {
     id: r.id,
     command: r.command,
-    config: JSON.parse(r.config),
+    // Redacted on the way out too: a store written before secrets were kept out still serves none.
+    config: redactSecrets(JSON.parse(r.config)),
     status: r.status,
     startedAt: r.started_at,
     endedAt: r.ended_at,
@@ -130,7 +132,10 @@ export function settleOrphanedRuns(db: Db): number {
   return marked;
 }
 
-/** Record the start of a run; returns its id. */
+/**
+ * Record the start of a run; returns its id. The config is stored with its secrets redacted
+ * (core/redact): an API key or URL credentials never reach the store, `stepwise runs` or the web.
+ */
 export function startRun(db: Db, command: string, config: Record<string, unknown>, output?: string): string {
   const id = `${new Date()
     .toISOString()
@@ -142,7 +147,7 @@ export function startRun(db: Db, command: string, config: Record<string, unknown
   ).run(
     id,
     command,
-    JSON.stringify(config),
+    JSON.stringify(redactSecrets(config)),
     'running',
     new Date().toISOString(),
     '{}',

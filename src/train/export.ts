@@ -478,8 +478,37 @@ function continuationRow(p: SftPair, template: ChatTemplate): unknown {
   };
 }
 
+/**
+ * The format of `out`: verl writes Parquet, every other format JSONL, and the file's extension
+ * must say which — a Parquet file named `.jsonl` (or JSONL named `.parquet`) is a trap for the
+ * next tool that opens it. `format` unset: `.parquet` means verl; a `.jsonl`/`.json` name needs
+ * `--format` (openrlhf, trl and mathshepherd all write JSONL). Throws a UsageError (exit 2).
+ */
+export function formatForOut(out: string, format: ExportFormat | undefined): ExportFormat {
+  const ext = /\.([A-Za-z0-9]+)$/.exec(out)?.[1]?.toLowerCase();
+  const parquet = ext === 'parquet';
+  const jsonl = ext === 'jsonl' || ext === 'json';
+  if (format === undefined) {
+    if (parquet) return 'verl';
+    throw new UsageError(
+      `--out ${out}: ${jsonl ? 'a JSONL name fits several formats' : 'no .parquet or .jsonl extension'}: pass --format ` +
+        `(${EXPORT_FORMATS.join(', ')}; verl writes .parquet, the others .jsonl)`,
+    );
+  }
+  if (format === 'verl' && !parquet)
+    throw new UsageError(
+      `--format verl writes Parquet, but --out ${out} is not named .parquet: name it ${out.replace(/\.[A-Za-z0-9]+$/, '')}.parquet, or choose a JSONL format (${EXPORT_FORMATS.filter((f) => f !== 'verl').join(', ')})`,
+    );
+  if (format !== 'verl' && parquet)
+    throw new UsageError(
+      `--format ${format} writes JSONL, but --out ${out} is named .parquet: name it .jsonl, or pass --format verl for Parquet`,
+    );
+  return format;
+}
+
 /** Build one training set from a stepwise output file and write it (`stepwise export`). */
 export async function exportTrainingData(o: ExportOptions): Promise<ExportSummary> {
+  formatForOut(o.out, o.format);
   if (!TASK_FORMATS[o.task]?.includes(o.format)) {
     throw new UsageError(
       `task ${o.task} cannot be written as ${o.format}; formats for ${o.task}: ${TASK_FORMATS[o.task]?.join(', ') ?? 'none'}`,
@@ -551,7 +580,7 @@ async function exportJudgeRl(o: ExportOptions, input: ExportInput, summary: Expo
   let writer: RowWriter<never>;
   let emit: (e: JudgeRlExample) => void;
   if (o.format === 'verl') {
-    const w = verlParquetWriter(o.out);
+    const w = verlParquetWriter(o.out, { simulated: scan.simulated });
     writer = w;
     emit = (e) =>
       w.write({
@@ -710,7 +739,7 @@ async function exportSelfSegmentation(
   let writer: RowWriter<never>;
   let emit: (p: SftPair) => void;
   if (o.format === 'verl') {
-    const w = verlSftParquetWriter(o.out);
+    const w = verlSftParquetWriter(o.out, { simulated });
     writer = w;
     emit = (p) =>
       w.write({

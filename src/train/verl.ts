@@ -28,6 +28,12 @@ export interface VerlExtraInfo {
   chunk_index: number;
   signal: string;
   question: string;
+  /**
+   * Present and true when the labels came from the simulated world (src/sim): a file of such rows
+   * has a seventh `extra_info` field, so a trainer or reward sees the rows are not real data.
+   * Files of real labels keep the six-field layout.
+   */
+  simulated?: true;
 }
 
 const str = (name: string, repetition: 'REQUIRED' | 'OPTIONAL' = 'OPTIONAL') =>
@@ -58,8 +64,14 @@ export const VERL_SCHEMA = [
   str('question'),
 ];
 
+/** {@link VERL_SCHEMA} with `extra_info.simulated` (BOOLEAN): the layout of a simulated world's rows. */
+export const VERL_SIMULATED_SCHEMA = [
+  ...VERL_SCHEMA.map((e) => (e.name === 'extra_info' ? { ...e, num_children: 7 } : e)),
+  { name: 'simulated', type: 'BOOLEAN', repetition_type: 'OPTIONAL' },
+];
+
 /** The verl columns of a batch of rows (int64 columns take BigInt). */
-function verlColumns(rows: readonly VerlRow[]): ColumnSource[] {
+function verlColumns(rows: readonly VerlRow[], simulated = false): ColumnSource[] {
   return [
     { name: 'data_source', data: rows.map((r) => r.data_source) },
     { name: 'prompt', data: rows.map((r) => r.prompt.map((m) => ({ role: m.role, content: m.content }))) },
@@ -74,6 +86,7 @@ function verlColumns(rows: readonly VerlRow[]): ColumnSource[] {
         chunk_index: BigInt(r.extra_info.chunk_index),
         signal: r.extra_info.signal,
         question: r.extra_info.question,
+        ...(simulated ? { simulated: true } : {}),
       })),
     },
   ];
@@ -143,13 +156,20 @@ export class ParquetRowWriter<T> {
 
 const promptBytes = (messages: readonly ChatMessage[]) => messages.reduce((n, m) => n + m.content.length, 0);
 
-/** A verl RL Parquet file written as rows come (see {@link ParquetRowWriter}). */
-export function verlParquetWriter(path: string): ParquetRowWriter<VerlRow> {
+/**
+ * A verl RL Parquet file written as rows come (see {@link ParquetRowWriter}). With `simulated`
+ * every row's `extra_info` carries `simulated: true` ({@link VERL_SIMULATED_SCHEMA}).
+ */
+export function verlParquetWriter(
+  path: string,
+  options: { simulated?: boolean } = {},
+): ParquetRowWriter<VerlRow> {
+  const simulated = options.simulated === true;
   return new ParquetRowWriter<VerlRow>(
     path,
     // biome-ignore lint/suspicious/noExplicitAny: hyparquet-writer's SchemaElement type is wider than our literal
-    VERL_SCHEMA as any,
-    verlColumns,
+    (simulated ? VERL_SIMULATED_SCHEMA : VERL_SCHEMA) as any,
+    (rows) => verlColumns(rows, simulated),
     (r) => promptBytes(r.prompt) + r.extra_info.question.length,
   );
 }
@@ -193,13 +213,28 @@ const sftColumns = (rows: readonly VerlSftRow[]): ColumnSource[] => [
   { name: 'answer', data: rows.map((r) => r.answer) },
 ];
 
-/** A verl SFT Parquet file (`id`, `messages`, `question`, `answer`) written as rows come. */
-export function verlSftParquetWriter(path: string): ParquetRowWriter<VerlSftRow> {
+/**
+ * A verl SFT Parquet file (`id`, `messages`, `question`, `answer`) written as rows come; with
+ * `simulated`, a fifth column `simulated` (true on every row) says the data is the simulated world's.
+ */
+export function verlSftParquetWriter(
+  path: string,
+  options: { simulated?: boolean } = {},
+): ParquetRowWriter<VerlSftRow> {
+  const simulated = options.simulated === true;
+  const schema = simulated
+    ? [
+        { ...VERL_SFT_SCHEMA[0], num_children: 5 },
+        ...VERL_SFT_SCHEMA.slice(1),
+        { name: 'simulated', type: 'BOOLEAN', repetition_type: 'OPTIONAL' },
+      ]
+    : VERL_SFT_SCHEMA;
   return new ParquetRowWriter<VerlSftRow>(
     path,
     // biome-ignore lint/suspicious/noExplicitAny: hyparquet-writer's SchemaElement type is wider than our literal
-    VERL_SFT_SCHEMA as any,
-    sftColumns,
+    schema as any,
+    (rows) =>
+      simulated ? [...sftColumns(rows), { name: 'simulated', data: rows.map(() => true) }] : sftColumns(rows),
     (r) => r.id.length + promptBytes(r.messages) + r.question.length,
   );
 }

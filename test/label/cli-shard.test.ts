@@ -91,7 +91,7 @@ describe('mergeJsonl', () => {
     );
     writeFileSync(input, '{"id":"p1"}\n{"id":"p3"}\n{"id":"p2","samples":[]}\n');
     const out = join(dir, 'm.jsonl');
-    const s = mergeJsonl({ files: [a, b], out, input });
+    const s = mergeJsonl({ files: [a, b], out, input, allowMissing: true });
     expect(s).toMatchObject({ records: 5, duplicates: 2, conflicts: 1, missing: 1, notInInput: 1 });
     expect(read(out).map((r) => r.id)).toEqual(['p1', 'p2#0', 'p2#1', 'p2#10', 'x']);
     expect((read(out)[0] as unknown as { v: number }).v).toBe(1);

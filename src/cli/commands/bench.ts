@@ -10,6 +10,7 @@ import { intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { addSimGuessOption, assertSimWorldInputs } from '../sim-guard.js';
 import { JSON_HELP, reportJob, SIMULATED_WORLD, share } from '../summary.js';
+import { strictResumeOption } from '../vocabulary.js';
 import {
   addModelOptions,
   addStrategyOptions,
@@ -29,6 +30,7 @@ interface BenchSearchFlags extends SearchFlags, DatasetFlags {
   concurrency: number;
   quiet?: boolean;
   fresh?: boolean;
+  strictResume?: boolean;
   simGuess?: boolean;
   json?: boolean;
 }
@@ -64,6 +66,7 @@ export function register(program: Command): void {
     .option('--svg <file>', 'SVG chart of accuracy vs tokens (default: the --out path with .svg)')
     .option('--concurrency <c>', 'problems searched at once', intOption('--concurrency', 1), 4)
     .option('--fresh', 'start the sweep over instead of resuming the finished points in <out>.points.jsonl')
+    .addOption(strictResumeOption())
     .option('--quiet', 'no progress bar')
     .option('--json', JSON_HELP);
   addConfigOption(cmd, {
@@ -123,6 +126,12 @@ export function register(program: Command): void {
         pointsFile,
         settings,
         fresh: f.fresh,
+        strictResume: f.strictResume,
+        onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
+        onRedone: (n) =>
+          process.stderr.write(
+            `bench search: ${n} points of ${pointsFile} were measured on other problems: measured again\n`,
+          ),
         onResume: (n) => {
           if (n > 0 && !f.quiet && !process.env.STEPWISE_QUIET)
             process.stderr.write(`bench search: ${n} of ${total} points resumed from ${pointsFile}\n`);

@@ -15,6 +15,7 @@ import {
   type ThresholdMode,
 } from '../../evaluate/processbench.js';
 import { formatProcessBenchReport, formatScoreTable } from '../../evaluate/table.js';
+import { resumePhrase } from '../../jobs/made-from.js';
 import type { Shard } from '../../jobs/run-job.js';
 import { jobSettings } from '../../jobs/settings.js';
 import { createJudge } from '../../judge/create.js';
@@ -31,7 +32,7 @@ import { addInputOption, intOption, segmentationOption, shardOption } from '../o
 import { createProgressBar } from '../progress.js';
 import { assertSimWorldInputs, simWorldInputCheck } from '../sim-guard.js';
 import { reportJob } from '../summary.js';
-import { addAlias, apiKeyOption, storeOption } from '../vocabulary.js';
+import { addAlias, apiKeyOption, storeOption, strictResumeOption } from '../vocabulary.js';
 
 interface JudgeFlags {
   judge?: string;
@@ -56,6 +57,7 @@ interface ProcessBenchFlags extends JudgeFlags {
   thresholdSubset: string;
   out?: string;
   fresh?: boolean;
+  strictResume?: boolean;
   criticTemplate?: string;
   segmentation?: Segmentation;
   shard?: Shard;
@@ -236,6 +238,8 @@ async function runJudge(flags: ProcessBenchFlags): Promise<void> {
       votes: flags.judgeVotes,
       concurrency: flags.concurrency,
       fresh: flags.fresh,
+      strictResume: flags.strictResume,
+      onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
       shard: flags.shard,
       settings,
       seed: flags.seed,
@@ -286,6 +290,7 @@ async function runJudge(flags: ProcessBenchFlags): Promise<void> {
     judge_calls: report.cost.judge.calls,
   });
   process.stderr.write(`${formatProcessBenchReport(report)}\n`);
+  if (report.resume) process.stderr.write(`  resume: ${resumePhrase(report.resume)}\n`);
   process.stderr.write(`  wrote ${flags.out}, ${predictions} (run ${runId})\n`);
   if (flags.json) process.stdout.write(`${JSON.stringify(report)}\n`);
 }
@@ -448,6 +453,7 @@ export function register(program: Command): void {
     .option('--threshold-subset <name>', 'subset on which --threshold auto is chosen', 'gsm8k')
     .option('--out <report.json>', 'report file; predictions go to <report>.predictions.jsonl (resumable)')
     .option('--fresh', 'start over instead of resuming the predictions file')
+    .addOption(strictResumeOption())
     .addOption(shardOption('samples'))
     .option(
       '--critic-template <file>',

@@ -8,6 +8,7 @@ import {
   type ExportFormat,
   type ExportTask,
   exportTrainingData,
+  formatForOut,
 } from '../../train/export.js';
 import { checkMathAnswer } from '../../verify/check.js';
 import { addInputOption, choiceOption, intOption, shardOption } from '../options.js';
@@ -28,9 +29,9 @@ export function register(program: Command): void {
       `what to build: ${EXPORT_TASKS.join(' | ')}`,
       choiceOption('--task', EXPORT_TASKS),
     )
-    .requiredOption(
+    .option(
       '--format <format>',
-      `output format: ${EXPORT_FORMATS.join(' | ')} (verl writes Parquet, the others JSONL)`,
+      `output format: ${EXPORT_FORMATS.join(' | ')} (verl writes Parquet, the others JSONL; default verl when --out ends in .parquet; a format that does not match the --out extension is refused)`,
       choiceOption('--format', EXPORT_FORMATS),
     )
     .requiredOption('--out <path>', 'output file')
@@ -105,7 +106,7 @@ export function register(program: Command): void {
         const summary = await exportTrainingData({
           from: o.input,
           task: o.task as ExportTask,
-          format: o.format as ExportFormat,
+          format: formatForOut(o.out, o.format as ExportFormat | undefined),
           out: o.out,
           signal: o.signal,
           seed: o.seed,

@@ -3,6 +3,7 @@ import type { CodeSegmentBy } from '../../code/index.js';
 import { MUTATION_SIGNAL, runMutationLabelJob } from '../../code/index.js';
 import { UsageError } from '../../core/errors.js';
 import { humanEvalSource, mbppSource } from '../../data/code.js';
+import { resumePhrase } from '../../jobs/made-from.js';
 import { jobSettings } from '../../jobs/settings.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
@@ -11,7 +12,7 @@ import { choiceOption, intOption, shardOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 import { UNSAFE_FILESYSTEM_HELP } from '../sandbox.js';
 import { JSON_HELP, reportJob } from '../summary.js';
-import { addAlias } from '../vocabulary.js';
+import { addAlias, strictResumeOption } from '../vocabulary.js';
 
 const DATASETS = ['mbpp', 'humaneval'] as const;
 const SEGMENTS: readonly CodeSegmentBy[] = ['blocks', 'lines'];
@@ -66,6 +67,7 @@ export function register(program: Command): void {
       'output JSONL: one row per labeled solution ({prompt, completions, labels} + label-file fields)',
     )
     .option('--fresh', 'start over instead of resuming from <out>.parts.jsonl')
+    .addOption(strictResumeOption())
     .addOption(shardOption('problems'))
     .option('--store <path>', 'SQLite store for the run record (default $STEPWISE_HOME/store.sqlite)')
     .option('--quiet', 'no progress bar')
@@ -122,6 +124,8 @@ export function register(program: Command): void {
           limits: { timeoutMs: flags.timeoutMs, programTimeoutMs: flags.timeoutMs },
           concurrency: flags.concurrency,
           fresh: flags.fresh,
+          strictResume: flags.strictResume,
+          onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
           shard: flags.shard,
           settings,
           onProgress: trackJobProgress(bar, db, runId),
@@ -141,6 +145,7 @@ export function register(program: Command): void {
             lines: [
               ['rows', `${summary.rows} (${summary.mutantRows} mutant, ${summary.referenceRows} reference)`],
               ['steps', `${summary.positiveSteps} positive, ${summary.negativeSteps} negative`],
+              ['resume', resumePhrase(summary)],
             ],
             wrote: [flags.out],
             run: runId,

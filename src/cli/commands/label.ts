@@ -1,7 +1,8 @@
 import { type Command, Option } from 'commander';
 import { UsageError } from '../../core/errors.js';
 import type { Problem } from '../../core/types.js';
-import { countLines, streamJsonl } from '../../jobs/lines.js';
+import { streamJsonl } from '../../jobs/lines.js';
+import { resumePhrase } from '../../jobs/made-from.js';
 import { assertInputRendering } from '../../jobs/rendering.js';
 import { parseShard, type Shard } from '../../jobs/run-job.js';
 import { flagName } from '../../jobs/settings.js';
@@ -33,7 +34,7 @@ import { createProgressBar, trackJobProgress } from '../progress.js';
 import { UNSAFE_FILESYSTEM_HELP } from '../sandbox.js';
 import { assertSimWorldInputs } from '../sim-guard.js';
 import { cachePhrase, type JobSummary, JSON_HELP, reportJob, SIMULATED_WORLD } from '../summary.js';
-import { apiKeyOption, msOption, promptFormOption, storeOption } from '../vocabulary.js';
+import { apiKeyOption, msOption, promptFormOption, storeOption, strictResumeOption } from '../vocabulary.js';
 
 /**
  * The flags: every field of {@link LabelConfig} is set by the flag of its name (`bestOf` by
@@ -47,6 +48,7 @@ interface LabelFlags extends Partial<LabelConfig> {
   store?: string;
   chatTemplate?: string;
   fresh?: boolean;
+  strictResume?: boolean;
   quiet?: boolean;
   shard?: Shard;
   batchOut?: string;
@@ -103,7 +105,7 @@ function labelSummary(
 ): JobSummary {
   return {
     command: 'label',
-    headline: `${s.solutions} solutions, ${s.chunks} chunks (${s.resumed} resumed)`,
+    headline: `${s.solutions} solutions, ${s.chunks} chunks (${resumePhrase(s)})`,
     world: simulated ? SIMULATED_WORLD : undefined,
     lines: [
       ['rollouts', `${s.rollouts} (${s.rolloutTokens} completion tokens)`],
@@ -246,6 +248,7 @@ export function register(program: Command): void {
       ),
     )
     .option('--fresh', 'start over instead of resuming from --out')
+    .addOption(strictResumeOption())
     .option(
       '--shard <K/N>',
       'label only part K of N of the input (by a hash of the solution id); join parts with `stepwise merge`',
@@ -290,10 +293,6 @@ export function register(program: Command): void {
     // The input is read as the job proceeds; only its first record is looked at now.
     const first = streamJsonl(flags.input).next();
     if (first.done) throw new UsageError(`${flags.input}: no solutions to label`);
-    const firstValue = first.value.value as { samples?: unknown } | null;
-    // One solution per line unless the input is `stepwise sample` output (several per line).
-    const total =
-      flags.shard === undefined && !Array.isArray(firstValue?.samples) ? countLines(flags.input) : undefined;
     // A simulated policy can only guess outside its world: check the first solution now, every
     // other one as the stream reaches it.
     const simGuard = (s: SolutionToLabel): SolutionToLabel => {
@@ -358,7 +357,10 @@ export function register(program: Command): void {
         config,
         record,
         solutions,
-        total,
+        // A first pass counts the prefixes (progress) and finds rows whose input changed.
+        plan: mapIterable(streamLabelInput(flags.input, { problems, segmentation }), simGuard),
+        strictResume: flags.strictResume,
+        onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
         shard: flags.shard,
         policy,
         checker: checkSolution,

@@ -11,41 +11,63 @@ export function register(program: Command): void {
     .requiredOption('--out <file>', 'merged JSONL output')
     .option('--input <file>', "the job's input: records follow its order (else the files' order)")
     .option('--key <field>', 'field holding the record key', 'id')
+    .option(
+      '--allow-missing',
+      'with --input: write the merge even when records of the input are missing (default: exit 1 naming how many)',
+    )
     .addHelpText(
       'after',
       '\nWith --input, a record keyed <id>#<k> (one sample of a `stepwise sample` row), <id>/<i> (an export\n' +
         '--task judge-rl row) or <id>@<k> (an export --task sorm row) follows the row <id>, in order of k.\n' +
         'Parquet parts (export --format verl) are refused: give verl the parts as one list of files.\n' +
-        'Summary: records, duplicates, conflicts (same key, different content), missing (input ids with\n' +
-        'no record), notInInput; as JSON on stdout with --json. See docs/scale.md.',
+        'Summary: records, duplicates, conflicts (same key, different content), missing (records the input\n' +
+        'calls for that no file holds: one per solution <id>#<k> of a sample row when the files hold solutions,\n' +
+        'else one per input id; any missing exits 1 unless --allow-missing), notInInput; as JSON on stdout\n' +
+        'with --json. See docs/scale.md.',
     )
     .option('--json', JSON_HELP)
-    .action((files: string[], flags: { out: string; input?: string; key: string; json?: boolean }) => {
-      const summary = mergeJsonl({ files, out: flags.out, input: flags.input, keyField: flags.key });
-      if (summary.conflicts > 0)
-        process.stderr.write(
-          `warning: ${summary.conflicts} keys have different records in different files; the first file's was kept\n`,
+    .action(
+      (
+        files: string[],
+        flags: { out: string; input?: string; key: string; json?: boolean; allowMissing?: boolean },
+      ) => {
+        const summary = mergeJsonl({
+          files,
+          out: flags.out,
+          input: flags.input,
+          keyField: flags.key,
+          allowMissing: flags.allowMissing,
+        });
+        if (summary.conflicts > 0)
+          process.stderr.write(
+            `warning: ${summary.conflicts} keys have different records in different files; the first file's was kept\n`,
+          );
+        if (summary.missing > 0)
+          process.stderr.write(
+            `warning: ${summary.missing} of ${summary.expected} ${summary.missingUnit} of the input have no record in any file (--allow-missing)\n`,
+          );
+        reportJob(
+          {
+            command: 'merge',
+            headline: `${summary.records} records from ${summary.files} files`,
+            lines: [
+              ['duplicates', String(summary.duplicates)],
+              ['conflicts', String(summary.conflicts)],
+              ...(flags.input !== undefined
+                ? [
+                    [
+                      'missing',
+                      `${summary.missing} of ${summary.expected} ${summary.missingUnit} with no record`,
+                    ] as const,
+                    ['not in input', String(summary.notInInput)] as const,
+                  ]
+                : []),
+            ],
+            wrote: [summary.out],
+          },
+          summary,
+          flags,
         );
-      if (summary.missing > 0)
-        process.stderr.write(`warning: ${summary.missing} input ids have no record in any file\n`);
-      reportJob(
-        {
-          command: 'merge',
-          headline: `${summary.records} records from ${summary.files} files`,
-          lines: [
-            ['duplicates', String(summary.duplicates)],
-            ['conflicts', String(summary.conflicts)],
-            ...(flags.input !== undefined
-              ? [
-                  ['missing', `${summary.missing} input ids with no record`] as const,
-                  ['not in input', String(summary.notInInput)] as const,
-                ]
-              : []),
-          ],
-          wrote: [summary.out],
-        },
-        summary,
-        flags,
-      );
-    });
+      },
+    );
 }

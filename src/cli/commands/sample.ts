@@ -3,11 +3,12 @@ import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { StepwiseError, UsageError } from '../../core/errors.js';
 import type { Segmentation } from '../../core/segment.js';
+import { resumePhrase } from '../../jobs/made-from.js';
 import type { Shard } from '../../jobs/run-job.js';
 import { jobSettings } from '../../jobs/settings.js';
 import { BatchPending } from '../../models/batch.js';
 import { type CachedModel, cacheStatsOf } from '../../models/cache.js';
-import { OpenAIModel } from '../../models/openai.js';
+import { failuresPhrase, OpenAIModel } from '../../models/openai.js';
 import { createPolicy, type PromptForm } from '../../models/policy.js';
 import { isSimulatedModel } from '../../models/simulated.js';
 import { createModel, parseModelSpec } from '../../models/spec.js';
@@ -37,6 +38,7 @@ import {
   msOption,
   promptFormOption,
   storeOption,
+  strictResumeOption,
 } from '../vocabulary.js';
 
 interface SampleFlags extends DatasetFlags {
@@ -53,6 +55,7 @@ interface SampleFlags extends DatasetFlags {
   threads?: number;
   cache: boolean;
   fresh?: boolean;
+  strictResume?: boolean;
   shard?: Shard;
   batchOut?: string;
   batchIn?: string;
@@ -126,6 +129,7 @@ export function register(program: Command): void {
     .option('--threads <t>', 'CPU threads for gguf models (default: all cores)', intOption('--threads', 1))
     .option('--no-cache', 'bypass the model-call cache (neither read nor written)')
     .option('--fresh', 'start the output over instead of resuming it')
+    .addOption(strictResumeOption())
     .addOption(shardOption('problems'));
   addBatchOptions(cmd, "the policy's")
     .option(
@@ -231,6 +235,7 @@ export function register(program: Command): void {
           simulated,
           segmentation,
           fresh: flags.fresh,
+          strictResume: flags.strictResume,
           shard: flags.shard,
           isPending: (e) => e instanceof BatchPending,
           settings,
@@ -314,11 +319,12 @@ export function register(program: Command): void {
                 ? [
                     [
                       'requests',
-                      `${server.calls} calls, ${server.retries} retries, ${server.failures} failures`,
+                      `${server.calls} calls, ${server.retries} retries, ${failuresPhrase(server.failures)}`,
                     ] as const,
                   ]
                 : []),
               ['cache', cachePhrase(cache)],
+              ['resume', resumePhrase(summary)],
               ['settings', settings.hash],
             ],
             wrote: [out],

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { UsageError } from '../../core/errors.js';
 import type { Segmentation } from '../../core/segment.js';
+import { type ResumeCounts, resumePhrase } from '../../jobs/made-from.js';
 import type { JobProgress, Shard } from '../../jobs/run-job.js';
 import { jobSettings } from '../../jobs/settings.js';
 import { createJudge } from '../../judge/create.js';
@@ -34,7 +35,14 @@ import { floatOption, intOption, segmentationOption, shardOption } from '../opti
 import { createProgressBar, trackRunCounts } from '../progress.js';
 import { addSimGuessOption, isSimSpec, simWorldInputCheck } from '../sim-guard.js';
 import { cachePhrase, JSON_HELP, reportJob, SIMULATED_WORLD, share } from '../summary.js';
-import { addAlias, apiKeyOption, msOption, promptFormOption, storeOption } from '../vocabulary.js';
+import {
+  addAlias,
+  apiKeyOption,
+  msOption,
+  promptFormOption,
+  storeOption,
+  strictResumeOption,
+} from '../vocabulary.js';
 
 export { isSimSpec };
 
@@ -288,7 +296,7 @@ export async function recordedSearch(
   store: Db,
   options: SearchJobOptions,
   runConfig: Record<string, unknown> = {},
-): Promise<{ summary: SearchSummary; runId: string; items: number; resumed: number }> {
+): Promise<{ summary: SearchSummary; runId: string; items: number } & ResumeCounts> {
   let runId: string | undefined;
   let counts: ((p: JobProgress) => void) | undefined;
   try {
@@ -406,6 +414,7 @@ interface SearchCommandFlags extends SearchFlags, DatasetFlags {
   out: string;
   concurrency: number;
   fresh?: boolean;
+  strictResume?: boolean;
   shard?: Shard;
   batchOut?: string;
   batchIn?: string;
@@ -437,6 +446,7 @@ export function register(program: Command): void {
     )
     .option('--concurrency <c>', 'problems searched at once', intOption('--concurrency', 1), 4)
     .option('--fresh', 'start the output over instead of resuming it')
+    .addOption(strictResumeOption())
     .addOption(shardOption('problems'))
     .option(
       '--batch-out <file>',
@@ -491,7 +501,7 @@ export function register(program: Command): void {
       isSimSpec(f.judge) ||
       isSimSpec(f.outcome);
     try {
-      const { summary, runId, resumed } = await recordedSearch(
+      const { summary, runId, resumed, redone, unverified } = await recordedSearch(
         openStore(f.store ?? defaultStorePath()),
         {
           problems: problems(),
@@ -502,6 +512,8 @@ export function register(program: Command): void {
           out,
           concurrency: f.concurrency,
           fresh: f.fresh,
+          strictResume: f.strictResume,
+          onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
           shard: f.shard,
           settings,
           trace: f.trace,
@@ -533,6 +545,8 @@ export function register(program: Command): void {
         out,
         ...rest,
         resumed,
+        redone,
+        unverified,
         cache: built.cacheStats() ?? { cachedCalls: 0, calls: 0, note: 'not cached' },
         settingsHash: settings.hash,
       };
@@ -553,6 +567,7 @@ export function register(program: Command): void {
             ],
             ...(rest.judgeUsedGold ? [['judge', 'read the gold answer: not a fair test'] as const] : []),
             ['cache', cachePhrase(built.cacheStats())],
+            ['resume', resumePhrase({ resumed, redone, unverified })],
             ['settings', settings.hash],
           ],
           wrote: [out],

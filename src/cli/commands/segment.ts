@@ -12,6 +12,7 @@ import {
   type WhitespaceRule,
 } from '../../core/segment.js';
 import type { Chunk } from '../../core/types.js';
+import { resumePhrase } from '../../jobs/made-from.js';
 import { createModel } from '../../models/spec.js';
 import { readSegmentInput, runSegmentJob } from '../../segment/job.js';
 import { DEFAULT_SEGMENTER_ATTEMPTS } from '../../segment/llm.js';
@@ -19,7 +20,7 @@ import { addConfigOption } from '../config-file.js';
 import { floatOption, intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { reportJob } from '../summary.js';
-import { addAlias, apiKeyOption, msOption, storeOption } from '../vocabulary.js';
+import { addAlias, apiKeyOption, msOption, storeOption, strictResumeOption } from '../vocabulary.js';
 
 /** Read a whole file, or stdin for `-`. */
 async function readInput(file: string): Promise<string> {
@@ -97,6 +98,7 @@ export function register(program: Command): void {
     )
     .option('--no-cache', 'with --segmentation llm: bypass the model-call cache')
     .option('--fresh', 'with --segmentation llm: start the output over instead of resuming it')
+    .addOption(strictResumeOption())
     .option('--quiet', 'with --segmentation llm: no progress bar')
     .option(
       '--json',
@@ -194,6 +196,7 @@ interface LlmFlags {
   maxRetries?: number;
   cache: boolean;
   fresh?: boolean;
+  strictResume?: boolean;
   quiet?: boolean;
   json?: boolean;
   apiKey?: string;
@@ -236,6 +239,8 @@ async function segmentFileWithLlm(opts: LlmFlags): Promise<void> {
       seed: opts.seed,
       concurrency: opts.concurrency,
       fresh: opts.fresh,
+      strictResume: opts.strictResume,
+      onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
       noCache: !opts.cache,
       signal: interrupt.signal,
       onProgress: (p) => bar.update(p.done, p.total, p.resumed ? `${p.resumed} resumed` : ''),
@@ -244,7 +249,7 @@ async function segmentFileWithLlm(opts: LlmFlags): Promise<void> {
     reportJob(
       {
         command: 'segment --segmentation llm',
-        headline: `${summary.solutions} solutions (${summary.resumed} resumed) by ${opts.model}`,
+        headline: `${summary.solutions} solutions (${resumePhrase(summary)}) by ${opts.model}`,
         lines: [
           [
             'method',

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { InputError, UsageError } from '../../core/errors.js';
 import { isSimulatedJudge } from '../../evaluate/processbench.js';
 import { streamJsonl } from '../../jobs/lines.js';
+import { resumePhrase } from '../../jobs/made-from.js';
 import { runStreamJob } from '../../jobs/run-job.js';
 import { jobSettings } from '../../jobs/settings.js';
 import { formatFailureShare } from '../../judge/common.js';
@@ -19,7 +20,7 @@ import { addInputOption, intOption, shardOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { assertSimWorldInputs } from '../sim-guard.js';
 import { JSON_HELP, reportJob } from '../summary.js';
-import { apiKeyOption, storeOption } from '../vocabulary.js';
+import { apiKeyOption, storeOption, strictResumeOption } from '../vocabulary.js';
 
 const SampleRow = z.looseObject({
   id: z.string(),
@@ -48,6 +49,7 @@ export function register(program: Command): void {
     .option('--concurrency <n>', 'problems judged at once', intOption('--concurrency', 1), 8)
     .option('--seed <n>', 'seed of the outcome-only pick', intOption('--seed'), 0)
     .option('--fresh', 'start the output over instead of resuming it')
+    .addOption(strictResumeOption())
     .addOption(shardOption('problems'));
   addBatchOptions(cmd, "the judge's")
     .option(
@@ -131,6 +133,9 @@ export function register(program: Command): void {
           out: o.out,
           concurrency: o.concurrency,
           fresh: o.fresh,
+          strictResume: o.strictResume,
+          onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
+          unit: 'problems',
           shard: o.shard,
           settings,
           process: async (p) => {
@@ -185,6 +190,7 @@ export function register(program: Command): void {
                 'format fails',
                 `${formatFailures} of ${judgeReplies} judge replies (${(100 * formatFailureRate).toFixed(1)}%)`,
               ],
+              ['resume', resumePhrase(result)],
               ...(result.pending
                 ? ([['pending', `${result.pending} problems wait for batch answers`]] as Array<
                     [string, string]
@@ -206,6 +212,9 @@ export function register(program: Command): void {
             formatFailures,
             judgeReplies,
             formatFailureRate,
+            resumed: result.resumed,
+            redone: result.redone,
+            unverified: result.unverified,
             ...(result.pending ? { pending: result.pending } : {}),
             ...(batch ? { batch: batchReport(o, batch) } : {}),
           },
