@@ -62,9 +62,10 @@ export function shepherdScoreFromTop(
  * label tokens, as in the Math-Shepherd reference code).
  *
  * Over HTTP this needs `/v1/completions` with `logprobs` (top alternatives; vLLM, SGLang,
- * llama.cpp): one one-token request per step, each prompt the input up to and including that
- * step's tag (prefix caching makes the shared prefixes cheap). Backends with `score()` (local GGUF)
- * can score `+` and `-` directly. Ollama's OpenAI endpoints return no logprobs and cannot serve it.
+ * llama.cpp, and Ollama since v0.12.11, whose `logprobs: k` is read as k top alternatives):
+ * one one-token request per step, each prompt the input up to and including that step's tag
+ * (prefix caching makes the shared prefixes cheap). Backends with `score()` (local GGUF) can score
+ * `+` and `-` directly.
  * A step where neither token is among the alternatives is a format failure, scored 0.5 (neutral).
  */
 export function createShepherdJudge(model: LanguageModel, settings: ShepherdPrmSettings = {}): StepJudge {
@@ -96,7 +97,7 @@ export function createShepherdJudge(model: LanguageModel, settings: ShepherdPrmS
     if (!first) {
       throw new StepwiseError(
         `model ${model.provider}:${model.modelId} returned no logprobs: a shepherd: judge needs a server that ` +
-          'returns top log-probabilities on /v1/completions (vLLM, SGLang, llama.cpp; not Ollama)',
+          'returns top log-probabilities on /v1/completions (vLLM, SGLang, llama.cpp, Ollama 0.12.11 or later)',
       );
     }
     const alternatives = [...(first.top ?? [])];

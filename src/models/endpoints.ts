@@ -20,6 +20,11 @@ export interface Endpoint<C = unknown> {
   /** Whether the server honours n > 1 in one request; undefined until known. */
   nativeN?: boolean;
   /**
+   * The most samples one request may ask for, when the server has a limit below what was asked
+   * (llama.cpp: its slot count, `-np`); larger n is sent as several requests of at most this many.
+   */
+  maxN?: number;
+  /**
    * Set while one request probes whether n > 1 works: until it is known, the other requests with
    * n > 1 wait for it, so a server that rejects n sees one rejected request, not one per caller.
    */

@@ -191,6 +191,55 @@ function assignTokens(samples: Sample[], total: number | undefined): void {
   });
 }
 
+/** Characters per token assumed when llama.cpp's first choice is empty (no ratio to scale by). */
+const FALLBACK_CHARS_PER_TOKEN = 4;
+
+/**
+ * Per-choice completion tokens on llama.cpp. With n > 1 its reply is the first choice's task
+ * reply with the other choices appended (ggml-org/llama.cpp tools/server/server-context.cpp,
+ * `handle_completions_impl`), so `usage.completion_tokens` counts the first choice alone. That
+ * count is exact; a choice cut at `max_tokens` ran exactly that many; the others are estimated
+ * at the first choice's tokens per character (token logprobs, when asked for, count them exactly).
+ */
+function assignLlamaCppTokens(samples: Sample[], firstTokens: number, maxTokens: number | undefined): void {
+  if (samples.every((s) => s.logprobs)) {
+    for (const s of samples) s.completionTokens = s.logprobs!.length;
+    return;
+  }
+  const [first, ...rest] = samples;
+  first.completionTokens = firstTokens;
+  const perChar = first.text.length > 0 ? firstTokens / first.text.length : 1 / FALLBACK_CHARS_PER_TOKEN;
+  for (const s of rest)
+    s.completionTokens =
+      s.finishReason === 'length' && maxTokens !== undefined
+        ? maxTokens
+        : Math.max(1, Math.round(s.text.length * perChar));
+}
+
+/**
+ * llama.cpp's stops: `finish_reason` is `"stop"` for a stop string and for end of text alike.
+ * Without stop strings a stop is end of text. With them the request asked `verbose: true`, and
+ * `__verbose.stop_type` (`word` with `stopping_word`, `eos`, `limit`) names the stop of the
+ * choice `__verbose.index` (tools/server/server-task.cpp, `to_json_non_oaicompat`); stepwise sends
+ * such requests one sample at a time, so that is every choice.
+ */
+function readLlamaCppStops(samples: Sample[], reply: unknown, request: GenerateRequest): void {
+  if (!request.stop?.length) {
+    for (const s of samples) if (s.finishReason === 'stop' && s.stopReason === undefined) s.stopReason = null;
+    return;
+  }
+  const verbose = (reply as { __verbose?: unknown } | null)?.__verbose as
+    | { index?: unknown; stop_type?: unknown; stopping_word?: unknown }
+    | undefined;
+  if (typeof verbose !== 'object' || verbose === null) return;
+  const index = typeof verbose.index === 'number' ? verbose.index : 0;
+  const s = samples[index];
+  if (s?.finishReason !== 'stop') return;
+  if (verbose.stop_type === 'word' && typeof verbose.stopping_word === 'string')
+    s.stopReason = verbose.stopping_word;
+  else if (verbose.stop_type === 'eos') s.stopReason = null;
+}
+
 /**
  * An OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama, hosted APIs) as a
  * `LanguageModel`. The SDK's own retries are off: this class retries with backoff and jitter,
@@ -416,7 +465,11 @@ export class OpenAIModel implements LanguageModel {
     if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
     if (request.temperature !== undefined) body.temperature = request.temperature;
     if (request.topP !== undefined) body.top_p = request.topP;
-    if (request.stop?.length) body.stop = request.stop;
+    if (request.stop?.length) {
+      body.stop = request.stop;
+      // llama.cpp says which stop ended a choice only in its debug block (see readLlamaCppStops).
+      if (kind === 'llama.cpp') body.verbose = true;
+    }
     if (seed !== undefined) body.seed = seed;
     if (request.extra) Object.assign(body, request.extra);
     return body;
@@ -468,14 +521,83 @@ export class OpenAIModel implements LanguageModel {
   }
 
   /**
+   * Why a server cannot serve n > 1 choices of this request in one request, or undefined when it
+   * can. llama.cpp answers an n-choice request with its first task's reply plus the other tasks'
+   * choices (ggml-org/llama.cpp tools/server/server-context.cpp, `handle_completions_impl`): its
+   * `__verbose.stop_type` names the first choice's stop only, so with stop strings the other
+   * choices' stops (a stop string or end of text?) would be unknown. SGLang hands every choice the
+   * request's one `seed` (`sampling_seed` in serving_completions.py `_build_sampling_params`), so
+   * under `--enable-deterministic-inference` the n choices are the same text. Such requests go
+   * out one per sample (each its own derived seed), concurrently; SGLang's prefix cache and
+   * llama.cpp's slots keep that cheap.
+   */
+  private splitReason(kind: ServerKind, request: GenerateRequest): string | undefined {
+    if (kind === 'llama.cpp' && request.stop?.length)
+      return 'llama.cpp names the stop of the first choice only';
+    if (kind === 'sglang' && request.seed !== undefined) return 'SGLang gives all n choices one seed';
+    return undefined;
+  }
+
+  /** Whether the server family matters for this request (continuation, stops, seeded n). */
+  private needsKind(request: GenerateRequest, want: number): boolean {
+    return (
+      continuesAssistant(request) ||
+      (request.stop?.length ?? 0) > 0 ||
+      (want > 1 && request.seed !== undefined && request.temperature !== 0)
+    );
+  }
+
+  /**
+   * llama.cpp's slot count (`GET /props` → `total_slots`, at the server root), the most choices
+   * one request may ask for (its `n` has the hard limit `n_parallel`, server-schema.cpp).
+   */
+  private async llamaCppSlots(
+    endpoint: Endpoint<OpenAI>,
+    signal: AbortSignal | undefined,
+  ): Promise<number | undefined> {
+    try {
+      const props = (await endpoint.client.get(`${serverRoot(endpoint.url)}/props`, {
+        signal,
+        timeout: Math.min(this.timeoutMs, 30_000),
+      })) as { total_slots?: unknown } | null;
+      const slots = props?.total_slots;
+      return typeof slots === 'number' && Number.isInteger(slots) && slots >= 1 ? slots : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * How many samples each request of the next round should ask for: `want`, unless every endpoint
+   * is known to take fewer (n = 1 servers, llama.cpp's slot count) or the request is one the
+   * server family must get one sample at a time ({@link splitReason}).
+   */
+  private async roundSize(
+    request: GenerateRequest,
+    want: number,
+    signal: AbortSignal | undefined,
+  ): Promise<number> {
+    if (this.batch || want === 1) return want;
+    if (request.temperature === 0) return 1;
+    if (this.needsKind(request, want)) {
+      const kinds = await Promise.all(this.endpoints.endpoints.map((e) => this.kindOf(e, signal)));
+      if (kinds.some((k) => this.splitReason(k, request))) return 1;
+    }
+    const caps = this.endpoints.endpoints.map((e) => (e.nativeN === false ? 1 : (e.maxN ?? want)));
+    return Math.max(1, Math.min(want, Math.max(...caps)));
+  }
+
+  /**
    * One HTTP request for up to `want` samples starting at sample `offset`.
    *
    * n > 1 is found out by probing, never from an error's wording: while an endpoint's support is
    * unknown one request probes it and the others wait. When that request fails with a status that
-   * is not worth retrying (4xx), or with a 5xx, it is sent again at once with n = 1; if that
-   * succeeds the endpoint is marked n = 1 for good. A 5xx after n > 1 has worked once is a plain
-   * server error. Greedy requests (temperature 0) always go out with n = 1 — vLLM refuses n > 1
-   * for them — and say nothing about the endpoint.
+   * is not worth retrying (4xx), or with a 5xx, a llama.cpp server is asked its slot count and, if
+   * that is below n, the request goes again with n = the slots (the endpoint is capped there, not
+   * downgraded); otherwise it is sent again at once with n = 1 and, if that succeeds, the endpoint
+   * is marked n = 1 for good. A 5xx after n > 1 has worked once is a plain server error. Greedy
+   * requests (temperature 0) always go out with n = 1 — vLLM refuses n > 1 for them — and say
+   * nothing about the endpoint.
    */
   private async requestSamples(
     request: GenerateRequest,
@@ -483,9 +605,17 @@ export class OpenAIModel implements LanguageModel {
     offset: number,
     signal: AbortSignal | undefined,
     warnings: ModelWarning[],
-  ): Promise<{ samples: Sample[]; usage: Usage; asked: number; endpoint: Endpoint<OpenAI> }> {
+  ): Promise<{
+    samples: Sample[];
+    usage: Usage;
+    asked: number;
+    endpoint: Endpoint<OpenAI>;
+    /** One sample was asked on purpose (a server limit or {@link splitReason}), not for lack of n. */
+    limited: boolean;
+  }> {
     let used!: Endpoint<OpenAI>;
     let asked = want;
+    let limited = false;
     let kind: ServerKind = 'unknown';
     const chat = request.messages !== undefined;
     const greedy = request.temperature === 0;
@@ -498,7 +628,7 @@ export class OpenAIModel implements LanguageModel {
           chat ? 'chat completion' : 'completion',
           async (endpoint) => {
             used = endpoint;
-            if (continuesAssistant(request)) kind = await this.kindOf(endpoint, signal);
+            if (this.needsKind(request, want)) kind = await this.kindOf(endpoint, signal);
             const send = (n: number): Promise<unknown> => {
               const body = this.requestBody(request, n, deriveSeed(request.seed, offset), kind);
               const opts = { signal, timeout: this.timeoutMs };
@@ -514,9 +644,12 @@ export class OpenAIModel implements LanguageModel {
                     )
               ) as Promise<unknown>;
             };
-            const single = (): boolean => greedy || want === 1 || endpoint.nativeN === false;
+            const split = this.splitReason(kind, request) !== undefined;
+            const single = (): boolean =>
+              greedy || want === 1 || endpoint.nativeN === false || split || endpoint.maxN === 1;
             while (!single() && endpoint.nativeN === undefined && endpoint.nProbe) await endpoint.nProbe;
-            asked = single() ? 1 : want;
+            asked = single() ? 1 : Math.min(want, endpoint.maxN ?? want);
+            limited = split || (endpoint.maxN !== undefined && asked === endpoint.maxN);
             if (asked === 1) return send(1);
             let endProbe: (() => void) | undefined;
             if (endpoint.nativeN === undefined)
@@ -539,6 +672,24 @@ export class OpenAIModel implements LanguageModel {
               if (!probe) throw err;
               this.totals.requests++;
               this.totals.failures[failure.kind] = (this.totals.failures[failure.kind] ?? 0) + 1;
+              // llama.cpp takes n up to its slot count: cap there instead of giving n up.
+              const slots =
+                failure.kind === 'client' && (await this.kindOf(endpoint, signal)) === 'llama.cpp'
+                  ? await this.llamaCppSlots(endpoint, signal)
+                  : undefined;
+              if (slots !== undefined && slots > 1 && slots < asked) {
+                const answer = await send(slots);
+                endpoint.maxN = slots;
+                endpoint.nativeN = true;
+                asked = slots;
+                limited = true;
+                this.warn(
+                  `${endpoint.url} (llama.cpp) serves at most n = ${slots} per request (its slot count, -np): ` +
+                    `n = ${want} goes out as requests of ${slots}`,
+                  warnings,
+                );
+                return answer;
+              }
               const answer = await send(1);
               endpoint.nativeN = false;
               asked = 1;
@@ -561,7 +712,7 @@ export class OpenAIModel implements LanguageModel {
     if (!checked.ok)
       throw this.invalidReply(chat ? 'chat completion' : 'completion', used.url, checked.problem);
     const raw = checked.value;
-    if (kind === 'unknown' && continuesAssistant(request)) kind = serverKindFromReply(reply);
+    if (kind === 'unknown') kind = serverKindFromReply(reply);
     const choices = (
       raw.choices as Array<Partial<ChatReply['choices'][number] & CompletionReply['choices'][number]>>
     )
@@ -589,13 +740,21 @@ export class OpenAIModel implements LanguageModel {
     });
     if (kind === 'llama.cpp' && continuesAssistant(request))
       this.stripPrefill(samples, request.messages!, used.url);
-    assignTokens(samples, raw.usage?.completion_tokens ?? undefined);
+    let completionTokens = raw.usage?.completion_tokens ?? undefined;
+    if (kind === 'llama.cpp') {
+      readLlamaCppStops(samples, reply, request);
+      if (samples.length > 1 && completionTokens !== undefined) {
+        assignLlamaCppTokens(samples, completionTokens, request.maxTokens);
+        completionTokens = samples.reduce((a, s) => a + s.completionTokens, 0);
+      }
+    }
+    if (kind !== 'llama.cpp' || samples.length <= 1) assignTokens(samples, completionTokens);
     const usage: Usage = {
       calls: 1,
       promptTokens: raw.usage?.prompt_tokens ?? 0,
-      completionTokens: raw.usage?.completion_tokens ?? samples.reduce((a, s) => a + s.completionTokens, 0),
+      completionTokens: completionTokens ?? samples.reduce((a, s) => a + s.completionTokens, 0),
     };
-    return { samples, usage, asked, endpoint: used };
+    return { samples, usage, asked, endpoint: used, limited };
   }
 
   /**
@@ -644,38 +803,52 @@ export class OpenAIModel implements LanguageModel {
     const usage: Usage = { calls: 0, promptTokens: 0, completionTokens: 0 };
     const warnings: ModelWarning[] = [];
     let emptyReplies = 0;
+    // The lowest offset no request has used yet: a request's seed is derived from its offset, so
+    // no two requests of one call share one (samples.length, unless a round ran in parts).
+    let next = 0;
     while (samples.length < n) {
       const want = n - samples.length;
-      const reply = await this.requestSamples(request, want, samples.length, options.signal, warnings);
-      usage.calls += 1;
-      usage.promptTokens += reply.usage.promptTokens;
-      usage.completionTokens += reply.usage.completionTokens;
-      this.totals.calls++;
-      this.totals.promptTokens += reply.usage.promptTokens;
-      this.totals.completionTokens += reply.usage.completionTokens;
-      if (reply.samples.length === 0) {
-        if (++emptyReplies >= 3)
-          throw new ModelCallError(
-            {
-              provider: this.provider,
-              model: this.modelId,
-              url: reply.endpoint.url,
-              kind: 'invalid-reply',
-              retryable: false,
-              attempts: emptyReplies,
-            },
-            `${this.provider}:${this.modelId} at ${reply.endpoint.url} returned no choices (${emptyReplies} replies in a row)`,
+      const start = Math.max(next, samples.length);
+      // Requests a server must get in parts (its limit, or one sample each) go out concurrently.
+      const size = await this.roundSize(request, want, options.signal);
+      const parts: Array<{ offset: number; count: number }> = [];
+      for (let o = 0; o < want; o += size) parts.push({ offset: start + o, count: Math.min(size, want - o) });
+      next = start + (parts.length > 1 ? parts[parts.length - 1].offset - start + 1 : 1);
+      const replies = await Promise.all(
+        parts.map((p) => this.requestSamples(request, p.count, p.offset, options.signal, warnings)),
+      );
+      for (const [i, reply] of replies.entries()) {
+        const part = parts[i];
+        usage.calls += 1;
+        usage.promptTokens += reply.usage.promptTokens;
+        usage.completionTokens += reply.usage.completionTokens;
+        this.totals.calls++;
+        this.totals.promptTokens += reply.usage.promptTokens;
+        this.totals.completionTokens += reply.usage.completionTokens;
+        if (reply.samples.length === 0) {
+          if (++emptyReplies >= 3)
+            throw new ModelCallError(
+              {
+                provider: this.provider,
+                model: this.modelId,
+                url: reply.endpoint.url,
+                kind: 'invalid-reply',
+                retryable: false,
+                attempts: emptyReplies,
+              },
+              `${this.provider}:${this.modelId} at ${reply.endpoint.url} returned no choices (${emptyReplies} replies in a row)`,
+            );
+          continue;
+        }
+        if (reply.asked > 1 && reply.samples.length < reply.asked && reply.endpoint.nativeN === false)
+          this.warn(
+            `${reply.endpoint.url} returned ${reply.samples.length} of n=${reply.asked} choices: sending one request per sample`,
+            warnings,
           );
-        continue;
+        if (reply.asked === 1 && part.count > 1 && request.temperature !== 0 && !reply.limited)
+          this.warn(`${reply.endpoint.url} does not support n > 1: sent one request per sample`, warnings);
+        samples.push(...reply.samples.slice(0, Math.min(part.count, n - samples.length)));
       }
-      if (reply.asked > 1 && reply.samples.length < reply.asked && reply.endpoint.nativeN === false)
-        this.warn(
-          `${reply.endpoint.url} returned ${reply.samples.length} of n=${reply.asked} choices: sending one request per sample`,
-          warnings,
-        );
-      if (reply.asked === 1 && want > 1 && request.temperature !== 0)
-        this.warn(`${reply.endpoint.url} does not support n > 1: sent one request per sample`, warnings);
-      samples.push(...reply.samples.slice(0, want));
     }
     return { samples, usage, warnings };
   }

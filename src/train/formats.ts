@@ -5,7 +5,7 @@ import { SHEPHERD_TAG } from '../prompts/prm.js';
 import { chunkLabel, type LabeledSolution } from './label-file.js';
 import type { SftPair } from './sft.js';
 
-/** TRL stepwise supervision row (PRMTrainer): `completions` and `labels` have equal lengths. */
+/** TRL stepwise supervision row (PRMTrainer, now `trl.experimental.prm`): `completions` and `labels` have equal lengths. */
 export interface TrlStepwiseRow {
   prompt: string;
   completions: string[];

@@ -20,6 +20,7 @@ import { splitParagraphs } from '../core/segment.js';
 import type { Problem } from '../core/types.js';
 import type { StepJudge } from '../judge/types.js';
 import { JUDGE_INSTRUCTION, parseJudgeVerdict } from '../prompts/judge.js';
+import { parsePolicyPrompt } from '../prompts/policy.js';
 import { checkMathAnswer } from '../verify/check.js';
 
 /**
@@ -47,6 +48,10 @@ export interface RewardServerOptions {
   maxBodyBytes?: number;
   /** Most samples in one request (default `MAX_REWARD_ITEMS`). */
   maxItems?: number;
+  /** judge: reward of a sample whose judge call failed (default 0); the batch is still answered. */
+  failureReward?: number;
+  /** Where a failed sample's reason is written (the server default: stderr). */
+  log?: (line: string) => void;
 }
 
 /**
@@ -93,6 +98,46 @@ export function responseOf(query: string, prompt: string): string {
   }
   const instruction = lastIndexOfLinear(query, JUDGE_INSTRUCTION);
   return instruction >= 0 ? query.slice(instruction + JUDGE_INSTRUCTION.length) : query;
+}
+
+/**
+ * Where the last user turn sits in the chat templates of the common model families (ChatML: Qwen,
+ * Yi; Llama 3; DeepSeek-R1; Gemma; Phi-3; Mistral / Llama 2 `[INST]`): its opening marker and the
+ * marker that ends it.
+ */
+const USER_TURNS: ReadonlyArray<readonly [open: string, close: readonly string[]]> = [
+  ['<|im_start|>user\n', ['<|im_end|>']],
+  ['<|start_header_id|>user<|end_header_id|>\n\n', ['<|eot_id|>']],
+  ['<｜User｜>', ['<｜Assistant｜>', '<｜end▁of▁sentence｜>']],
+  ['<start_of_turn>user\n', ['<end_of_turn>']],
+  ['<|user|>\n', ['<|end|>']],
+  ['[INST]', ['[/INST]']],
+];
+
+/**
+ * The problem inside an OpenRLHF prompt. Under `--apply_chat_template` OpenRLHF sends `prompts[i]`
+ * as the templated text (system turn, user turn, generation prompt); the judge's problem is the last
+ * user turn's text, and when that turn is stepwise's own policy prompt, the question it asks. Markers
+ * are found with lastIndexOf/indexOf, so a hostile prompt costs linear time. Text without a known
+ * template is taken as it is.
+ */
+export function problemOfPrompt(prompt: string): string {
+  let user: string | undefined;
+  let best = -1;
+  for (const [open, closes] of USER_TURNS) {
+    const at = prompt.lastIndexOf(open);
+    if (at <= best) continue;
+    const start = at + open.length;
+    const ends = closes.map((c) => prompt.indexOf(c, start)).filter((e) => e >= 0);
+    best = at;
+    user = prompt.slice(start, ends.length > 0 ? Math.min(...ends) : prompt.length);
+  }
+  if (user === undefined) return parsePolicyPrompt(prompt)?.question ?? prompt.trim();
+  // Llama 2 puts the system prompt inside the first [INST] turn.
+  const sys = user.indexOf('<</SYS>>');
+  if (user.trimStart().startsWith('<<SYS>>') && sys >= 0) user = user.slice(sys + '<</SYS>>'.length);
+  user = user.trim();
+  return parsePolicyPrompt([{ role: 'user', content: user }])?.question ?? user;
 }
 
 /** A request the server cannot take: HTTP 400 with the reason. */
@@ -184,6 +229,7 @@ export async function computeRewards(req: RewardRequest, options: RewardServerOp
   const scores: number[] = [];
   const formatOk: number[] = [];
   let sliceStart = performance.now();
+  const judgeFailed: number[] = [];
   for (let i = 0; i < req.query.length; i++) {
     // Let other requests (a trainer's /health probe, SIGTERM) in between samples of a large batch.
     if (performance.now() - sliceStart > REWARD_SLICE_MS) {
@@ -207,23 +253,41 @@ export async function computeRewards(req: RewardRequest, options: RewardServerOp
       if (!options.judge) throw new StepwiseError('the judge reward needs a judge (--judge <spec>)');
       const problem: Problem = {
         id: `req-${i}`,
-        question: req.prompts[i],
+        question: problemOfPrompt(req.prompts[i]),
         answer: req.labels[i],
         domain: 'math',
         source: 'reward',
       };
       const chunks = splitParagraphs(response).map((c) => c.text);
-      const result = await options.judge.judge(problem, chunks);
-      const s = aggregateScores(
-        result.judgments.map((j) => j.score),
-        options.aggregate ?? 'min',
-      );
-      formatOk.push(result.formatFailures === 0 ? 1 : 0);
-      rewards.push(s);
-      scores.push(Math.min(1, Math.max(0, s)));
+      // One sample's failed judge call (a server down, a context overflow) costs that sample its
+      // reward, with the reason logged; the rest of the batch is still scored and answered.
+      try {
+        const result = await options.judge.judge(problem, chunks);
+        const s = aggregateScores(
+          result.judgments.map((j) => j.score),
+          options.aggregate ?? 'min',
+        );
+        formatOk.push(result.formatFailures === 0 ? 1 : 0);
+        rewards.push(s);
+        scores.push(Math.min(1, Math.max(0, s)));
+        judgeFailed.push(0);
+      } catch (e) {
+        const reward = options.failureReward ?? 0;
+        options.log?.(
+          `get_reward: sample ${i} of ${req.query.length}: the judge failed (${(e as Error).message}); reward ${reward}`,
+        );
+        formatOk.push(0);
+        rewards.push(reward);
+        scores.push(Math.min(1, Math.max(0, reward)));
+        judgeFailed.push(1);
+      }
     }
   }
-  return { rewards, scores, extra_logs: { format_ok: formatOk } };
+  return {
+    rewards,
+    scores,
+    extra_logs: { format_ok: formatOk, ...(options.kind === 'judge' ? { judge_failed: judgeFailed } : {}) },
+  };
 }
 
 export interface RunningRewardServer {
@@ -291,7 +355,8 @@ export async function startRewardServer(options: RewardServerOptions): Promise<R
         throw badRequest(`body is not valid JSON: ${(e as Error).message}`);
       }
       const request = parseRewardRequest(body, options.kind, options.maxItems);
-      sendJson(res, 200, await serially(() => computeRewards(request, options)));
+      const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+      sendJson(res, 200, await serially(() => computeRewards(request, { ...options, log })));
     } catch (e) {
       if (e instanceof HttpError) sendJson(res, e.status, { error: e.message });
       else if (!res.headersSent) sendJson(res, 500, { error: (e as Error).message });

@@ -5,6 +5,11 @@ import { StepwiseError } from '../../src/core/errors.js';
 import { createRng } from '../../src/core/rng.js';
 import { createShepherdJudge } from '../../src/judge/shepherd.js';
 import { OpenAIModel } from '../../src/models/openai.js';
+import { createPolicy } from '../../src/models/policy.js';
+import type { CallOptions, GenerateRequest } from '../../src/models/types.js';
+import { chunkReset } from '../../src/search/chunk-reset.js';
+import { DEFAULT_SEARCH_CONFIG } from '../../src/search/config.js';
+import { fakeJudge } from '../search/fakes.js';
 import { startCli } from '../support/cli.js';
 import { type LlamaServer, startLlamaServer, startRecordingProxy } from '../support/llama-server.js';
 import { sharedData } from '../support/shared-data.js';
@@ -296,4 +301,160 @@ describe('llama-server (real llama.cpp, tiny model)', () => {
       expect(sent.some((q) => q.body.max_tokens === 1 && typeof q.body.logprobs === 'number')).toBe(true);
     }, 120_000);
   }
+});
+
+/**
+ * llama.cpp's n > 1 and stops, against the real server (issue 28, items B, C, G). Sources: ggml-org/llama.cpp
+ * tools/server/server-context.cpp `handle_completions_impl` (commit 001d906: an n-choice reply is the
+ * first choice's task reply with the others' choices appended, so `usage` and `__verbose` are the
+ * first choice's) and tools/server/server-task.cpp (`__verbose.stop_type` / `stopping_word`); the
+ * binary is commit 80fb11a, which does the same.
+ */
+describe('llama-server: per-choice tokens, stop types, n capped at the slots', () => {
+  /** The EOS token of stories260K is id 2; a bias of 21 makes texts end at EOS after a few words. */
+  const EOS_BIAS = { logit_bias: { '2': 21 } };
+
+  it('n = 4 gives each sample its own completion tokens, within ±35% of what n = 1 counts for the same text', async () => {
+    const m = model();
+    let n4 = 0;
+    let n1 = 0;
+    let samples = 0;
+    for (const [i, prompt] of ['Once upon a time', 'One day, a little dog', 'The sun was'].entries()) {
+      const before = posts().length;
+      const r = await m.generate({
+        prompt,
+        n: 4,
+        maxTokens: 60,
+        temperature: 1,
+        seed: 40 + i,
+        extra: EOS_BIAS,
+      });
+      const sent = posts().slice(before);
+      expect(sent.map((q) => q.body.n)).toEqual([4]);
+      const reply = sent[0].reply as { usage: { completion_tokens: number } };
+      // The server's usage is the first choice's alone; the first sample keeps it exactly.
+      expect(r.samples[0].completionTokens).toBe(reply.usage.completion_tokens);
+      expect(r.usage.completionTokens).toBe(r.samples.reduce((a, s) => a + s.completionTokens, 0));
+      // llama.cpp seeds choice k with seed + k: one n = 1 request per choice gives the same text,
+      // and its usage counts that text's tokens exactly.
+      for (const [k, s] of r.samples.entries()) {
+        const truth = (await (
+          await fetch(`${proxy.url}/completions`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ ...sent[0].body, n: 1, seed: (sent[0].body.seed as number) + k }),
+          })
+        ).json()) as { choices: Array<{ text: string }>; usage: { completion_tokens: number } };
+        expect(truth.choices[0].text).toBe(s.text);
+        n1 += truth.usage.completion_tokens;
+        n4 += s.completionTokens;
+        samples++;
+      }
+    }
+    expect(samples).toBe(12);
+    const ratio = n4 / n1;
+    expect(ratio, `n=4 ${n4 / samples} tokens per sample, n=1 ${n1 / samples}`).toBeGreaterThan(0.65);
+    expect(ratio).toBeLessThan(1.35);
+  }, 120_000);
+
+  it('asks for the stop type and reads which stop string (or the end of text) ended each sample', async () => {
+    const m = model();
+    const before = posts().length;
+    const r = await m.generate({
+      prompt: 'Once upon a time',
+      n: 3,
+      maxTokens: 40,
+      temperature: 1,
+      seed: 9,
+      stop: ['Lily', '.'],
+    });
+    const sent = posts().slice(before);
+    // One sample per request: the stop type llama.cpp reports is the first choice's only.
+    expect(sent.map((q) => [q.body.n, q.body.verbose])).toEqual(Array(3).fill([undefined, true]));
+    expect(r.warnings).toEqual([]);
+    const truth = sent
+      .map((q) => (q.reply as { __verbose: { stop_type: string; stopping_word: string } }).__verbose)
+      .map((v) => (v.stop_type === 'word' ? v.stopping_word : v.stop_type === 'eos' ? null : undefined));
+    expect(truth.every((t) => t === 'Lily' || t === '.')).toBe(true);
+    expect(r.samples.map((s) => s.stopReason).sort()).toEqual([...truth].sort());
+    // Without stop strings a stop is the end of the text.
+    const eos = await m.generate({
+      prompt: 'Once upon a time',
+      maxTokens: 60,
+      temperature: 1,
+      seed: 2,
+      extra: EOS_BIAS,
+    });
+    expect(eos.samples[0].finishReason).toBe('stop');
+    expect(eos.samples[0].stopReason).toBeNull();
+  }, 60_000);
+
+  it('n above the slots is capped at the slot count (-np 4), not downgraded to n = 1', async () => {
+    const m = model();
+    const before = posts().length;
+    const r = await m.generate({ prompt: 'Once upon a time', n: 6, maxTokens: 8, temperature: 1, seed: 3 });
+    expect(r.samples).toHaveLength(6);
+    const sent = proxy.requests.slice(before === 0 ? 0 : proxy.requests.indexOf(posts()[before]));
+    expect(sent.filter((q) => q.method === 'POST').map((q) => [q.body.n, q.status])).toEqual([
+      [6, 400],
+      [4, 200],
+      [2, 200],
+    ]);
+    expect(sent.some((q) => q.method === 'GET' && q.path === '/props')).toBe(true);
+    expect(r.warnings.map((w) => w.details).join(' ')).toMatch(/at most n = 4/);
+    // From now on n = 16 is four concurrent requests of 4.
+    const mark = posts().length;
+    const big = await m.generate({
+      prompt: 'Once upon a time',
+      n: 16,
+      maxTokens: 8,
+      temperature: 1,
+      seed: 4,
+    });
+    expect(big.samples).toHaveLength(16);
+    expect(
+      posts()
+        .slice(mark)
+        .map((q) => q.body.n),
+    ).toEqual([4, 4, 4, 4]);
+  }, 60_000);
+
+  it('chunk-reset makes no step call after a solution ended', async () => {
+    // Every policy step carries the EOS bias: steps end at the end of text, at the separator or at
+    // the token limit. A judge that accepts every chunk leaves no regeneration to muddy the count.
+    const m = model();
+    const biased = new Proxy(m, {
+      get(target, key, receiver) {
+        if (key === 'generate')
+          return (req: GenerateRequest, o?: CallOptions) =>
+            // verbose: the server's own account of every stop, whatever the backend asks for.
+            target.generate({ ...req, extra: { ...req.extra, ...EOS_BIAS, verbose: true } }, o);
+        const v = Reflect.get(target, key, receiver);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const { judge } = fakeJudge({ verdict: () => ({ verdict: 'positive', score: 1 }) });
+    let endedAtEos = 0;
+    for (const seed of [1, 2, 3, 4]) {
+      const before = posts().length;
+      const result = await chunkReset(
+        { id: `p${seed}`, question: 'What is 2 + 2?', answer: '4', domain: 'math', source: 'test' },
+        { ...DEFAULT_SEARCH_CONFIG, maxStepTokens: 40, maxSteps: 8, maxAttempts: 3, seed },
+        { policy: createPolicy(biased), judge },
+      );
+      const steps = posts().slice(before);
+      const ends = steps.map((q) => {
+        const r = q.reply as { choices: Array<{ finish_reason: string }>; __verbose?: { stop_type: string } };
+        return r.choices[0].finish_reason !== 'stop' || r.__verbose?.stop_type !== 'word';
+      });
+      // The server's own account: the first step that did not stop on the separator is the last call.
+      expect(ends.indexOf(true), `seed ${seed}: ${JSON.stringify(ends)}`).toBe(steps.length - 1);
+      expect(steps.every((q) => q.body.n === undefined)).toBe(true);
+      expect(result.stats?.ended ?? true).toBe(true);
+      const last = steps[steps.length - 1].reply as { __verbose?: { stop_type: string } };
+      if (last.__verbose?.stop_type === 'eos') endedAtEos++;
+    }
+    // The case this is about: a step that ended at the end of text, which llama.cpp reports as "stop".
+    expect(endedAtEos).toBeGreaterThan(0);
+  }, 120_000);
 });

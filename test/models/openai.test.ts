@@ -41,6 +41,7 @@ afterEach(async () => {
 describe('OpenAIModel', () => {
   it('sends one /v1/completions request with n, max_tokens, stop, seed and vLLM extras', async () => {
     const s = await server();
+    const sent = () => s.requests.filter((q) => q.path !== '/v1/models');
     const m = model({ model: 'm', baseUrl: s.url });
     const r = await m.generate({
       prompt: renderPolicyPrompt('What is 2+2?'),
@@ -57,9 +58,9 @@ describe('OpenAIModel', () => {
     expect(r.usage).toEqual({ calls: 1, promptTokens: 50, completionTokens: 60 });
     expect(r.samples.reduce((a, x) => a + x.completionTokens, 0)).toBe(60);
     expect(r.warnings).toEqual([]);
-    expect(s.requests).toHaveLength(1);
-    const body = s.requests[0].body;
-    expect(s.requests[0].path).toBe('/v1/completions');
+    expect(sent()).toHaveLength(1);
+    const body = sent()[0].body;
+    expect(sent()[0].path).toBe('/v1/completions');
     expect(body).toMatchObject({
       model: 'm',
       n: 3,
@@ -95,6 +96,8 @@ describe('OpenAIModel', () => {
   it('falls back to one request per sample when the server rejects n > 1, remembers it, and says so', async () => {
     const s = await server({ nativeN: false });
     const m = model({ model: 'm', baseUrl: s.url });
+    // The server family is asked once (`GET /v1/models`): a seeded n > 1 request depends on it.
+    const sent = () => s.requests.filter((q) => q.path !== '/v1/models');
     const r = await m.generate({ prompt: 'p', n: 4, seed: 5, maxTokens: 8 });
     expect(r.samples).toHaveLength(4);
     expect(r.warnings).toContainEqual({
@@ -103,23 +106,35 @@ describe('OpenAIModel', () => {
       details: expect.stringMatching(/n > 1/),
     });
     // One rejected request, then four single-sample requests with distinct derived seeds.
-    expect(s.requests.map((q) => q.outcome)).toEqual(['bad-request', 'ok', 'ok', 'ok', 'ok']);
-    const seeds = s.requests.slice(1).map((q) => q.body.seed);
+    expect(sent().map((q) => q.outcome)).toEqual(['bad-request', 'ok', 'ok', 'ok', 'ok']);
+    const seeds = sent()
+      .slice(1)
+      .map((q) => q.body.seed);
     expect(seeds).toEqual([0, 1, 2, 3].map((i) => deriveSeed(5, i)));
-    expect(s.requests.slice(1).every((q) => q.body.n === undefined)).toBe(true);
+    expect(
+      sent()
+        .slice(1)
+        .every((q) => q.body.n === undefined),
+    ).toBe(true);
     await m.generate({ prompt: 'q', n: 2, maxTokens: 8 });
-    expect(s.requests.slice(5).map((q) => q.outcome)).toEqual(['ok', 'ok']);
+    expect(
+      sent()
+        .slice(5)
+        .map((q) => q.outcome),
+    ).toEqual(['ok', 'ok']);
   });
 
   it('probes n > 1 with one request while concurrent callers wait for the answer', async () => {
     const s = await server({ nativeN: false, latencyMs: 5 });
     const m = model({ model: 'm', baseUrl: s.url });
+    // The server family is asked once (`GET /v1/models`): a seeded n > 1 request depends on it.
+    const sent = () => s.requests.filter((q) => q.path !== '/v1/models');
     const results = await Promise.all(
       Array.from({ length: 8 }, (_, i) => m.generate({ prompt: `p${i}`, n: 3 })),
     );
     expect(results.every((r) => r.samples.length === 3)).toBe(true);
-    expect(s.requests.filter((q) => q.outcome === 'ok')).toHaveLength(24);
-    expect(s.requests.filter((q) => q.outcome === 'bad-request')).toHaveLength(1);
+    expect(sent().filter((q) => q.outcome === 'ok')).toHaveLength(24);
+    expect(sent().filter((q) => q.outcome === 'bad-request')).toHaveLength(1);
   });
 
   it('falls back when the server silently returns fewer choices than n', async () => {

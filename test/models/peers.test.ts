@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { StepwiseError } from '../../src/core/errors.js';
 import { createRng } from '../../src/core/rng.js';
+import { createShepherdJudge } from '../../src/judge/shepherd.js';
 import { OpenAIModel } from '../../src/models/openai.js';
+import { deriveSeed } from '../../src/models/seeds.js';
 import { serverInfoFromModels } from '../../src/models/server-kind.js';
 import { sampleEndsSolution } from '../../src/search/domain.js';
 import { loadPeerFixture, type ReplayServer, startReplayServer } from '../support/replay-server.js';
@@ -54,7 +56,8 @@ describe('vLLM', () => {
     expect(sampleEndsSolution(r.samples[0], '\n\n')).toBe(false);
     // An EOS id from generation_config is the end of the text, not the step separator.
     expect(sampleEndsSolution({ ...r.samples[1], text: 'Then 2 + 2 = 4.' }, '\n\n')).toBe(true);
-    expect(s.requests).toHaveLength(1);
+    // The family (`GET /v1/models`, asked once: stops are read per family), then one completion.
+    expect(s.requests.map((q) => q.path)).toEqual(['/v1/models', '/v1/completions']);
   });
 
   it('sends greedy requests with n = 1 and does not downgrade the endpoint for sampled ones', async () => {
@@ -120,6 +123,25 @@ describe('vLLM', () => {
 });
 
 describe('SGLang', () => {
+  it('a seeded n > 1 request goes out one sample per request, each with its own seed (SGLang gives all choices one)', async () => {
+    const s = await peer('sglang');
+    const r = await model(s).generate({ prompt: 'p', n: 3, maxTokens: 32, temperature: 1, seed: 5 });
+    expect(r.samples).toHaveLength(3);
+    const sent = s.requests.filter((q) => q.method === 'POST');
+    expect(sent.map((q) => q.body.n)).toEqual([undefined, undefined, undefined]);
+    expect(sent.map((q) => q.body.seed).sort()).toEqual([0, 1, 2].map((k) => deriveSeed(5, k)).sort());
+    expect(r.warnings).toEqual([]);
+    // Without a seed there is nothing to share: one request with n.
+    const before = s.requests.length;
+    await model(s).generate({ prompt: 'p', n: 2, maxTokens: 32, temperature: 1 });
+    expect(
+      s.requests
+        .slice(before)
+        .filter((q) => q.method === 'POST')
+        .map((q) => q.body.n),
+    ).toEqual([2]);
+  });
+
   it('reads matched_stop like stop_reason', async () => {
     const s = await peer('sglang');
     const r = await model(s).generate({ prompt: 'p', n: 2, maxTokens: 32, temperature: 1 });
@@ -167,15 +189,51 @@ describe('llama.cpp (current, recorded from ../shared/bin/llama-server)', () => 
     expect(s.requests[1].body.continue_final_message).toBeUndefined();
   });
 
-  it('probes n above the slots: the 400 is followed by n = 1, which works, so the endpoint is marked n = 1', async () => {
+  it('caps n at the slot count: the 400 for n = 5 is followed by GET /props and n = 4, then the rest', async () => {
     const s = await peer('llamacpp-current');
     const m = model(s);
     const r = await m.generate({ prompt: 'Once upon a time', n: 5, maxTokens: 8, temperature: 1 });
     expect(r.samples).toHaveLength(5);
-    expect(s.requests.map((q) => q.status)).toEqual([400, 200, 200, 200, 200, 200]);
-    expect(r.warnings.map((w) => w.details).join(' ')).toMatch(/rejected n = 5 \(HTTP 400/);
-    await m.generate({ prompt: 'Once upon a time', n: 2, maxTokens: 8, temperature: 1 });
-    expect(s.requests.slice(6).map((q) => q.body.n)).toEqual([undefined, undefined]);
+    expect(s.requests.map((q) => [q.method, q.path, q.body.n, q.status])).toEqual([
+      ['POST', '/v1/completions', 5, 400],
+      ['GET', '/v1/models', undefined, 200],
+      ['GET', '/props', undefined, 200],
+      ['POST', '/v1/completions', 4, 200],
+      ['POST', '/v1/completions', undefined, 200],
+    ]);
+    expect(r.warnings.map((w) => w.details).join(' ')).toMatch(/at most n = 4 per request/);
+    // Remembered: n = 8 is two requests of 4 from the start.
+    await m.generate({ prompt: 'Once upon a time', n: 8, maxTokens: 8, temperature: 1 });
+    expect(s.requests.slice(5).map((q) => [q.body.n, q.status])).toEqual([
+      [4, 200],
+      [4, 200],
+    ]);
+  });
+
+  it("counts each choice of n = 4: usage is the first choice's alone, so the others are not a share of it", async () => {
+    const s = await peer('llamacpp-current');
+    const fixture = loadPeerFixture('llamacpp-current').exchanges.find((e) => e.request.match?.n === 4)!;
+    const first = (fixture.reply.body as { usage: { completion_tokens: number } }).usage.completion_tokens;
+    const r = await model(s).generate({ prompt: 'Once upon a time', n: 4, maxTokens: 8, temperature: 1 });
+    expect(r.samples[0].completionTokens).toBe(first);
+    // Every choice ran to max_tokens (finish "length"): 8 tokens each, 32 in all, not 8 split four ways.
+    expect(r.samples.map((x) => x.completionTokens)).toEqual([8, 8, 8, 8]);
+    expect(r.usage.completionTokens).toBe(32);
+  });
+
+  it('asks for the stop type with stop strings (verbose) and reads the stopping word', async () => {
+    const s = await peer('llamacpp-current');
+    const r = await model(s).generate({
+      prompt: 'Once upon a time',
+      maxTokens: 40,
+      temperature: 0,
+      stop: ['Lily', '.'],
+    });
+    const sent = s.requests.filter((q) => q.method === 'POST');
+    expect(sent.map((q) => q.body.verbose)).toEqual([true]);
+    expect(r.samples[0].stopReason).toBe('Lily');
+    expect(sampleEndsSolution(r.samples[0], 'Lily')).toBe(false);
+    expect(sampleEndsSolution(r.samples[0], '.')).toBe(true);
   });
 
   it('explains a context overflow instead of retrying it', async () => {
@@ -223,6 +281,20 @@ describe('llama.cpp (old)', () => {
 });
 
 describe('Ollama', () => {
+  it('serves the shepherd judge from its top logprobs (Ollama 0.12.11 and later return them)', async () => {
+    const s = await peer('ollama');
+    const judge = createShepherdJudge(model(s), { topLogprobs: 5 });
+    const r = await judge.judge(
+      { id: 'p', question: 'What is 2 + 2?', answer: '4', domain: 'math', source: 'test' },
+      ['2 + 2 = 4.'],
+    );
+    expect(r.formatFailures).toBe(0);
+    // + (−0.21, with " +" at −4.2) against − (−1.66).
+    const good = Math.exp(-0.21) + Math.exp(-4.2);
+    expect(r.judgments[0].score).toBeCloseTo(good / (good + Math.exp(-1.66)), 6);
+    expect(s.requests.filter((q) => q.method === 'POST').map((q) => q.body.logprobs)).toEqual([5]);
+  });
+
   it('continues a final assistant message without vLLM fields, and n is ignored so samples go one by one', async () => {
     const s = await peer('ollama');
     const r = await model(s).generate({ messages: continueMessages, n: 3, maxTokens: 16, temperature: 1 });

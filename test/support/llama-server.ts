@@ -93,6 +93,8 @@ export interface ProxiedRequest {
   path: string;
   body: Record<string, unknown>;
   status: number;
+  /** The server's reply, parsed (JSON replies only; set when it has arrived). */
+  reply?: unknown;
 }
 
 /**
@@ -127,6 +129,15 @@ export async function startRecordingProxy(
         (upRes) => {
           record.status = upRes.statusCode ?? 0;
           res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+          const replyChunks: Buffer[] = [];
+          upRes.on('data', (c: Buffer) => replyChunks.push(c));
+          upRes.on('end', () => {
+            try {
+              record.reply = JSON.parse(Buffer.concat(replyChunks).toString('utf8'));
+            } catch {
+              record.reply = undefined;
+            }
+          });
           upRes.pipe(res);
         },
       );
