@@ -74,12 +74,16 @@ export function batchOutcome(
         o.chat ? '/v1/chat/completions' : '/v1/completions'
       }).`,
       'Next:',
-      `  1. run them, e.g. on a GPU node: vllm run-batch -i ${out} -o ${results} --model <weights> --served-model-name ${o.modelId}`,
+      // vllm run-batch reads chat, embeddings, score and rerank bodies only (vllm/entrypoints/openai/
+      // run_batch.py, BatchRequestInputBody): a /v1/completions file is not one to hand it.
       ...(o.chat
-        ? []
+        ? [
+            `  1. run them, e.g. on a GPU node: vllm run-batch -i ${out} -o ${results} --model <weights> --served-model-name ${o.modelId}`,
+          ]
         : [
-            '     (vllm run-batch takes /v1/chat/completions requests only: for it, write the file with --prompt-form chat;',
-            '      engines and hosted Batch APIs that take /v1/completions can run this file as is)',
+            `  1. run them with a Batch API that takes /v1/completions bodies (OpenAI's does), writing ${results};`,
+            '     vllm run-batch does not (it takes /v1/chat/completions, embeddings, score and rerank bodies only):',
+            '     for vLLM, write the file again with --prompt-form chat',
           ]),
       `  2. rerun this command with --batch-in ${results}${o.rounds ? ` ${o.rounds}` : ''}`,
       '  See docs/scale.md.',

@@ -894,12 +894,12 @@ export class OpenAIModel implements LanguageModel {
       reported !== undefined && reported > 0 && reported <= lp.tokens.length
         ? reported
         : lp.tokens.length - 1;
-    const promptEnd =
-      promptCount > 0 ? lp.text_offset[promptCount - 1] + lp.tokens[promptCount - 1].length : 0;
+    const offsets = this.echoOffsets(lp, promptCount, text, url);
+    const promptEnd = promptCount > 0 ? offsets[promptCount - 1] + lp.tokens[promptCount - 1].length : 0;
     const shift = Math.max(0, promptEnd - text.length);
     const tokens: TokenLogprob[] = [];
     for (let i = 0; i < promptCount; i++) {
-      const start = lp.text_offset[i] - shift;
+      const start = offsets[i] - shift;
       const end = start + lp.tokens[i].length;
       if (start >= text.length) break;
       if (end > prefix.length && lp.token_logprobs[i] !== null)
@@ -911,6 +911,40 @@ export class OpenAIModel implements LanguageModel {
       tokens,
       usage: { calls: 1, promptTokens: reply.usage?.prompt_tokens ?? 0, completionTokens: 0 },
     };
+  }
+
+  /**
+   * Where each echoed prompt token starts in the echoed text. vLLM reports it (`text_offset`);
+   * SGLang always sends −1 (entrypoints/openai/utils.py `to_openai_style_logprobs`: "Not supported
+   * yet"), and read as offsets those would put every token before the prefix — a score of 0 from
+   * no tokens. Then the offsets are the running lengths of the token texts, used only when those
+   * texts spell the text sent (after whatever the server put before it, e.g. BOS); otherwise the
+   * boundary between prefix and continuation cannot be found and score() refuses.
+   */
+  private echoOffsets(
+    lp: { tokens: string[]; text_offset: number[] },
+    promptCount: number,
+    text: string,
+    url: string,
+  ): number[] {
+    const given = lp.text_offset.slice(0, promptCount);
+    if (given.length === promptCount && given.every((o, i) => o >= 0 && (i === 0 || o >= given[i - 1])))
+      return lp.text_offset;
+    const offsets: number[] = [];
+    let at = 0;
+    for (const t of lp.tokens) {
+      offsets.push(at);
+      at += t.length;
+    }
+    const echoed = lp.tokens.slice(0, promptCount).join('');
+    if (!echoed.endsWith(text))
+      throw new UnsupportedCapabilityError(
+        { provider: this.provider, model: this.modelId, capability: 'score' },
+        `${this.provider}:${this.modelId} at ${url}: the echoed prompt tokens carry no text offsets (text_offset −1, as ` +
+          "SGLang sends) and their texts do not spell the prompt sent, so the continuation's tokens cannot be told from " +
+          "the prefix's: score() needs vLLM's echo, or use a judge's logprobs method (shepherd: method 'logprobs')",
+      );
+    return offsets;
   }
 
   /** vLLM `/pooling` (served at the server root): one row of class probabilities per step tag. */

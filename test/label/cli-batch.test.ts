@@ -82,6 +82,10 @@ describe('label --batch-out / --batch-in', () => {
     expect(first.code).toBe(0);
     expect(first.stderr).toMatch(/wrote \d+ requests for 16 unfinished solutions/);
     expect(first.stderr).toMatch(/--batch-in/);
+    // Raw-form lines are /v1/completions, which vllm run-batch refuses (run_batch.py reads chat,
+    // embeddings, score and rerank bodies): the hint must not send them there.
+    expect(first.stderr).not.toMatch(/vllm run-batch -i/);
+    expect(first.stderr).toMatch(/vllm run-batch does not .* --prompt-form chat/s);
     expect(server.metrics().requests).toBe(0); // nothing was sent online
     const lines = readFileSync(req, 'utf8')
       .split('\n')

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { StepwiseError } from '../../src/core/errors.js';
+import { StepwiseError, UnsupportedCapabilityError } from '../../src/core/errors.js';
 import { createRng } from '../../src/core/rng.js';
 import { createShepherdJudge } from '../../src/judge/shepherd.js';
 import { OpenAIModel } from '../../src/models/openai.js';
@@ -123,6 +123,17 @@ describe('vLLM', () => {
 });
 
 describe('SGLang', () => {
+  it('scores a continuation though SGLang sends every text_offset as -1, or refuses when the tokens do not spell the text', async () => {
+    const s = await peer('sglang');
+    const m = model(s);
+    const r = await m.score('2+2 is', ' 4');
+    expect(r.tokens).toEqual([{ token: ' 4', logprob: -0.25 }]);
+    expect(r.logprob).toBe(-0.25);
+    const err = await m.score('3+3 is', ' 6').catch((e) => e);
+    expect(err).toBeInstanceOf(UnsupportedCapabilityError);
+    expect(err.message).toMatch(/no text offsets/);
+  });
+
   it('a seeded n > 1 request goes out one sample per request, each with its own seed (SGLang gives all choices one)', async () => {
     const s = await peer('sglang');
     const r = await model(s).generate({ prompt: 'p', n: 3, maxTokens: 32, temperature: 1, seed: 5 });
