@@ -136,7 +136,11 @@ function flagValue(option: Option, value: unknown, where: string): unknown {
  */
 export function addConfigOption(cmd: Command, spec: ReplaySpec): Command {
   const required = cmd.options.filter((o) => o.mandatory);
-  for (const o of required) o.makeOptionMandatory(false);
+  // Still required, and help says so (the program's help marks only mandatory options).
+  for (const o of required) {
+    o.makeOptionMandatory(false);
+    if (!o.description.includes('(required)')) o.description = `${o.description} (required)`;
+  }
   cmd.addOption(
     new Option(
       '--config <run.json>',

@@ -232,7 +232,7 @@ describe('label --config run.json', () => {
       ],
       [
         write('invalid.json', { rollouts: 0 }),
-        /invalid\.json: field "rollouts": --rollouts must be an integer ≥ 1/,
+        /invalid\.json: field "rollouts": --rollouts must be a positive integer \(got "0"\)/,
       ],
       [
         write('badtype.json', { keepRollouts: 'yes' }),

@@ -1,4 +1,4 @@
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { UsageError } from '../../core/errors.js';
 import type { Problem } from '../../core/types.js';
 import { streamJsonl } from '../../jobs/lines.js';
@@ -7,8 +7,7 @@ import { assertInputRendering } from '../../jobs/rendering.js';
 import { parseShard, type Shard } from '../../jobs/run-job.js';
 import { flagName } from '../../jobs/settings.js';
 import {
-  DEFAULT_LABEL_CONFIG,
-  LABEL_CONFIG_KEYS,
+  LABEL_SETTINGS,
   type LabelConfig,
   labelJobSettings,
   resolveLabelConfig,
@@ -16,7 +15,6 @@ import {
 import { labelInputSegmentation, streamLabelInput } from '../../label/input.js';
 import { type LabelSummary, runLabelJob } from '../../label/job.js';
 import type { SolutionToLabel } from '../../label/label.js';
-import { LABEL_SIGNALS, type LabelSignal, parseSignals } from '../../label/signals.js';
 import { BatchPending } from '../../models/batch.js';
 import { type CacheStats, cacheStatsOf } from '../../models/cache.js';
 import { createPolicy } from '../../models/policy.js';
@@ -29,12 +27,13 @@ import { checkSolution } from '../../verify/check.js';
 import { batchOutcome, batchReport, nextRoundFile, openBatchFiles } from '../batch.js';
 import { addConfigOption } from '../config-file.js';
 import { addDatasetLookupOptions, datasetSettings, loadDatasetProblems } from '../datasets.js';
-import { floatOption, intOption, segmentationOption } from '../options.js';
+import { intOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 import { UNSAFE_FILESYSTEM_HELP } from '../sandbox.js';
+import { addSettingsOptions, settingsFromFlags } from '../settings-options.js';
 import { assertSimWorldInputs } from '../sim-guard.js';
 import { cachePhrase, type JobSummary, JSON_HELP, reportJob, SIMULATED_WORLD } from '../summary.js';
-import { apiKeyOption, msOption, promptFormOption, storeOption, strictResumeOption } from '../vocabulary.js';
+import { apiKeyOption, msOption, storeOption, strictResumeOption } from '../vocabulary.js';
 
 /**
  * The flags: every field of {@link LabelConfig} is set by the flag of its name (`bestOf` by
@@ -65,31 +64,6 @@ interface LabelFlags extends Partial<LabelConfig> {
   maxRetries?: number;
   fields?: string;
 }
-
-function signalsOption(value: string): LabelSignal[] {
-  try {
-    return parseSignals(value);
-  } catch (e) {
-    throw new UsageError(`--signals: ${(e as Error).message}`);
-  }
-}
-
-function signalOption(value: string): LabelSignal {
-  try {
-    const [signal] = parseSignals(value);
-    if (signal === undefined) throw new RangeError('no signal given');
-    return signal;
-  } catch (e) {
-    throw new UsageError(`--processbench-signal: ${(e as Error).message}`);
-  }
-}
-
-/** The config the flags set (a field's flag has its name). */
-function configOf(flags: LabelFlags): Partial<LabelConfig> {
-  return Object.fromEntries(LABEL_CONFIG_KEYS.map((k) => [k, flags[k]]));
-}
-
-const D = DEFAULT_LABEL_CONFIG;
 
 function* mapIterable<T, U>(items: Iterable<T>, f: (item: T) => U): Generator<U> {
   for (const item of items) yield f(item);
@@ -146,106 +120,16 @@ export function register(program: Command): void {
       '--policy <spec>',
       'policy that continues prefixes: openai:<model>, gguf:<path>, sim[?k=v]',
     )
-    .requiredOption('--out <file>', 'output JSONL (resumed when it exists)')
-    .option(
-      '--rollouts <M>',
-      "rollouts per prefix (default: the papers' — 16 (StepWiser) when any of abs-q, rel-ratio, rel-effective is asked, else 8 (Math-Shepherd N = 8, SORM K = 8))",
-      intOption('--rollouts', 1),
-    )
-    .option(
-      '--signals <list>',
-      `comma-separated signals: ${LABEL_SIGNALS.join(', ')} (default ${D.signals.join(',')})`,
-      signalsOption,
-    )
-    .option('--gamma <g>', 'rel-ratio: positive iff Q̂(i)/Q̂(i−1) > γ', floatOption('--gamma', 0), D.gamma)
-    .option(
-      '--alpha <a>',
-      'rel-effective: weight α of the best-of-n advantage',
-      floatOption('--alpha'),
-      D.alpha,
-    )
-    .option('--best-of <n>', 'rel-effective: best-of-n prover size n', intOption('--best-of', 1), D.bestOf)
-    .option(
-      '--soft-threshold <t>',
-      'ms-soft: Q̂ at or above which a chunk counts as positive for its first error',
-      floatOption('--soft-threshold', 0, 1),
-      D.softThreshold,
-    )
-    .addOption(
-      new Option(
-        '--zero-over-zero <rule>',
-        'rel-ratio when Q̂(i) = Q̂(i−1) = 0: negative, or ratio 1 (no-change)',
-      )
-        .choices(['negative', 'no-change'])
-        .default(D.zeroOverZero),
-    )
-    .addOption(
-      new Option(
-        '--search <mode>',
-        'linear: every prefix; binary: bisect for the first error (abs-q, ms-hard, sorm)',
-      )
-        .choices(['linear', 'binary'])
-        .default(D.search),
-    )
-    .option(
-      '--early-stop [batch]',
-      'stop a prefix at its first correct rollout, sampling batches of this size (default 4; abs-q, ms-hard, sorm only)',
-      intOption('--early-stop', 1),
-    )
-    .option(
-      '--seed <s>',
-      'run seed (rollouts of a prefix depend only on it and the prefix)',
-      intOption('--seed', 0),
-      D.seed,
-    )
-    .option('--temperature <t>', 'rollout temperature', floatOption('--temperature', 0), D.temperature)
-    .option('--max-tokens <n>', 'token budget of one rollout', intOption('--max-tokens', 1), D.maxTokens)
-    .option(
-      '--concurrency <n>',
-      'solutions labeled at once (4× as many requests in flight)',
-      intOption('--concurrency', 1),
-      D.concurrency,
-    )
+    .requiredOption('--out <file>', 'output JSONL (resumed when it exists)');
+  addSettingsOptions(cmd, LABEL_SETTINGS)
     .option('--base-url <url>', 'OpenAI-compatible server(s), comma-separated (default OPENAI_BASE_URL)')
     .addOption(apiKeyOption())
     .option('--timeout-ms <ms>', 'timeout of one HTTP request', msOption)
     .option('--max-retries <r>', 'retries of a failed request', intOption('--max-retries', 0))
-    .addOption(
-      new Option(
-        '--cache <mode>',
-        'what the model-call cache keeps of each rollout: full (text), or verdicts (answer and token count only; a much smaller cache)',
-      )
-        .choices(['full', 'verdicts'])
-        .default(D.cache),
-    )
-    .option('--no-cache', 'do not read or write the model-call cache')
     .addOption(storeOption())
     .option(
       '--chat-template <file>',
       "the model's own chat template (tokenizer_config.json or .jinja), rendered client-side for raw prompts",
-    )
-    .addOption(promptFormOption('policy prompt form (chat messages continue an assistant turn)'))
-    .addOption(
-      new Option(
-        '--format <format>',
-        'jsonl: labeled solutions; processbench: {id, generator, problem, steps, label, final_answer_correct}',
-      )
-        .choices(['jsonl', 'processbench'])
-        .default(D.format),
-    )
-    .option(
-      '--processbench-signal <signal>',
-      'signal whose first error is the ProcessBench label (default: first of --signals)',
-      signalOption,
-    )
-    .option(
-      '--keep-rollouts',
-      'keep every rollout in the output: chunks[].rollouts = [{text, correct}] (the continuations from the prefix ending after the chunk; emptyPrefixRollouts for the bare problem)',
-    )
-    .addOption(
-      segmentationOption(
-        "how the policy segments (default: what the input was sampled with, else paragraph); under tags, prefixes are the policy's own text up to a </chunk>",
-      ),
     )
     .option('--fresh', 'start over instead of resuming from --out')
     .addOption(strictResumeOption())
@@ -280,7 +164,7 @@ export function register(program: Command): void {
   cmd.action(async (flags: LabelFlags) => {
     // Under tags the policy is asked for tags and prefixes are its own text: the mode comes from
     // --segmentation or from what the input was sampled with (a record that disagrees is refused).
-    const config = resolveLabelConfig(configOf(flags), {
+    const config = resolveLabelConfig(settingsFromFlags(LABEL_SETTINGS, { ...flags }), {
       segmentation: labelInputSegmentation(flags.input) ?? 'paragraph',
       nameOf: flagName,
     });

@@ -1,0 +1,35 @@
+import type { SettingsSchema } from '../core/settings-schema.js';
+import { LABEL_SETTINGS } from '../label/settings.js';
+import { settingsTable } from './settings-options.js';
+
+/**
+ * The methods whose settings are declared as a schema, with the command that takes them: their
+ * option tables in docs/cli.md are generated from the schemas (test/cli/settings-docs.test.ts
+ * fails when the docs drift; `STEPWISE_WRITE_DOCS=1` rewrites them).
+ */
+export function methodSettings(): ReadonlyArray<{ command: string; schema: SettingsSchema }> {
+  return [{ command: 'label', schema: LABEL_SETTINGS }];
+}
+
+/** The generated block of one command in docs/cli.md, markers included. */
+export function settingsDocsBlock(command: string, schema: SettingsSchema): string {
+  return [
+    `<!-- settings: ${command} (generated from its schema: do not edit by hand) -->`,
+    settingsTable(schema),
+    `<!-- /settings: ${command} -->`,
+  ].join('\n');
+}
+
+/** `text` (docs/cli.md) with every generated block replaced by the schemas' current one. */
+export function withSettingsDocs(text: string): string {
+  let out = text;
+  for (const { command, schema } of methodSettings()) {
+    const begin = `<!-- settings: ${command} `;
+    const end = `<!-- /settings: ${command} -->`;
+    const a = out.indexOf(begin);
+    const b = out.indexOf(end);
+    if (a < 0 || b < a) throw new Error(`docs/cli.md: no generated settings block of ${command}`);
+    out = out.slice(0, a) + settingsDocsBlock(command, schema) + out.slice(b + end.length);
+  }
+  return out;
+}
