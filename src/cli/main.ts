@@ -6,6 +6,7 @@ import { redactText, secretValues } from '../core/redact.js';
 import { interruptActiveRuns } from '../store/runs.js';
 import { VERSION } from '../version.js';
 import { registerCommands } from './commands/index.js';
+import { restoreTerminal } from './progress.js';
 import { applySandboxFlags } from './sandbox.js';
 
 /** Commands whose output a rerun resumes (each finished item or point is written at once). */
@@ -71,6 +72,23 @@ function reportUnknownOptionsFirst(cmd: Command): void {
   };
 }
 
+/**
+ * What Ctrl-C prints: each part on its own line (after the progress bar's), so none is lost
+ * past the terminal's width.
+ */
+export function interruptMessage(
+  runs: ReadonlyArray<{ id: string; command: string; output: string | null }>,
+): string {
+  const lines = ['stepwise: interrupted'];
+  for (const r of runs) lines.push(`  run ${r.id} (\`stepwise ${r.command}\`) recorded as interrupted`);
+  const resumable = runs.filter((r) => RESUMABLE.has(r.command) && r.output !== null);
+  if (resumable.length > 0) {
+    for (const r of resumable) lines.push(`  finished work is kept in ${r.output}`);
+    lines.push('  rerun the same command to resume');
+  }
+  return `\n${lines.join('\n')}\n`;
+}
+
 /** Run the CLI: user errors print their message (no stack trace) and exit with their code. */
 export async function main(argv: string[] = process.argv): Promise<void> {
   // `stepwise … | head` closes the pipe early: that is the reader's choice, not an error.
@@ -83,15 +101,9 @@ export async function main(argv: string[] = process.argv): Promise<void> {
   // Ctrl-C: jobs append each finished record at once, so stopping loses only work in flight.
   // Commands with their own graceful handler (e.g. `sample`) take over; otherwise say how to resume.
   const onInterrupt = (): void => {
+    restoreTerminal();
     if (process.listenerCount('SIGINT') > 1) return;
-    const runs = interruptActiveRuns();
-    const resumable = runs.filter((r) => RESUMABLE.has(r.command));
-    process.stderr.write(
-      `\nstepwise: interrupted${runs.length ? ` (run ${runs.map((r) => r.id).join(', ')} recorded as interrupted)` : ''}` +
-        (resumable.length
-          ? `; finished work is kept in ${resumable.map((r) => r.output).join(', ')}: rerun the same command to resume\n`
-          : '\n'),
-    );
+    process.stderr.write(interruptMessage(interruptActiveRuns()));
     process.exit(130);
   };
   process.on('SIGINT', onInterrupt);

@@ -13,6 +13,21 @@ export interface ProgressBar {
   stop(): void;
 }
 
+/** Bars started and not stopped: Ctrl-C stops them, which gives the terminal back its line wrap. */
+const live = new Set<() => void>();
+
+/**
+ * Stop every running bar and give the terminal back what the bars took: cli-progress turns line
+ * wrap and the cursor off while it draws, and a process that exits mid-bar (Ctrl-C) leaves them
+ * off until `reset`, cutting every later long line at the terminal's width.
+ */
+export function restoreTerminal(): void {
+  for (const stop of live) stop();
+  live.clear();
+  // Line wrap on, cursor shown: harmless when already so.
+  if (process.stderr.isTTY) process.stderr.write('\x1b[?7h\x1b[?25h');
+}
+
 export function createProgressBar(label: string, options: { quiet?: boolean } = {}): ProgressBar {
   if (options.quiet || process.env.STEPWISE_QUIET) return { update() {}, stop() {} };
   const tty = Boolean(process.stderr.isTTY);
@@ -37,22 +52,28 @@ export function createProgressBar(label: string, options: { quiet?: boolean } = 
     if (waiting) bar.update(last.done, { extra: `${last.extra ? `${last.extra} ` : ''}— ${waiting}` });
   }, 1000);
   timer.unref();
+  let stopped = false;
+  const stop = (): void => {
+    stopped = true;
+    clearInterval(timer);
+    if (started && live.delete(stop)) bar.stop();
+  };
   return {
     update(done, total, extra = '') {
+      // Stopped (the job ended, or Ctrl-C gave the terminal back): work still in flight draws nothing.
+      if (stopped) return;
       if (done !== last.done) movedAt = Date.now();
       last = { done, extra };
       if (!started) {
         bar.start(total, done, { extra });
+        live.add(stop);
         started = true;
       } else {
         bar.setTotal(total);
         bar.update(done, { extra });
       }
     },
-    stop() {
-      clearInterval(timer);
-      if (started) bar.stop();
-    },
+    stop,
   };
 }
 

@@ -2,9 +2,9 @@ import { UsageError } from './errors.js';
 import type { Chunk } from './types.js';
 
 /** The rule-based splitters (METHODS §1). */
-export type SegmentBy = 'paragraph' | 'steps' | 'chunk-tags' | 'lines';
+export type SegmentBy = 'paragraph' | 'steps' | 'tags' | 'lines';
 
-export const SEGMENT_MODES: readonly SegmentBy[] = ['paragraph', 'steps', 'chunk-tags', 'lines'];
+export const SEGMENT_MODES: readonly SegmentBy[] = ['paragraph', 'steps', 'tags', 'lines'];
 
 /**
  * Chunks from content ranges: each chunk's text is exactly `text.slice(start, end)`.
@@ -117,7 +117,7 @@ export function parseChunkTags(tagged: string): TaggedParse {
   return { text: plain, chunks: chunksFromRanges(plain, ranges), problem };
 }
 
-/** Split text by one of the rule-based modes. For `chunk-tags`, spans refer to the tag-free text. */
+/** Split text by one of the rule-based modes. For `tags`, spans refer to the tag-free text. */
 export function segment(text: string, by: SegmentBy): Chunk[] {
   switch (by) {
     case 'paragraph':
@@ -126,7 +126,7 @@ export function segment(text: string, by: SegmentBy): Chunk[] {
       return splitSteps(text);
     case 'lines':
       return splitLines(text);
-    case 'chunk-tags':
+    case 'tags':
       return parseChunkTags(text).chunks;
   }
 }
@@ -148,7 +148,7 @@ export interface SelfSegmentation {
 export function validateSelfSegmentation(
   original: string,
   tagged: string,
-  fallback: Exclude<SegmentBy, 'chunk-tags'> = 'paragraph',
+  fallback: Exclude<SegmentBy, 'tags'> = 'paragraph',
 ): SelfSegmentation {
   const parsed = parseChunkTags(tagged);
   let reason: string | undefined;

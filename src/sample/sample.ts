@@ -87,7 +87,7 @@ export interface SampleJobOptions {
    */
   isPending?: (error: unknown) => boolean;
   /** Step splitter (default `paragraph`) when the policy is not asked for tags. */
-  segmentBy?: Exclude<SegmentBy, 'chunk-tags'>;
+  segmentBy?: Exclude<SegmentBy, 'tags'>;
   /** Default: the policy's. Under `tags` the samples are split on the policy's own `<chunk>` tags. */
   segmentation?: Segmentation;
   /** Start over instead of resuming. */

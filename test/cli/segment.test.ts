@@ -26,7 +26,7 @@ describe('stepwise segment', () => {
     expect(chunks.map((c) => c.index)).toEqual([0, 1, 2]);
   });
 
-  it('reads a FILE; steps, lines and chunk-tags modes', () => {
+  it('reads a FILE; steps, lines and tags modes (chunk-tags, its old spelling, too)', () => {
     const dir = tempDir('stepwise-seg-');
     writeFileSync(join(dir, 's.txt'), 'Step 1: a\nStep 2: b\n  c');
     const steps = JSON.parse(runCli(['segment', '--by', 'steps', join(dir, 's.txt'), '--json']).stdout);
@@ -44,6 +44,14 @@ describe('stepwise segment', () => {
       ],
       text: 'x y',
     });
+    // `tags`, the mode's name on every command; `chunk-tags` (above) is its old spelling here.
+    const now = runCli(['segment', '--segmentation', 'tags', '--json'], {
+      input: '<chunk>x</chunk> <chunk>y</chunk>',
+    });
+    expect(JSON.parse(now.stdout)).toEqual(tags);
+    const help = runCli(['segment', '--help']).stdout;
+    expect(help.replace(/\s+/g, ' ')).toContain('(choices: "paragraph", "steps", "tags", "lines", "llm"');
+    expect(help).not.toContain('chunk-tags');
   });
 
   it("--original validates a model's <chunk> tagging and falls back with the reason", () => {
@@ -73,7 +81,7 @@ describe('stepwise segment', () => {
     expect(missing.stderr).not.toMatch(/\n\s+at /);
     const bad = runCli(['segment', '--by', 'sentences']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/Allowed choices are paragraph, steps, chunk-tags, lines/);
+    expect(bad.stderr).toMatch(/Allowed choices are paragraph, steps, tags, lines/);
   });
 
   it('acceptance 4 through the CLI: ProcessBench steps joined by blank lines come back (records with the most steps per subset)', async () => {

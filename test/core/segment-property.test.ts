@@ -52,8 +52,8 @@ describe('segmentation spans rebuild the original text exactly (property)', () =
       fc.assert(
         fc.property(text, (t) => {
           const chunks = segment(t, by as SegmentBy);
-          // chunk-tags spans index the tag-free text.
-          expectExactSpans(by === 'chunk-tags' ? parseChunkTags(t).text : t, chunks);
+          // tags spans index the tag-free text.
+          expectExactSpans(by === 'tags' ? parseChunkTags(t).text : t, chunks);
         }),
         { numRuns: 400 },
       );

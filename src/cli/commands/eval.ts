@@ -395,7 +395,10 @@ async function runChunks(flags: ChunksFlags): Promise<void> {
 
 function judgeOptions(cmd: Command): Command {
   cmd
-    .option('--judge <spec>', 'judge spec: <kind>:<model spec>[?options] (kinds below)')
+    .option(
+      '--judge <spec>',
+      'judge spec: <kind>:<model spec>[?options] (kinds below) (required, unless --predictions)',
+    )
     .option(
       '--judge-votes <k>',
       'votes per chunk (generative, orm) or samples voted on (critic, default 8)',
@@ -435,7 +438,10 @@ export function register(program: Command): void {
     ),
     "the judge's",
   )
-    .option('--predictions <file>', 'score this JSONL of {id, prediction} rows instead of running a judge')
+    .option(
+      '--predictions <file>',
+      'score this JSONL of {id, prediction} rows instead of running a judge (required, unless --judge)',
+    )
     .option(
       '--path <dir>',
       'ProcessBench folder (gsm8k.json, …) or one ProcessBench-format file (default $STEPWISE_DATA/processbench)',

@@ -115,7 +115,7 @@ export function register(program: Command): void {
     )
     .addHelpText(
       'after',
-      '\nWith --segmentation chunk-tags, spans index the text with the tags removed, which is printed as "text";\n' +
+      '\nWith --segmentation tags, spans index the text with the tags removed, which is printed as "text";\n' +
         'malformed tagging is reported as "problem".\n' +
         'With --original, the output is {"chunks", "accepted", "reason"?}: chunks of the original text,\n' +
         "from the model's tags when accepted, else from --fallback.\n" +
@@ -133,7 +133,7 @@ export function register(program: Command): void {
           segmentation: SegmentBy | 'llm';
           json?: boolean;
           original?: string;
-          fallback: Exclude<SegmentBy, 'chunk-tags'>;
+          fallback: Exclude<SegmentBy, 'tags'>;
         } & LlmFlags,
       ) => {
         if (opts.segmentation === 'llm') return segmentFileWithLlm(opts);
@@ -155,7 +155,7 @@ export function register(program: Command): void {
         const chunks = segment(text, opts.segmentation);
         if (opts.json) {
           const out: Record<string, unknown> = { chunks };
-          if (opts.segmentation === 'chunk-tags') {
+          if (opts.segmentation === 'tags') {
             const parsed = parseChunkTags(text);
             out.text = parsed.text;
             if (parsed.problem) out.problem = parsed.problem;
@@ -167,6 +167,7 @@ export function register(program: Command): void {
       },
     );
   addAlias(cmd, '--segmentation', '--by');
+  acceptOldTagsSpelling(cmd);
   addConfigOption(cmd, {
     command: 'segment',
     renames: { by: 'segmentation' },
@@ -201,6 +202,20 @@ interface LlmFlags {
   json?: boolean;
   apiKey?: string;
   store?: string;
+}
+
+/**
+ * `tags` is the name of the `<chunk>` mode on every command; segment once called it `chunk-tags`,
+ * still accepted (hidden from the choices) so old scripts keep working.
+ */
+function acceptOldTagsSpelling(cmd: Command): void {
+  for (const option of cmd.options.filter((o) => o.long === '--segmentation' || o.long === '--by')) {
+    const parse = option.parseArg;
+    if (!parse) throw new Error(`segment: ${option.long} takes no value`);
+    option.argParser((value: string, previous: unknown) =>
+      parse(value === 'chunk-tags' ? 'tags' : value, previous),
+    );
+  }
 }
 
 /** `segment --segmentation llm`: a resumable job over a JSONL file of solutions. */
