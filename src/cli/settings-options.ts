@@ -43,8 +43,9 @@ export function settingHelp(f: SettingField): string {
   return `${f.meta.help}${dflt === undefined ? '' : ` (default: ${dflt})`}`;
 }
 
-function settingOption(f: SettingField): Option {
-  const o = new Option(flagsOf(f), settingHelp(f));
+/** The flag of one field (`withDefault`: its help says the schema's default). */
+export function settingOption(f: SettingField, withDefault = true): Option {
+  const o = new Option(flagsOf(f), withDefault ? settingHelp(f) : f.meta.help);
   if (f.kind === 'boolean') return o;
   if (f.kind === 'choice' && !f.meta.parse) return o.choices([...(f.choices ?? [])]);
   return o.argParser((text: string) => parseSetting(f, text));

@@ -1,5 +1,3 @@
-import type { Command } from 'commander';
-
 /**
  * What a job did, in one shape for every command: a headline, labelled lines, and the files it
  * wrote. The readable form goes to stderr (stdout stays free for `--json` and pipes).
@@ -27,11 +25,6 @@ export const SIMULATED_WORLD = 'SIMULATED world — not real model results';
 /** `--json`, the same on every job: the summary as one JSON object on stdout. */
 export const JSON_HELP =
   'also print the summary as one JSON object on stdout (the readable one goes to stderr)';
-
-/** Add `--json` to a job. */
-export function addJsonOption(cmd: Command): Command {
-  return cmd.option('--json', JSON_HELP);
-}
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 

@@ -196,3 +196,23 @@ export function rowSettingKeys(schema: SettingsSchema): string[] {
     .filter((f) => !f.meta.runOnly)
     .map((f) => f.key);
 }
+
+/**
+ * `seed`, the one declaration of a run's seed (flag `--seed <n>`), shared by every method schema
+ * and every command that takes one; `help` says what it seeds there.
+ */
+export function seedSetting(
+  help: string,
+  bounds: { min?: number; default: number },
+): z.ZodDefault<z.ZodNumber>;
+export function seedSetting(
+  help: string,
+  bounds?: { min?: number; default?: number },
+): z.ZodType<number | undefined>;
+export function seedSetting(help: string, bounds: { min?: number; default?: number } = {}): z.ZodType {
+  const int = bounds.min === undefined ? z.number().int() : z.number().int().min(bounds.min);
+  return setting(bounds.default === undefined ? int.optional() : int.default(bounds.default), {
+    help,
+    arg: 'n',
+  });
+}

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SEGMENTATIONS } from '../core/segment.js';
-import { setting } from '../core/settings-schema.js';
+import { seedSetting, setting } from '../core/settings-schema.js';
 import { DEFAULT_SIGNAL_PARAMS, LABEL_SIGNALS, parseSignals } from './signals.js';
 
 /** Batch size of early stopping when none is given. */
@@ -63,9 +63,9 @@ export const LABEL_SETTINGS = z.object({
     defaultText: 'off',
     requirement: 'true, false or a positive batch size',
   }),
-  seed: setting(z.number().int().min(0).default(0), {
-    help: 'run seed (rollouts of a prefix depend only on it and the prefix)',
-    arg: 's',
+  seed: seedSetting('run seed (rollouts of a prefix depend only on it and the prefix)', {
+    min: 0,
+    default: 0,
   }),
   temperature: setting(z.number().min(0).default(1), {
     help: 'rollout temperature (StepWiser estimates step values at T = 1)',

@@ -6,6 +6,7 @@ import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import { addConfigOption } from '../config-file.js';
 import { addDatasetOptions, type DatasetFlags, loadDatasetProblems, searchDomainFor } from '../datasets.js';
+import { jsonOption, quietOption } from '../option-groups.js';
 import { intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { addSimGuessOption, assertSimWorldInputs } from '../sim-guard.js';
@@ -67,8 +68,8 @@ export function register(program: Command): void {
     .option('--concurrency <c>', 'problems searched at once', intOption('--concurrency', 1), 4)
     .option('--fresh', 'start the sweep over instead of resuming the finished points in <out>.points.jsonl')
     .addOption(strictResumeOption())
-    .option('--quiet', 'no progress bar')
-    .option('--json', JSON_HELP);
+    .addOption(quietOption('no progress bar'))
+    .addOption(jsonOption(JSON_HELP));
   addConfigOption(cmd, {
     command: 'bench search',
     renames: SEARCH_SETTING_FLAGS,

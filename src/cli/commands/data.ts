@@ -6,6 +6,7 @@ import { assertDatasetName, type DatasetRecord, loadDatasetRecords } from '../..
 import { dataCacheDir, dataRoots } from '../../data/locate.js';
 import { PULL_SOURCES, pullDataset } from '../../data/pull.js';
 import { DATASET_NAMES, type LoadOptions } from '../../data/types.js';
+import { jsonOption, quietOption } from '../option-groups.js';
 import { createProgressBar } from '../progress.js';
 import { addAlias, msOption } from '../vocabulary.js';
 
@@ -109,7 +110,7 @@ Examples:
     .option('--path <file-or-dir>', 'file or folder to read (default: $STEPWISE_DATA, then the pull cache)')
     .option('--limit <n>', 'stop after n records')
     .option('--skip-invalid', 'skip bad records and report how many, instead of stopping at the first')
-    .option('--json', 'print one normalised JSON object per line')
+    .addOption(jsonOption('print one normalised JSON object per line'))
     .option(
       '--split <split>',
       'part of the set: gsm8k test|train|test_socratic; processbench gsm8k|math|olympiadbench|omnimath; prm800k phase1_train|phase1_test|phase2_train|phase2_test|examples; mbpp test|train|validation|prompt',
@@ -156,7 +157,7 @@ Examples:
       'cache folder to write into (default: $STEPWISE_CACHE/data or ~/.cache/stepwise/data)',
     )
     .option('--timeout-ms <ms>', 'give up on a file after this many milliseconds', msOption, 600_000)
-    .option('--quiet', 'no progress bar')
+    .addOption(quietOption('no progress bar'))
     .action(
       async (
         nameArg: string,
@@ -190,7 +191,7 @@ Examples:
   data
     .command('where')
     .description('Show the folders searched for data sets when no --path is given')
-    .option('--json', 'print {"roots": [...], "cache": "..."}')
+    .addOption(jsonOption('print {"roots": [...], "cache": "..."}'))
     .action((opts: { json?: boolean }) => {
       const roots = dataRoots();
       if (opts.json) process.stdout.write(`${JSON.stringify({ roots, cache: dataCacheDir() })}\n`);

@@ -30,6 +30,7 @@ import { TINY_FIT } from '../../sim/tiny-fit.js';
 import { type Db, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import { checkMathAnswer } from '../../verify/check.js';
+import { jsonOption, seedOption } from '../option-groups.js';
 import { intOption } from '../options.js';
 import { recordedSearch } from './search.js';
 
@@ -625,8 +626,8 @@ export function register(program: Command): void {
     .option('--sim', 'run on the simulated world instead of the tiny real models')
     .option('--out-dir <dir>', 'folder for the outputs (JSON/JSONL, SVG chart)', 'stepwise-demo')
     .option('--problems <n>', 'problems to sample and search', intOption('--problems', 1), 60)
-    .option('--seed <s>', 'seed of the problems and of every sampled call', intOption('--seed', 0), 0)
-    .option('--json', 'print the report as JSON instead of text')
+    .addOption(seedOption('seed of the problems and of every sampled call', { min: 0, default: 0 }))
+    .addOption(jsonOption('print the report as JSON instead of text'))
     .action(async (f: { outDir: string; problems: number; seed: number; json?: boolean; sim?: boolean }) => {
       const report = await runDemo({
         world: f.sim ? 'sim' : 'tiny',

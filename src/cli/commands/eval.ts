@@ -28,6 +28,7 @@ import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun, updateRunCounts } from '../../store/runs.js';
 import { addBatchOptions, batchOutcome, batchReport, nextRoundFile, openBatchFiles } from '../batch.js';
 import { addConfigOption } from '../config-file.js';
+import { baseUrlOption, jsonOption, quietOption, seedOption } from '../option-groups.js';
 import { addInputOption, intOption, segmentationOption, shardOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { assertSimWorldInputs, simWorldInputCheck } from '../sim-guard.js';
@@ -404,21 +405,22 @@ function judgeOptions(cmd: Command): Command {
       'votes per chunk (generative, orm) or samples voted on (critic, default 8)',
       intOption('--judge-votes', 1),
     )
-    .option(
-      '--base-url <url>',
-      'OpenAI-compatible server(s) of the judge, comma-separated (default OPENAI_BASE_URL)',
+    .addOption(
+      baseUrlOption('OpenAI-compatible server(s) of the judge, comma-separated (default OPENAI_BASE_URL)'),
     )
     .addOption(apiKeyOption())
     .option('--concurrency <c>', 'solutions judged at once', intOption('--concurrency', 1), 16)
-    .option('--seed <s>', 'seed of the judge requests (sampled votes reproduce)', intOption('--seed', 0), 0)
+    .addOption(seedOption('seed of the judge requests (sampled votes reproduce)', { min: 0, default: 0 }))
     .option('--no-cache', 'do not read or write the model-call cache')
     .addOption(storeOption())
-    .option('--quiet', 'no progress bar')
+    .addOption(quietOption('no progress bar'))
     .option(
       '--sim-guess',
       "let a simulated judge judge inputs that are not the simulated world's problems (seeded guesses)",
     )
-    .option('--json', 'also print the report as one JSON object on stdout (the readable one goes to stderr)');
+    .addOption(
+      jsonOption('also print the report as one JSON object on stdout (the readable one goes to stderr)'),
+    );
   return addAlias(cmd, '--judge-votes', '--votes');
 }
 

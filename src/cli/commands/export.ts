@@ -11,6 +11,7 @@ import {
   formatForOut,
 } from '../../train/export.js';
 import { checkMathAnswer } from '../../verify/check.js';
+import { baseUrlOption, jsonOption, seedOption } from '../option-groups.js';
 import { addInputOption, choiceOption, intOption, shardOption } from '../options.js';
 import { JSON_HELP, reportJob } from '../summary.js';
 import { apiKeyOption, DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, storeOption } from '../vocabulary.js';
@@ -39,7 +40,7 @@ export function register(program: Command): void {
       '--signal <signal>',
       'label signal to train on (e.g. rel-effective, rel-ratio, abs-q, sorm); default: sorm for sorm, else the first in the file',
     )
-    .option('--seed <n>', 'seed for down-sampling and pairing', intOption('--seed'), 0)
+    .addOption(seedOption('seed for down-sampling and pairing', { default: 0 }))
     .option(
       '--max-prompt-tokens <n>',
       'judge-rl: drop prompts longer than this (estimated tokens)',
@@ -55,7 +56,7 @@ export function register(program: Command): void {
       '--policy <spec>',
       'refine-local: policy that samples a correct continuation where the label file kept none (label --keep-rollouts) (sim, gguf:PATH, openai:MODEL)',
     )
-    .option('--base-url <url>', 'for openai: policies (or OPENAI_BASE_URL)')
+    .addOption(baseUrlOption('for openai: policies (or OPENAI_BASE_URL)'))
     .addOption(apiKeyOption())
     .addOption(storeOption())
     .option(
@@ -77,7 +78,7 @@ export function register(program: Command): void {
     .addOption(
       shardOption('input records (solutions, sample rows, segmented texts); balancing is within the part'),
     )
-    .option('--json', JSON_HELP)
+    .addOption(jsonOption(JSON_HELP))
     .action(async (o) => {
       let findContinuation: Parameters<typeof exportTrainingData>[0]['findContinuation'];
       let close: (() => Promise<void>) | undefined;

@@ -8,6 +8,7 @@ import { jobSettings } from '../../jobs/settings.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import { addConfigOption } from '../config-file.js';
+import { jsonOption, quietOption, seedOption } from '../option-groups.js';
 import { choiceOption, intOption, shardOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 import { UNSAFE_FILESYSTEM_HELP } from '../sandbox.js';
@@ -43,7 +44,7 @@ export function register(program: Command): void {
       intOption('--max-attempts', 1),
       24,
     )
-    .option('--seed <n>', 'seed for the order in which mutants are tried', intOption('--seed'), 0)
+    .addOption(seedOption('seed for the order in which mutants are tried', { default: 0 }))
     .option(
       '--segmentation <how>',
       `steps: ${SEGMENTS.join(' | ')} (logical blocks or lines)`,
@@ -70,9 +71,9 @@ export function register(program: Command): void {
     .addOption(strictResumeOption())
     .addOption(shardOption('problems'))
     .option('--store <path>', 'SQLite store for the run record (default $STEPWISE_HOME/store.sqlite)')
-    .option('--quiet', 'no progress bar')
+    .addOption(quietOption('no progress bar'))
     .option('--unsafe-filesystem', UNSAFE_FILESYSTEM_HELP)
-    .option('--json', JSON_HELP)
+    .addOption(jsonOption(JSON_HELP))
     .action(async (flags) => {
       if (flags.split !== undefined && flags.dataset !== 'mbpp')
         throw new UsageError('--split applies to --dataset mbpp only');

@@ -27,6 +27,7 @@ import { checkSolution } from '../../verify/check.js';
 import { batchOutcome, batchReport, nextRoundFile, openBatchFiles } from '../batch.js';
 import { addConfigOption } from '../config-file.js';
 import { addDatasetLookupOptions, datasetSettings, loadDatasetProblems } from '../datasets.js';
+import { baseUrlOption, jsonOption, quietOption } from '../option-groups.js';
 import { intOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 import { UNSAFE_FILESYSTEM_HELP } from '../sandbox.js';
@@ -122,7 +123,7 @@ export function register(program: Command): void {
     )
     .requiredOption('--out <file>', 'output JSONL (resumed when it exists)');
   addSettingsOptions(cmd, LABEL_SETTINGS)
-    .option('--base-url <url>', 'OpenAI-compatible server(s), comma-separated (default OPENAI_BASE_URL)')
+    .addOption(baseUrlOption('OpenAI-compatible server(s), comma-separated (default OPENAI_BASE_URL)'))
     .addOption(apiKeyOption())
     .option('--timeout-ms <ms>', 'timeout of one HTTP request', msOption)
     .option('--max-retries <r>', 'retries of a failed request', intOption('--max-retries', 0))
@@ -150,7 +151,7 @@ export function register(program: Command): void {
       '--sim-guess',
       "let a simulated policy label inputs that are not the simulated world's problems (seeded guesses)",
     )
-    .option('--quiet', 'no progress bar')
+    .addOption(quietOption('no progress bar'))
     .option('--unsafe-filesystem', UNSAFE_FILESYSTEM_HELP)
     .addHelpText(
       'after',
@@ -159,7 +160,7 @@ export function register(program: Command): void {
         'labels{signal: value}}], firstError{signal: index or -1}, finalAnswerCorrect, cost{rollouts, tokens}.\n' +
         'Progress and a readable summary go to stderr; --json prints the summary as JSON on stdout. See docs/label.md.',
     )
-    .option('--json', JSON_HELP);
+    .addOption(jsonOption(JSON_HELP));
   addConfigOption(cmd, { command: 'label', fileDigests: ['chatTemplate'] });
   cmd.action(async (flags: LabelFlags) => {
     // Under tags the policy is asked for tags and prefixes are its own text: the mode comes from

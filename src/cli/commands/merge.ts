@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { mergeJsonl } from '../../jobs/merge.js';
+import { jsonOption } from '../option-groups.js';
 import { JSON_HELP, reportJob } from '../summary.js';
 
 /** `stepwise merge`: join the outputs of a job's shards (or of reruns) into one file. */
@@ -25,7 +26,7 @@ export function register(program: Command): void {
         'else one per input id; any missing exits 1 unless --allow-missing), notInInput; as JSON on stdout\n' +
         'with --json. See docs/scale.md.',
     )
-    .option('--json', JSON_HELP)
+    .addOption(jsonOption(JSON_HELP))
     .action(
       (
         files: string[],

@@ -3,13 +3,14 @@ import { type Command, Option } from 'commander';
 import { UsageError } from '../../core/errors.js';
 import { defaultStorePath, openStore, storeBytes } from '../../store/db.js';
 import { getRun, listRuns, type RunStatus } from '../../store/runs.js';
+import { jsonOption } from '../option-groups.js';
 
 /** `stepwise runs`: list recorded runs, newest first. */
 export function register(program: Command): void {
   program
     .command('runs')
     .description('List recorded runs (command, status, start/end, counts), newest first')
-    .option('--json', 'print one JSON object per run per line')
+    .addOption(jsonOption('print one JSON object per run per line'))
     .option('--limit <n>', 'show at most n runs', '20')
     .option('--command <name>', 'only runs of this command (e.g. label, search)')
     .option(

@@ -26,6 +26,7 @@ import {
   policyForDataset,
   scanDatasetProblems,
 } from '../datasets.js';
+import { baseUrlOption, jsonOption, quietOption, seedOption } from '../option-groups.js';
 import { floatOption, intOption, shardOption } from '../options.js';
 import { createProgressBar, trackJobProgress } from '../progress.js';
 import { addSimGuessOption, simWorldInputCheck } from '../sim-guard.js';
@@ -105,20 +106,17 @@ export function register(program: Command): void {
       DEFAULT_TEMPERATURE,
     )
     .option('--top-p <p>', 'nucleus sampling mass', floatOption('--top-p', 0, 1))
-    .option(
-      '--seed <s>',
-      'run seed: each problem gets a seed derived from it and its id',
-      intOption('--seed', 0),
-    )
+    .addOption(seedOption('run seed: each problem gets a seed derived from it and its id', { min: 0 }))
     .option(
       '--concurrency <c>',
       'requests in flight per endpoint (problems in flight: this × endpoints)',
       intOption('--concurrency', 1),
       16,
     )
-    .option(
-      '--base-url <url>',
-      'OpenAI-compatible server URL(s) ending in /v1, comma-separated (default OPENAI_BASE_URL)',
+    .addOption(
+      baseUrlOption(
+        'OpenAI-compatible server URL(s) ending in /v1, comma-separated (default OPENAI_BASE_URL)',
+      ),
     )
     .option('--timeout-ms <ms>', 'timeout of one HTTP request', msOption)
     .option(
@@ -151,8 +149,8 @@ export function register(program: Command): void {
       '--out <file>',
       'output JSONL: one line per problem {id, gold, samples: [{text, chunks, answer, correct, tokens, finishReason}]}',
     )
-    .option('--quiet', 'no progress bar')
-    .option('--json', JSON_HELP)
+    .addOption(quietOption('no progress bar'))
+    .addOption(jsonOption(JSON_HELP))
     .action(async (flags: SampleFlags) => {
       const spec = parseModelSpec(flags.policy);
       // Read once before any work (bad records and simulated-world mismatches fail here), then

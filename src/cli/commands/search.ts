@@ -31,6 +31,7 @@ import {
   scanDatasetProblems,
   searchDomainFor,
 } from '../datasets.js';
+import { baseUrlOption, jsonOption, quietOption, seedOption } from '../option-groups.js';
 import { floatOption, intOption, segmentationOption, shardOption } from '../options.js';
 import { createProgressBar, trackRunCounts } from '../progress.js';
 import { addSimGuessOption, isSimSpec, simWorldInputCheck } from '../sim-guard.js';
@@ -103,9 +104,10 @@ export function addModelOptions(
       '--outcome <spec>',
       'outcome model for refine (ORM), e.g. orm:openai:my-orm, sim:orm (default: the step judge)',
     )
-    .option(
-      '--base-url <url>',
-      'OpenAI-compatible server URL(s) ending in /v1, comma-separated (default OPENAI_BASE_URL)',
+    .addOption(
+      baseUrlOption(
+        'OpenAI-compatible server URL(s) ending in /v1, comma-separated (default OPENAI_BASE_URL)',
+      ),
     )
     .option('--judge-base-url <url>', 'server of the judge and outcome model, when not the policy server')
     .addOption(apiKeyOption())
@@ -134,7 +136,7 @@ export function addModelOptions(
 /** Strategy knobs (every field of SearchConfig). Unset flags keep the documented defaults. */
 export function addStrategyOptions(cmd: Command): Command {
   return cmd
-    .option('--seed <s>', 'seed of every sampled call (default 0)', intOption('--seed', 0))
+    .addOption(seedOption('seed of every sampled call (default 0)', { min: 0 }))
     .option(
       '--temperature <t>',
       `policy temperature (default ${DEFAULT_SEARCH_CONFIG.temperature})`,
@@ -459,8 +461,8 @@ export function register(program: Command): void {
       '--no-gold-check',
       'do not check final answers against the gold answers (accuracy is then not reported)',
     )
-    .option('--quiet', 'no progress bar')
-    .option('--json', JSON_HELP);
+    .addOption(quietOption('no progress bar'))
+    .addOption(jsonOption(JSON_HELP));
   addConfigOption(cmd, { command: 'search', renames: SEARCH_SETTING_FLAGS, fileDigests: ['chatTemplate'] });
   cmd.action(async (f: SearchCommandFlags) => {
     if (f.batchOut !== undefined || f.batchIn !== undefined)

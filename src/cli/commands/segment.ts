@@ -17,6 +17,7 @@ import { createModel } from '../../models/spec.js';
 import { readSegmentInput, runSegmentJob } from '../../segment/job.js';
 import { DEFAULT_SEGMENTER_ATTEMPTS } from '../../segment/llm.js';
 import { addConfigOption } from '../config-file.js';
+import { baseUrlOption, jsonOption, quietOption, seedOption } from '../option-groups.js';
 import { floatOption, intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { reportJob } from '../summary.js';
@@ -50,7 +51,7 @@ export function register(program: Command): void {
         .default('paragraph'),
     )
     .option('--model <spec>', 'with --segmentation llm: the segmenter model (openai:<model>, gguf:<path>, …)')
-    .option('--base-url <url>', 'with --segmentation llm: OpenAI-compatible server URL ending in /v1')
+    .addOption(baseUrlOption('with --segmentation llm: OpenAI-compatible server URL ending in /v1'))
     .addOption(apiKeyOption())
     .addOption(storeOption())
     .option('--input <file>', 'with --segmentation llm: JSONL rows {id, text, problem?}')
@@ -83,7 +84,7 @@ export function register(program: Command): void {
       floatOption('--retry-temperature', 0, 10),
       0.7,
     )
-    .option('--seed <s>', 'with --segmentation llm: base seed of the requests', intOption('--seed', 0), 0)
+    .addOption(seedOption('with --segmentation llm: base seed of the requests', { min: 0, default: 0 }))
     .option(
       '--concurrency <c>',
       'with --segmentation llm: solutions in flight',
@@ -99,10 +100,11 @@ export function register(program: Command): void {
     .option('--no-cache', 'with --segmentation llm: bypass the model-call cache')
     .option('--fresh', 'with --segmentation llm: start the output over instead of resuming it')
     .addOption(strictResumeOption())
-    .option('--quiet', 'with --segmentation llm: no progress bar')
-    .option(
-      '--json',
-      'print {"chunks": [{index, text, span: {start, end}}]} (spans index the input text); with --segmentation llm, the summary as JSON',
+    .addOption(quietOption('with --segmentation llm: no progress bar'))
+    .addOption(
+      jsonOption(
+        'print {"chunks": [{index, text, span: {start, end}}]} (spans index the input text); with --segmentation llm, the summary as JSON',
+      ),
     )
     .option(
       '--original <file>',

@@ -16,6 +16,7 @@ import { type SelectionInput, type SelectionRow, selectByJudge } from '../../tra
 import { addBatchOptions, batchOutcome, batchReport, openBatchFiles } from '../batch.js';
 import { addConfigOption } from '../config-file.js';
 import { addDatasetLookupOptions, loadDatasetProblems } from '../datasets.js';
+import { baseUrlOption, jsonOption, quietOption, seedOption } from '../option-groups.js';
 import { addInputOption, intOption, shardOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
 import { assertSimWorldInputs } from '../sim-guard.js';
@@ -43,11 +44,11 @@ export function register(program: Command): void {
       '--out <file>',
       'output JSONL: one line per problem with the judge pick and the outcome-only pick',
     )
-    .option('--base-url <url>', 'for openai: judges (or OPENAI_BASE_URL)')
+    .addOption(baseUrlOption('for openai: judges (or OPENAI_BASE_URL)'))
     .addOption(apiKeyOption())
     .addOption(storeOption())
     .option('--concurrency <n>', 'problems judged at once', intOption('--concurrency', 1), 8)
-    .option('--seed <n>', 'seed of the outcome-only pick', intOption('--seed'), 0)
+    .addOption(seedOption('seed of the outcome-only pick', { default: 0 }))
     .option('--fresh', 'start the output over instead of resuming it')
     .addOption(strictResumeOption())
     .addOption(shardOption('problems'));
@@ -56,8 +57,8 @@ export function register(program: Command): void {
       '--sim-guess',
       "let a simulated judge judge inputs that are not the simulated world's problems (seeded guesses)",
     )
-    .option('--quiet', 'no progress bar')
-    .option('--json', JSON_HELP)
+    .addOption(quietOption('no progress bar'))
+    .addOption(jsonOption(JSON_HELP))
     .action(async (o) => {
       if (!existsSync(o.input)) throw new InputError({ file: o.input }, 'file not found');
       // Question texts from --dataset, looked up only when a row lacks its own.

@@ -7,6 +7,7 @@ import {
   type StepAggregation,
   startRewardServer,
 } from '../../train/reward-server.js';
+import { baseUrlOption } from '../option-groups.js';
 import { choiceOption, floatOption, intOption } from '../options.js';
 import { TOKEN_HELP, tokenFromFlags } from '../token.js';
 import { addAlias, apiKeyOption } from '../vocabulary.js';
@@ -58,7 +59,7 @@ export function register(program: Command): void {
       choiceOption('--aggregation', ['min', 'mean', 'last', 'product'] as const),
       'min',
     )
-    .option('--base-url <url>', 'for openai: judges (or OPENAI_BASE_URL)')
+    .addOption(baseUrlOption('for openai: judges (or OPENAI_BASE_URL)'))
     .addOption(apiKeyOption())
     .action(async (o) => {
       const judge = o.judge

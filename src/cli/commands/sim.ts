@@ -16,8 +16,9 @@ import {
   validateSimOptions,
   wrongChunks,
 } from '../../sim/index.js';
+import { jsonOption, seedOption } from '../option-groups.js';
 import { floatOption, intOption } from '../options.js';
-import { addJsonOption, reportJob, SIMULATED_WORLD, share } from '../summary.js';
+import { reportJob, SIMULATED_WORLD, share } from '../summary.js';
 import { TOKEN_HELP, tokenFromFlags } from '../token.js';
 
 /**
@@ -37,11 +38,7 @@ interface WorldFlags {
 
 function addWorldFlags(cmd: Command): Command {
   return cmd
-    .option(
-      '--seed <n>',
-      'world seed (problem sets, unseeded requests, fault injection)',
-      intOption('--seed'),
-    )
+    .addOption(seedOption('world seed (problem sets, unseeded requests, fault injection)'))
     .option(
       '--min-steps <n>',
       `fewest operations per problem (default ${DEFAULT_SIM_OPTIONS.minSteps})`,
@@ -179,7 +176,9 @@ export function register(program: Command): void {
   });
 
   addWorldFlags(
-    addJsonOption(sim.command('dataset'))
+    sim
+      .command('dataset')
+      .addOption(jsonOption())
       .description(
         'Write sim problems (JSONL for `stepwise sample --dataset jsonl`) or ProcessBench-format solutions with true first-error labels',
       )

@@ -5,6 +5,7 @@ import type { Problem } from '../../core/types.js';
 import { runStrategy, STRATEGY_NAMES } from '../../search/registry.js';
 import type { SearchResult } from '../../search/types.js';
 import { parseSimQuestion, solveSimProblem } from '../../sim/world.js';
+import { jsonOption } from '../option-groups.js';
 import { addSimGuessOption, assertSimWorldInputs } from '../sim-guard.js';
 import {
   addModelOptions,
@@ -81,7 +82,7 @@ export function register(program: Command): void {
       '--answer <gold>',
       'gold answer: the final answer is checked against it (sim questions: computed)',
     )
-    .option('--json', 'print the whole result (chunks, trace, backtracks, cost) as JSON')
+    .addOption(jsonOption('print the whole result (chunks, trace, backtracks, cost) as JSON'))
     .action(async (question: string, f: SolveFlags) => {
       assertSimWorldInputs({ policy: f.policy, judge: f.judge, outcome: f.outcome }, [{ question }], {
         guess: f.simGuess,

@@ -6,6 +6,7 @@ import {
   loadEquivalenceCases,
   scoreEquivalenceCases,
 } from '../../verify/index.js';
+import { jsonOption, quietOption } from '../option-groups.js';
 import { createProgressBar } from '../progress.js';
 import { addAlias } from '../vocabulary.js';
 
@@ -44,7 +45,7 @@ export function register(program: Command): void {
     .description('Check whether two math answers are equivalent (or score a labelled case file)')
     .argument('[gold]', 'reference answer (LaTeX or plain text)')
     .argument('[pred]', 'predicted answer to compare with the reference')
-    .option('--json', 'print a JSON object instead of "equal" / "not equal"')
+    .addOption(jsonOption('print a JSON object instead of "equal" / "not equal"'))
     .option(
       '--cases <file>',
       'JSONL case file (gold, pred, equal[, kind, extract_side]) to score; prints agreement',
@@ -64,7 +65,7 @@ export function register(program: Command): void {
     .option('--tolerance <rel>', 'relative tolerance for numbers (default 1e-6)')
     .option('--timeout-ms <ms>', 'time cap per comparison in milliseconds (default 1000)')
     .option('--failures <n>', 'with --cases: how many disagreements to list (default 10)')
-    .option('--quiet', 'no progress bar')
+    .addOption(quietOption('no progress bar'))
     .addHelpText(
       'after',
       `

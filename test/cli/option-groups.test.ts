@@ -1,0 +1,63 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildProgram } from '../../src/cli/main.js';
+
+const SRC = resolve(import.meta.dirname, '../../src');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+}
+
+/** The code of every file in src/, comments blanked. */
+const code = sourceFiles(SRC).map((file) => ({
+  file: relative(SRC, file),
+  text: readFileSync(file, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/\/\/[^\n]*/g, ''),
+}));
+
+/** Where `pattern` occurs in src/, as file names (one per occurrence). */
+function where(pattern: RegExp): string[] {
+  return code.flatMap(({ file, text }) => [...text.matchAll(pattern)].map(() => file));
+}
+
+/** An option declared with this flag: `new Option('--json'`, `.option('--json'`, `.requiredOption(…`. */
+const declaration = (flag: string): RegExp =>
+  new RegExp(`(new Option|\\.option|\\.requiredOption)\\(\\s*['"\`]${flag}[\\s'"\`<\\[]`, 'g');
+
+describe('--json, --seed, --quiet and --base-url are each declared once in src/', () => {
+  it.each(['--json', '--quiet', '--base-url'])('%s: one declaration, in src/cli/option-groups.ts', (flag) => {
+    expect(where(declaration(flag))).toEqual(['cli/option-groups.ts']);
+  });
+
+  it('--seed: one declaration (seedSetting), which schemas and the option group both use', () => {
+    expect(where(declaration('--seed'))).toEqual([]);
+    expect(where(/function seedSetting\(/g)).toEqual([
+      'core/settings-schema.ts',
+      'core/settings-schema.ts',
+      'core/settings-schema.ts',
+    ]);
+    // No schema declares its own seed field.
+    expect(where(/\bseed: setting\(/g)).toEqual([]);
+  });
+
+  it('the commands that have these flags got them from the one declaration (same shape everywhere)', () => {
+    const seen = new Map<string, Set<string>>();
+    const walk = (cmd: ReturnType<typeof buildProgram>): void => {
+      for (const o of cmd.options)
+        if (o.long && ['--json', '--seed', '--quiet', '--base-url'].includes(o.long))
+          seen.set(o.long, (seen.get(o.long) ?? new Set()).add(o.flags));
+      for (const sub of cmd.commands) walk(sub);
+    };
+    walk(buildProgram());
+    expect(Object.fromEntries([...seen].map(([k, v]) => [k, [...v]]))).toEqual({
+      '--json': ['--json'],
+      '--seed': ['--seed <n>'],
+      '--quiet': ['--quiet'],
+      '--base-url': ['--base-url <url>'],
+    });
+  });
+});
