@@ -40,7 +40,8 @@ export class OrderedOutput<T extends object = object> {
 
   /**
    * Open (or create) `path`. Existing lines are scanned for their key only; a torn last line is
-   * cut off, a line that does not parse or repeats a key is left out of the index.
+   * cut off, a line that does not parse is left out of the index, and of lines repeating a key
+   * the last (the newest) is kept.
    * `check` sees each existing record (e.g. to refuse resuming from a file of another kind).
    */
   constructor(
@@ -74,10 +75,9 @@ export class OrderedOutput<T extends object = object> {
       missingNewline = l.partial;
       options.check?.(rec, l.line);
       const key = this.keyOf(rec);
-      if (this.slots.has(key)) {
-        this.dropped++;
-        continue;
-      }
+      // The file is append-only, so a later line of a key is the newer row: a row redone because
+      // its input changed (jobs/made-from) follows the stale one until finalize drops that.
+      if (this.slots.has(key)) this.discard(key);
       this.addSlot(key, l.offset, l.length, recordedMadeFrom(rec), isSimulatedRow(rec));
     }
     this.fd = openSync(path, 'r+');

@@ -109,6 +109,11 @@ export interface SampleStreamOptions extends Omit<SampleJobOptions, 'problems'> 
   problems: Iterable<Problem> | AsyncIterable<Problem>;
   /** How many problems there are, for progress (a list's length by default). */
   total?: number;
+  /**
+   * The problems again, read once before any work (jobs/run-job `plan`): rows whose problem
+   * changed are found, and refused under `strictResume`, before the first request.
+   */
+  plan?: Iterable<Problem> | AsyncIterable<Problem>;
 }
 
 /** Accuracy, pass@k and tokens of a set of sample records. */
@@ -255,6 +260,7 @@ export async function runSampleJobSummary(
     fresh: options.fresh,
     strictResume: options.strictResume,
     onWarning: options.onWarning,
+    plan: options.plan,
     unit: 'problems',
     settings: options.settings,
     shard: options.shard,

@@ -212,6 +212,8 @@ export interface SearchJobOptions {
   onProgress?: (p: { done: number; total: number; resumed: number; correct: number }) => void;
   /** Exit 2 instead of redoing rows whose problem changed since they were searched (jobs/made-from). */
   strictResume?: boolean;
+  /** The problems again, read once before any work (jobs/run-job `plan`): changed rows are found first. */
+  plan?: Iterable<Problem> | AsyncIterable<Problem>;
   /** Told of rows kept unverified (an older output that records no digest of its input). */
   onWarning?: (message: string) => void;
 }
@@ -245,6 +247,7 @@ export async function searchDataset(
     fresh: options.fresh,
     strictResume: options.strictResume,
     onWarning: options.onWarning,
+    plan: options.plan,
     unit: 'problems',
     settings: options.settings,
     shard: options.shard,

@@ -140,3 +140,52 @@ describe('label resumes by content, not by id', () => {
     expect(kept.stderr).toMatch(/warning: .* written before stepwise recorded what each row is made from/);
   }, 120_000);
 });
+
+describe('sample and search resume by content too', () => {
+  it('an edited problem under the same id is sampled again (strict: exit 2 before any work)', async () => {
+    const problems = join(dir, 'problems.jsonl');
+    const rows = Array.from({ length: 5 }, (_, i) => ({
+      id: `q${i}`,
+      question: `What is ${i} + 1?`,
+      answer: String(i + 1),
+    }));
+    const write = () => writeFileSync(problems, `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+    write();
+    const out = join(dir, 'q-samples.jsonl');
+    const args = (extra: string[] = []) => [
+      'sample',
+      '--dataset',
+      'jsonl',
+      '--path',
+      problems,
+      '--policy',
+      'sim',
+      '--sim-guess',
+      '--n',
+      '2',
+      '--out',
+      out,
+      '--json',
+      ...extra,
+    ];
+    const first = await run(args());
+    expect(first.code, first.stderr).toBe(0);
+    rows[3].question = 'What is 30 + 1?';
+    rows[3].answer = '31';
+    write();
+    const bytes = readFileSync(out);
+    const strict = await run(args(['--strict-resume']));
+    expect(strict.code).toBe(2);
+    expect(strict.stderr).toMatch(/1 rows were made from other input records .*\(first: "q3"\)/);
+    expect(readFileSync(out).equals(bytes)).toBe(true);
+    const rerun = await run(args());
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(JSON.parse(rerun.stdout)).toMatchObject({ resumed: 4, redone: 1, unverified: 0 });
+    const q3 = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string; question: string })
+      .find((r) => r.id === 'q3');
+    expect(q3?.question).toBe('What is 30 + 1?');
+  }, 120_000);
+});

@@ -219,6 +219,7 @@ export function register(program: Command): void {
       try {
         const summary = await runSampleJobSummary({
           problems: problems(),
+          plan: problems(),
           total: dataset.count,
           policy,
           n: flags.n,

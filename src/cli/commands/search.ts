@@ -507,6 +507,7 @@ export function register(program: Command): void {
         openStore(f.store ?? defaultStorePath()),
         {
           problems: problems(),
+          plan: problems(),
           total: dataset.count,
           strategy: f.strategy,
           config: definedFields(strategyConfig(f)),
