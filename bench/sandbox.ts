@@ -11,14 +11,23 @@
  *   failing mutant, rows, equal step/label counts, time).
  *
  *   npx tsx bench/sandbox.ts [--runs N] [--skip-mbpp] [--mutation] [--mutants-per-problem K]
+ *   npx tsx bench/sandbox.ts --compare [REF] [--runs N]
+ *
+ * `--compare` measures before and after in one run: the sandbox of commit REF (default ea7ccab,
+ * before bubblewrap and trusted verdicts; checked out in a temporary git worktree) and this
+ * checkout's, alternating run by run: the trivial run one at a time (wall and CPU per run) and
+ * all 164 HumanEval canonical solutions with a pool of the cores (wall and CPU), each timed
+ * twice per side in ABBA order; prints JSON with the ratios after/before.
  *
  * Reads ../shared/data (or $STEPWISE_DATA). Numbers depend on the machine and its load (the
  * JSON includes the load average). To compare two versions of the sandbox (e.g. before and
  * after a change), run this same file against each checkout, alternating.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { runMutationLabelJob } from '../src/code/job.js';
 import { loadHumanEval, loadMbpp } from '../src/data/index.js';
 import { Sandbox } from '../src/verify/code/sandbox.js';
@@ -151,8 +160,8 @@ async function main(): Promise<void> {
       rmSync(dir, { recursive: true, force: true });
     }
   }
-  pool.close();
-  single.close();
+  await pool.close();
+  await single.close();
 
   const mean = latencies.reduce((a, b) => a + b, 0) / latencies.length;
   process.stdout.write(
@@ -191,4 +200,128 @@ async function main(): Promise<void> {
   );
 }
 
-await main();
+/** The sandbox module of another commit, checked out in a temporary worktree. */
+async function sandboxAt(ref: string): Promise<{ Sandbox: typeof Sandbox; dir: string }> {
+  const repo = new URL('..', import.meta.url).pathname;
+  const dir = mkdtempSync(join(tmpdir(), 'stepwise-bench-before-'));
+  const git = (args: string[]) => execFileSync('git', ['-C', repo, ...args], { stdio: 'pipe' });
+  git(['worktree', 'add', '--detach', dir, ref]);
+  symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
+  const module = (await import(pathToFileURL(join(dir, 'src/verify/code/sandbox.ts')).href)) as {
+    Sandbox: typeof Sandbox;
+  };
+  return { Sandbox: module.Sandbox, dir };
+}
+
+async function compare(): Promise<void> {
+  const at = process.argv.indexOf('--compare');
+  const ref =
+    process.argv[at + 1] && !process.argv[at + 1].startsWith('--') ? process.argv[at + 1] : 'ea7ccab';
+  const runs = flag('--runs', 40);
+  const limits = { timeoutMs: 20_000, programTimeoutMs: 20_000 };
+  const before = await sandboxAt(ref);
+  const repo = new URL('..', import.meta.url).pathname;
+  try {
+    const loadBefore = loadavg()[0];
+    const sides = {
+      before: {
+        single: new before.Sandbox({ limits, concurrency: 1 }),
+        pool: new before.Sandbox({ limits }),
+      },
+      after: { single: new Sandbox({ limits, concurrency: 1 }), pool: new Sandbox({ limits }) },
+    };
+    const trivial = { program: 'x = 1', tests: [{ code: 'assert x == 1' }] };
+    for (const side of Object.values(sides)) {
+      await side.single.run(trivial);
+      await side.pool.run(trivial);
+    }
+    const he = (await loadHumanEval({ path: dataPath('humaneval/HumanEval.jsonl') })).records;
+    const stats = {
+      before: {
+        latencies: [] as number[],
+        cpuMs: 0,
+        heMs: [] as number[],
+        heCpuMs: [] as number[],
+        hePassed: 0,
+      },
+      after: {
+        latencies: [] as number[],
+        cpuMs: 0,
+        heMs: [] as number[],
+        heCpuMs: [] as number[],
+        hePassed: 0,
+      },
+    };
+    for (let i = 0; i < runs; i++)
+      for (const name of i % 2 === 0 ? (['before', 'after'] as const) : (['after', 'before'] as const)) {
+        const cpu = treeCpuMs();
+        const s = performance.now();
+        await sides[name].single.run(trivial);
+        stats[name].latencies.push(performance.now() - s);
+        stats[name].cpuMs += treeCpuMs() - cpu;
+      }
+    for (const name of ['before', 'after', 'after', 'before'] as const) {
+      const cpu = treeCpuMs();
+      const s = performance.now();
+      const checks = await Promise.all(
+        he.map((p) => checkReferenceSolution(p, { sandbox: sides[name].pool })),
+      );
+      stats[name].heMs.push(performance.now() - s);
+      stats[name].heCpuMs.push(treeCpuMs() - cpu);
+      stats[name].hePassed = checks.filter((c) => c.correct).length;
+    }
+    const enforcement = { before: sides.before.pool.enforcement(), after: sides.after.pool.enforcement() };
+    for (const side of Object.values(sides)) {
+      await side.single.close();
+      await side.pool.close();
+    }
+    const summary = (name: 'before' | 'after') => {
+      const st = stats[name];
+      const sorted = [...st.latencies].sort((a, b) => a - b);
+      return {
+        overheadMedianMs: round(quantile(sorted, 0.5), 2),
+        overheadMeanMs: round(sorted.reduce((a, b) => a + b, 0) / sorted.length, 2),
+        overheadP95Ms: round(quantile(sorted, 0.95), 2),
+        overheadCpuPerRunMs: round(st.cpuMs / runs, 2),
+        humanevalMs: st.heMs.map((x) => round(x)),
+        humanevalCpuMs: st.heCpuMs.map((x) => round(x)),
+        humanevalPassed: st.hePassed,
+      };
+    };
+    const b = summary('before');
+    const a = summary('after');
+    const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          bench: 'sandbox --compare',
+          before: { ref, ...b, isolation: enforcement.before },
+          after: {
+            ref: execFileSync('git', ['-C', repo, 'rev-parse', '--short', 'HEAD']).toString().trim(),
+            ...a,
+            isolation: enforcement.after,
+          },
+          ratio: {
+            overheadMedian: round(a.overheadMedianMs / b.overheadMedianMs, 2),
+            overheadCpuPerRun: round(a.overheadCpuPerRunMs / b.overheadCpuPerRunMs, 2),
+            humanevalWall: round(mean(a.humanevalMs) / mean(b.humanevalMs), 2),
+            humanevalCpu: round(mean(a.humanevalCpuMs) / mean(b.humanevalCpuMs), 2),
+          },
+          runs,
+          machine: {
+            cores: availableParallelism(),
+            loadAverage1mBefore: round(loadBefore, 2),
+            loadAverage1mAfter: round(loadavg()[0], 2),
+          },
+        },
+        null,
+        2,
+      )}\n`,
+    );
+  } finally {
+    execFileSync('git', ['-C', repo, 'worktree', 'remove', '--force', before.dir], { stdio: 'pipe' });
+  }
+}
+
+if (process.argv.includes('--compare')) await compare();
+else await main();

@@ -7,7 +7,7 @@ import { interruptActiveRuns } from '../store/runs.js';
 import { VERSION } from '../version.js';
 import { registerCommands } from './commands/index.js';
 import { restoreTerminal } from './progress.js';
-import { applySandboxFlags } from './sandbox.js';
+import { applySandboxFlags, closeSandboxes } from './sandbox.js';
 
 /** Commands whose output a rerun resumes (each finished item or point is written at once). */
 const RESUMABLE = new Set([
@@ -37,7 +37,9 @@ export function buildProgram(): Command {
         return option.mandatory && !base.includes('(required)') ? `${base} (required)` : base;
       },
     })
-    .hook('preAction', (_program, action) => applySandboxFlags(action));
+    .hook('preAction', (_program, action) => applySandboxFlags(action))
+    // The code sandbox's server removes its spare runs' folders and cgroups before the job ends.
+    .hook('postAction', () => closeSandboxes());
   registerCommands(program);
   forEachCommand(program, reportUnknownOptionsFirst);
   return program;

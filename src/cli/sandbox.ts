@@ -1,6 +1,6 @@
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { configureSandboxDefaults } from '../verify/code/sandbox.js';
+import { closeDefaultSandbox, configureSandboxDefaults } from '../verify/code/sandbox.js';
 
 export const UNSAFE_FILESYSTEM_HELP =
   'run model-written code even where the sandbox cannot make the filesystem read-only (it could then delete or overwrite your files)';
@@ -24,4 +24,9 @@ export function applySandboxFlags(cmd: Command): void {
     unsafeFilesystem: flags.unsafeFilesystem === true,
     hide: files.map((f) => dirname(resolve(f))),
   });
+}
+
+/** After a command: stop the shared sandbox's server, which removes its runs' folders and cgroups first. */
+export async function closeSandboxes(): Promise<void> {
+  await closeDefaultSandbox();
 }

@@ -156,7 +156,7 @@ export async function runMutationLabelJob(options: MutationLabelJobOptions): Pro
       sandbox: enforcement,
     });
   } finally {
-    sandbox.close();
+    await sandbox.close();
   }
 }
 

@@ -38,12 +38,47 @@ function tempDir(parent = VISIBLE_TMP): string {
 
 const py = (s: string) => JSON.stringify(s);
 
+/** A util-linux tool by absolute path (some tests run with an empty PATH). */
+function tool(name: string): string {
+  const found = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim();
+  if (!found)
+    throw new Error(`${name} (util-linux) not found: needed to test the sandbox as an unprivileged user`);
+  return found;
+}
+
 /** util-linux `setpriv`, to become an unprivileged user when the suite runs as root (CI). */
 function setpriv(): string {
-  const found = spawnSync('sh', ['-c', 'command -v setpriv'], { encoding: 'utf8' }).stdout.trim();
-  if (!found)
-    throw new Error('setpriv (util-linux) not found: needed to test the sandbox as an unprivileged user');
-  return found;
+  return tool('setpriv');
+}
+
+/**
+ * How to run a command as `nobody` when this suite runs as root: the argv prefix, and where that
+ * user finds this checkout. A clone may sit in a folder only root can enter (`mktemp -d` makes
+ * 0700 folders), so the checkout is bind-mounted on a folder anyone can enter, in a mount
+ * namespace of the command's own (the host sees an empty folder). Unprivileged: as is.
+ */
+function asNobody(): { prefix: string[]; repo: string } {
+  if (process.getuid?.() !== 0) return { prefix: [], repo };
+  const mountPoint = tempDir();
+  chmodSync(mountPoint, 0o755);
+  const prefix = [
+    tool('unshare'),
+    '--mount',
+    '--propagation',
+    'private',
+    '--',
+    '/bin/sh',
+    '-c',
+    `${tool('mount')} --bind "$0" "$1" && shift && exec "$@"`,
+    repo,
+    mountPoint,
+    setpriv(),
+    '--reuid=65534',
+    '--regid=65534',
+    '--clear-groups',
+    '--',
+  ];
+  return { prefix, repo: mountPoint };
 }
 
 /** A folder with one file F, and a snapshot of both to compare with afterwards. */
@@ -85,9 +120,9 @@ describe('sandbox filesystem', () => {
       expect(r.passed).toBe(false);
       expect(r.status).toBe('error');
       expect(r.program.message).toMatch(
-        /^(OSError|PermissionError): \[Errno (30|13)\] (Read-only file system|Permission denied)/,
+        /^(OSError|PermissionError|FileNotFoundError): \[Errno (30|13|2)\] (Read-only file system|Permission denied|No such file or directory)/,
       );
-      expect(r.tests[0].message).toMatch(/program failed: (OSError|PermissionError)/);
+      expect(r.tests[0].message).toMatch(/program failed: (OSError|PermissionError|FileNotFoundError)/);
     }
     expect(v.snapshot()).toEqual(v.before);
     expect(readdirSync(v.dir)).toEqual(['F.txt']);
@@ -110,7 +145,8 @@ describe('sandbox filesystem', () => {
       ],
     });
     expect(r.tests.map((t) => t.status)).toEqual(['error', 'error', 'error', 'failed']);
-    expect(r.tests[3].message).toMatch(/Read-only file system/);
+    // The victim's folder is not in the candidate's view at all (only system folders are).
+    expect(r.tests[3].message).toMatch(/Read-only file system|nonexistent|No such file/);
     expect(v.snapshot()).toEqual(v.before);
   });
 
@@ -146,12 +182,12 @@ describe('sandbox filesystem', () => {
         },
         {
           name: 'another root through /proc',
-          code: `import os\nfor pid in ["1", str(os.getppid())]:\n    try:\n        os.listdir("/proc/" + pid + "/root${v.dir}")\n        raise AssertionError("reached " + pid)\n    except PermissionError:\n        pass`,
+          code: `import os\nfor pid in ["1", str(os.getppid())]:\n    try:\n        os.listdir("/proc/" + pid + "/root${v.dir}")\n        raise AssertionError("reached " + pid)\n    except (PermissionError, FileNotFoundError):\n        pass`,
         },
       ],
     });
     expect(r.tests.map((t) => t.status)).toEqual(['passed', 'passed', 'error', 'passed', 'passed']);
-    expect(r.tests[2].message).toMatch(/Read-only file system|Permission denied/);
+    expect(r.tests[2].message).toMatch(/Read-only file system|Permission denied|No such file/);
     expect(r.stdout).toMatch(/escape: \d+ ''/);
     expect(v.snapshot()).toEqual(v.before);
   });
@@ -208,7 +244,8 @@ describe('sandbox filesystem', () => {
       tests: [
         {
           name: 'only harmless devices',
-          code: 'names = set(os.listdir("/dev"))\nassert names <= {"null", "zero", "full", "random", "urandom", "tty", "fd", "stdin", "stdout", "stderr", "shm"}, sorted(names)',
+          // bubblewrap's /dev: these nodes, its own devpts (ptmx, pts) and links (core -> /proc/kcore, unreadable).
+          code: 'names = set(os.listdir("/dev"))\nassert names <= {"null", "zero", "full", "random", "urandom", "tty", "fd", "stdin", "stdout", "stderr", "shm", "ptmx", "pts", "core"}, sorted(names)',
         },
         {
           name: 'kernel log',
@@ -255,7 +292,9 @@ describe('sandbox filesystem', () => {
     const out = JSON.parse(r.stdout) as { seen: string[]; marker: boolean };
     expect(out.marker).toBe(false);
     const realPaths = new Set(real.map((name) => join(home, name)));
-    expect(out.seen.filter((p) => realPaths.has(p))).toEqual([]);
+    // Only the folders leading to the interpreter (bound read-only where it lies) may show.
+    const python = sandbox.enforcement().python;
+    expect(out.seen.filter((p) => realPaths.has(p) && !python.startsWith(`${p}/`))).toEqual([]);
   });
 
   it('hides ~/.ssh and ~/.config of a HOME, the store and output folders, and other runs; /tmp is private and writable', async () => {
@@ -351,9 +390,9 @@ describe('sandbox filesystem', () => {
     }
   });
 
-  it('the CLI refuses to run code where neither mechanism works (no root, no unshare) and says so; --unsafe-filesystem runs it', () => {
+  it('the CLI refuses to run code where bubblewrap is missing and says so; --unsafe-filesystem runs it', () => {
     const root = process.getuid?.() === 0;
-    const as = root ? [setpriv(), '--reuid=65534', '--regid=65534', '--clear-groups', '--'] : [];
+    const { prefix: as, repo: reachable } = asNobody();
     const dir = tempDir();
     if (root) chownSync(dir, 65534, 65534);
     let python = resolvePython().executable;
@@ -366,7 +405,7 @@ describe('sandbox filesystem', () => {
         [
           ...as.slice(1),
           ...(root ? [process.execPath] : []),
-          join(repo, 'bin/stepwise.js'),
+          join(reachable, 'bin/stepwise.js'),
           'label-code',
           '--dataset',
           'humaneval',
@@ -388,12 +427,18 @@ describe('sandbox filesystem', () => {
           encoding: 'utf8',
           timeout: 120_000,
           // No `unshare` on PATH and not root: no way to confine the filesystem.
-          env: { PATH: join(dir, 'empty-path'), HOME: dir, STEPWISE_PYTHON: python, STEPWISE_QUIET: '1' },
+          env: {
+            PATH: join(dir, 'empty-path'),
+            HOME: dir,
+            STEPWISE_PYTHON: python,
+            STEPWISE_QUIET: '1',
+            STEPWISE_BWRAP: join(dir, 'no-bwrap-here'),
+          },
         },
       );
     const refused = run([]);
     expect(refused.stderr).toMatch(
-      /cannot make the filesystem read-only.*refusing to run it.*--unsafe-filesystem/s,
+      /cannot isolate model-written code.*bubblewrap \(bwrap\) is not installed.*refusing to run it.*--unsafe-filesystem/s,
     );
     expect(refused.status).toBe(1);
     const allowed = run(['--unsafe-filesystem', '--json']);
@@ -405,7 +450,7 @@ describe('sandbox filesystem', () => {
   it('protects the same way when run by an unprivileged user (a user namespace)', () => {
     const root = process.getuid?.() === 0;
     // As root, become `nobody`; otherwise this process is unprivileged already.
-    const as = root ? [setpriv(), '--reuid=65534', '--regid=65534', '--clear-groups', '--'] : [];
+    const { prefix: as, repo: reachable } = asNobody();
     const dir = tempDir();
     const home = join(dir, 'home');
     const target = join(dir, 'target');
@@ -417,7 +462,7 @@ describe('sandbox filesystem', () => {
     writeFileSync(
       script,
       [
-        `const { Sandbox } = await import(${py(pathToFileURL(join(repo, 'dist/verify/code/sandbox.js')).href)});`,
+        `const { Sandbox } = await import(${py(pathToFileURL(join(reachable, 'dist/verify/code/sandbox.js')).href)});`,
         'const sb = new Sandbox({ concurrency: 2 });',
         `const a = ${JSON.stringify(attacks(join(target, 'F.txt')))};`,
         `const list = 'import os\\ntry:\\n    print(os.listdir(${py(home)}))\\nexcept OSError as e:\\n    print([])';`,
@@ -467,7 +512,7 @@ describe('sandbox filesystem', () => {
     expect(out.enforcement.filesystem).toBe('read-only-namespace');
     for (const r of out.runs.slice(0, 3)) {
       expect(r.status).toBe('error');
-      expect(r.program.message).toMatch(/Read-only file system|Permission denied/);
+      expect(r.program.message).toMatch(/Read-only file system|Permission denied|No such file/);
     }
     expect(out.runs[3].stdout.trim()).toBe('[]');
     expect(readdirSync(target)).toEqual(['F.txt']);

@@ -9,12 +9,21 @@ const program = 'def add(a, b):\n    return a + b\n';
 const ok = { name: 'ok', code: 'assert add(2, 3) == 5' };
 
 describe('sandbox', () => {
-  it('reports what enforces each limit on this machine', () => {
+  it('reports what enforces each limit on this machine (bubblewrap, and as root: own uid, cgroups, a tmpfs per run)', () => {
     const e = sandbox.enforcement();
     expect(e.pythonVersion).toMatch(/^3\./);
-    expect(['namespace+audit-hook', 'audit-hook']).toContain(e.network);
-    expect(['cgroup-pids+audit-hook', 'rlimit-nproc+audit-hook', 'audit-hook']).toContain(e.processes);
-    expect(e.memory).toBe('rlimit-as');
+    expect(e.isolation).toBe('bubblewrap');
+    expect(e.bwrap).toMatch(/^bubblewrap \d/);
+    expect(e.network).toBe('namespace+audit-hook');
+    expect(e.cleanup).toBe('pid-namespace');
+    expect(e.userNamespaces).toBe('disabled');
+    expect(e.filesystem).toBe('read-only-namespace');
+    expect(e.verdicts).toBe('trusted-comparison');
+    if (process.getuid?.() === 0) {
+      expect(e.user).toBe('own-uid');
+      expect(e.workFolder).toBe('run-tmpfs');
+      expect(e.processes).toMatch(/rlimit-nproc/);
+    }
   });
 
   it('gives one verdict per test: passed, failed, error', async () => {
@@ -115,11 +124,11 @@ describe('sandbox', () => {
     expect(performance.now() - started).toBeLessThan(15_000);
   });
 
-  it('runs in a fresh temporary directory and forbids replacing the test process', async () => {
+  it('runs in its own work folder (/work) and forbids replacing the test process', async () => {
     const r = await sandbox.run({
       program: 'import os\ncwd = os.getcwd()\n',
       tests: [
-        { code: 'assert "stepwise-sbx-" in cwd, cwd' },
+        { code: "assert cwd == '/work', cwd" },
         { code: 'import os\nos.execv("/bin/true", ["true"])' },
         { code: 'assert 1 + 1 == 2' },
       ],

@@ -1,13 +1,13 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import {
+  chmodSync,
+  type Dirent,
   existsSync,
-  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmdirSync,
-  rmSync,
-  writeFileSync,
+  unlinkSync,
 } from 'node:fs';
 import { availableParallelism, homedir, tmpdir, userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -62,6 +62,10 @@ export interface SandboxLimits {
   captureBytes: number;
   /** Stop at the first test that does not pass (the rest are `not-run`): enough for pass/fail, much cheaper for hanging candidates. */
   failFast: boolean;
+  /** Bytes the candidate may keep in its work folder, /tmp and /dev/shm together (within `memoryMb` where no root tmpfs). */
+  diskBytes: number;
+  /** Files and folders the candidate may create there (enforced where stepwise runs as root: `workFolder: 'run-tmpfs'`). */
+  maxFiles: number;
 }
 
 export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = {
@@ -72,6 +76,8 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = {
   outputBytes: 1 << 20,
   captureBytes: 16 << 10,
   failFast: false,
+  diskBytes: 64 << 20,
+  maxFiles: 10_000,
 };
 
 /** A program and its tests. */
@@ -90,29 +96,56 @@ export interface SandboxVerdict {
   message: string | null;
   /** Time inside the test, ms (null when the process died during it). */
   durationMs: number | null;
+  /**
+   * Tests only: `trusted` = planned as calls and expected values, the candidate's values compared
+   * outside the sandbox (it cannot forge a pass); `sandbox` = run as code, the harness next to the
+   * candidate decided (a hostile candidate could forge it).
+   */
+  decidedBy?: 'trusted' | 'sandbox';
 }
 
 /** What enforces each limit on this machine (found by probing once per {@link Sandbox}). */
 export interface SandboxEnforcement {
   python: string;
   pythonVersion: string;
-  /** `namespace` = empty network namespace (`unshare -n`), kernel-enforced; `audit-hook` = Python-level refusal only. */
+  /** `bubblewrap`: each worker in its own bwrap sandbox (named with its version); `none`: no isolation (only with `unsafeFilesystem`). */
+  isolation: 'bubblewrap' | 'none';
+  /** `bwrap --version`, or null when not used. */
+  bwrap: string | null;
+  /** `namespace` = empty network namespace, kernel-enforced; `audit-hook` = Python-level refusal only. */
   network: 'namespace+audit-hook' | 'audit-hook';
-  /** `cgroup-pids` = kernel pids.max; `rlimit-nproc` = RLIMIT_NPROC (not enforced for root); `audit-hook` = Python-level cap only. */
-  processes: 'cgroup-pids+audit-hook' | 'rlimit-nproc+audit-hook' | 'audit-hook';
-  /** `pid-namespace`: every process the candidate left dies with the run; otherwise the worker's process group is killed. */
+  /** `cgroup-pids` = kernel pids.max per run; `rlimit-nproc` = RLIMIT_NPROC of the run's own user id; `audit-hook` = Python-level cap only. */
+  processes:
+    | 'cgroup-pids+rlimit-nproc+audit-hook'
+    | 'cgroup-pids+audit-hook'
+    | 'rlimit-nproc+audit-hook'
+    | 'audit-hook';
+  /** `pid-namespace`: every process of a worker dies with it; `process-group`: only its group is killed. */
   cleanup: 'pid-namespace' | 'process-group';
-  memory: 'rlimit-as';
+  /** `cgroup-memory`: one cap on all of a run's processes and its tmpfs (v1 `memory.limit_in_bytes` or v2 `memory.max`); `rlimit-as`: per process. */
+  memory: 'cgroup-memory+rlimit-as' | 'rlimit-as';
+  /**
+   * Where the candidate writes (work folder, /tmp, /dev/shm): `run-tmpfs` = one tmpfs per run
+   * capping bytes (`diskBytes`) and files (`maxFiles`); `bwrap-tmpfs` = bubblewrap's tmpfs mounts,
+   * bytes capped, file count only through memory; `host-folder` = a folder on disk, uncapped.
+   */
+  workFolder: 'run-tmpfs' | 'bwrap-tmpfs' | 'host-folder';
+  /** `own-uid`: a fresh unprivileged user id per run (stepwise runs as root); `invoking-user`: the job's own user id. */
+  user: 'own-uid' | 'invoking-user';
+  /** `disabled`: the candidate cannot create user namespaces (bwrap --disable-userns). */
+  userNamespaces: 'disabled' | 'allowed';
   cpu: 'rlimit-cpu';
   wallClock: 'supervisor-kill';
   output: 'rlimit-fsize';
   /**
-   * `read-only-namespace`: in its own mount namespace the candidate sees the filesystem read-only
-   * except its fresh work folder and private /tmp and /dev/shm; home folders, /run, the store and
-   * output folders are hidden; it holds no capabilities to undo that. `unprotected`: the
-   * candidate can write wherever the job's user can (only with `unsafeFilesystem`).
+   * `read-only-namespace`: the candidate sees only the system folders and its interpreter,
+   * read-only, plus its own tmpfs; everything else (homes, the working folder and the folders
+   * above it, /run, /var, the store, other runs) is absent. `unprotected`: it can read and write
+   * whatever the job's user can (only with `unsafeFilesystem`).
    */
   filesystem: 'read-only-namespace' | 'unprotected';
+  /** Tests planned as calls and expected values are decided in the trusted supervisor; the others by the harness in the sandbox. */
+  verdicts: 'trusted-comparison';
 }
 
 /** Outcome of one run. */
@@ -140,7 +173,7 @@ export interface SandboxOptions {
   concurrency?: number;
   /** Default limits for every run (each request may override). */
   limits?: Partial<SandboxLimits>;
-  /** `auto` (default) uses namespaces and a pids cgroup when this machine allows; `none` never does. */
+  /** `auto` (default) runs each worker under bubblewrap (refusing where bwrap is missing, unless `unsafeFilesystem`); `none` never does. */
   isolation?: 'auto' | 'none';
   /** Load site-packages (numpy, …) in the candidate's interpreter. Default true; false starts ~20 ms faster. */
   sitePackages?: boolean;
@@ -190,23 +223,35 @@ export function hiddenPaths(extra: readonly string[] = []): string[] {
   ];
 }
 
+interface ProbeAnswer {
+  bwrap: string | null;
+  bwrapVersion: string | null;
+  disableUserns: boolean;
+  root: boolean;
+  cgroups: { memory?: string; pids?: string };
+  problem: string | null;
+}
+
 interface Probe {
   enforcement: SandboxEnforcement;
   python: string;
-  /** `unshare` flags that work here, or null when namespaces are not available. */
-  unshare: string[] | null;
-  cgroupBase: string | null;
-  /** Why the filesystem cannot be confined here (null when it can). */
-  filesystemProblem: string | null;
+  /** Why candidates cannot be isolated here (null when they can). */
+  isolationProblem: string | null;
 }
 
 interface SupervisorOutcome {
   program: { status: SandboxStatus; message: string | null; durationMs: number | null } | null;
-  tests: Array<{ status: SandboxStatus; message: string | null; durationMs: number | null }>;
+  tests: Array<{
+    status: SandboxStatus;
+    message: string | null;
+    durationMs: number | null;
+    decidedBy?: 'trusted' | 'sandbox';
+  }>;
   stdout: string;
   stderr: string;
   outputTruncated: boolean;
   workers: number;
+  warnings?: string[];
 }
 
 /** Walk up from this module to the package root (the folder with package.json and python/). */
@@ -244,118 +289,102 @@ export function resolvePython(python?: string): { executable: string; version: s
     );
   }
   const [executable, version] = probe.stdout.trim().split('\n');
-  if (!version?.startsWith('3.') || Number(version.split('.')[1]) < 8)
-    throw new StepwiseError(`Python ${version} at ${executable} is too old: the sandbox needs Python ≥ 3.8`);
+  if (!version?.startsWith('3.') || Number(version.split('.')[1]) < 9)
+    throw new StepwiseError(`Python ${version} at ${executable} is too old: the sandbox needs Python ≥ 3.9`);
   return { executable, version };
 }
 
-/**
- * Empty network namespace, own PID namespace (and a /proc that shows it), own IPC namespace (no
- * System V shared memory or semaphores of the job's user's other programs), killed with its parent.
- */
-const UNSHARE_FLAGS = ['-n', '-i', '-p', '-f', '-m', '--mount-proc', '--kill-child'];
-
-let cgroupRunCounter = 0;
-
-/**
- * The parent cgroup for sandbox runs under the pids controller (v1 layout), or null where not
- * allowed. Run cgroups are named `<pid>-<n>`; leftovers of processes that no longer exist (a
- * killed job) are removed here, so they do not pile up.
- */
-function makeCgroupBase(): string | null {
-  const root = '/sys/fs/cgroup/pids';
-  if (!existsSync(join(root, 'cgroup.procs'))) return null;
-  const base = join(root, 'stepwise-sandbox');
-  try {
-    mkdirSync(base, { recursive: true });
-    if (!existsSync(join(base, 'pids.max'))) return null;
-    // The parent may exist (made by another user): check that runs can be placed under it.
-    const probeDir = join(base, `${process.pid}-probe`);
-    mkdirSync(probeDir);
-    writeFileSync(join(probeDir, 'pids.max'), '1');
-    rmdirSync(probeDir);
-  } catch {
-    return null;
-  }
-  try {
-    for (const entry of readdirSync(base)) {
-      const owner = /^(\d+)-\d+$/.exec(entry)?.[1];
-      if (owner && !existsSync(`/proc/${owner}`)) rmdirSync(join(base, entry));
-    }
-  } catch {
-    // busy or already gone: another process's business
-  }
-  return base;
+/** What a run's config says about its limits (the Python side prepares spare runs with the defaults). */
+function limitConfig(limits: SandboxLimits, testCount: number) {
+  return {
+    timeoutMs: limits.timeoutMs,
+    programTimeoutMs: limits.programTimeoutMs,
+    memoryBytes: limits.memoryMb * 1024 * 1024,
+    cpuSeconds: Math.ceil((limits.programTimeoutMs + testCount * limits.timeoutMs) / 1000) + 1,
+    maxProcesses: limits.maxProcesses,
+    outputBytes: limits.outputBytes,
+    captureBytes: limits.captureBytes,
+    failFast: limits.failFast,
+    diskBytes: limits.diskBytes,
+    maxFiles: limits.maxFiles,
+  };
 }
 
-/** Try the filesystem confinement (python/stepwise_sandbox.py --probe-filesystem) under `command`. */
-function probeFilesystem(command: string, args: string[]): { ran: boolean; problem: string | null } {
-  const r = spawnSync(command, args, { timeout: 30_000, encoding: 'utf8', cwd: tmpdir() });
-  if (r.status !== 0)
-    return { ran: false, problem: r.error?.message ?? (r.stderr.trim() || `exit ${r.status}`) };
-  try {
-    const answer = JSON.parse(r.stdout) as { ok: boolean; error: string | null };
-    return { ran: true, problem: answer.ok ? null : (answer.error ?? 'unknown failure') };
-  } catch {
-    return { ran: true, problem: `unexpected probe output: ${r.stdout.slice(0, 200)}` };
-  }
+/** Settings the Python side takes as its last argument. */
+function pythonSettings(
+  python: string,
+  options: SandboxOptions,
+  serve?: { limits: SandboxLimits; hide: string[]; spares: number },
+): string {
+  return JSON.stringify({
+    ...(serve
+      ? {
+          defaults: { ...limitConfig(serve.limits, 1), hide: serve.hide },
+          spares: serve.spares,
+          tmpdir: tmpdir(),
+        }
+      : {}),
+    python,
+    isolation: options.isolation ?? 'auto',
+    sitePackages: options.sitePackages !== false,
+    // Where bubblewrap is (default: `bwrap` on PATH, else /usr/bin/bwrap); a path that is not there means none.
+    bwrap: process.env.STEPWISE_BWRAP || undefined,
+  });
 }
 
 function probe(options: SandboxOptions): Probe {
   const { executable, version } = resolvePython(options.python);
-  let unshare: string[] | null = null;
-  let cgroupBase: string | null = null;
-  let filesystemProblem: string | null =
-    process.platform !== 'linux'
-      ? `no mount namespaces on ${process.platform}`
-      : 'isolation is off (isolation: none)';
-  if (options.isolation !== 'none' && process.platform === 'linux') {
-    const script = pythonAsset('stepwise_sandbox.py');
-    const probeArgs = [executable, '-B', '-s', script, '--probe-filesystem'];
-    // As root the plain flags work; an unprivileged user needs a user namespace (-r) for the rest.
-    // Prefer the first set under which the filesystem can be confined too.
-    for (const flags of [UNSHARE_FLAGS, ['-r', ...UNSHARE_FLAGS]]) {
-      const u = probeFilesystem('unshare', [...flags, '--', ...probeArgs]);
-      if (!u.ran) {
-        filesystemProblem = `unshare ${flags.join(' ')} failed: ${u.problem}`;
-        continue;
-      }
-      if (unshare === null || u.problem === null) {
-        unshare = flags;
-        filesystemProblem = u.problem;
-      }
-      if (u.problem === null) break;
-    }
-    if (unshare === null) {
-      // No `unshare` here: a root process can still enter a mount namespace of its own.
-      const direct = probeFilesystem(executable, probeArgs.slice(1));
-      filesystemProblem = direct.problem === null ? null : `${filesystemProblem}; ${direct.problem}`;
-    }
-    cgroupBase = makeCgroupBase();
+  const r = spawnSync(
+    executable,
+    ['-B', '-s', '-S', pythonAsset('stepwise_sandbox.py'), '--probe', pythonSettings(executable, options)],
+    { encoding: 'utf8', timeout: 120_000, cwd: tmpdir(), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } },
+  );
+  let answer: ProbeAnswer;
+  try {
+    answer = JSON.parse(r.stdout) as ProbeAnswer;
+  } catch {
+    answer = {
+      bwrap: null,
+      bwrapVersion: null,
+      disableUserns: false,
+      root: false,
+      cgroups: {},
+      problem: `the sandbox probe failed: ${r.error?.message ?? (r.stderr.trim().slice(0, 500) || `exit ${r.status}`)}`,
+    };
   }
-  const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  const bwrap = answer.bwrap !== null && answer.problem === null;
+  let isolationProblem: string | null = null;
+  if (options.isolation === 'none') isolationProblem = 'isolation is off (isolation: none)';
+  else if (answer.bwrap === null)
+    isolationProblem =
+      "bubblewrap (bwrap) is not installed: install Debian's or your distribution's `bubblewrap` package";
+  else if (answer.problem !== null) isolationProblem = `bubblewrap does not work here: ${answer.problem}`;
+  const rootBwrap = bwrap && answer.root;
+  const pids = rootBwrap && answer.cgroups.pids !== undefined;
   return {
     python: executable,
-    unshare,
-    cgroupBase,
-    filesystemProblem,
+    isolationProblem,
     enforcement: {
       python: executable,
       pythonVersion: version,
-      network: unshare ? 'namespace+audit-hook' : 'audit-hook',
-      // RLIMIT_NPROC binds everyone but root; in a fresh user namespace it counts that namespace's processes,
-      // which the namespace's own /proc shows, so the Python side can set it to what it sees + the cap.
-      processes: cgroupBase
-        ? 'cgroup-pids+audit-hook'
-        : !root && (unshare === null || unshare.includes('-r'))
+      isolation: bwrap ? 'bubblewrap' : 'none',
+      bwrap: bwrap ? answer.bwrapVersion : null,
+      network: bwrap ? 'namespace+audit-hook' : 'audit-hook',
+      processes: pids
+        ? 'cgroup-pids+rlimit-nproc+audit-hook'
+        : rootBwrap
           ? 'rlimit-nproc+audit-hook'
           : 'audit-hook',
-      cleanup: unshare ? 'pid-namespace' : 'process-group',
-      memory: 'rlimit-as',
+      cleanup: bwrap ? 'pid-namespace' : 'process-group',
+      memory: rootBwrap && answer.cgroups.memory !== undefined ? 'cgroup-memory+rlimit-as' : 'rlimit-as',
+      workFolder: rootBwrap ? 'run-tmpfs' : bwrap ? 'bwrap-tmpfs' : 'host-folder',
+      user: rootBwrap ? 'own-uid' : 'invoking-user',
+      userNamespaces: bwrap && answer.disableUserns ? 'disabled' : 'allowed',
       cpu: 'rlimit-cpu',
       wallClock: 'supervisor-kill',
       output: 'rlimit-fsize',
-      filesystem: filesystemProblem === null ? 'read-only-namespace' : 'unprotected',
+      filesystem: bwrap ? 'read-only-namespace' : 'unprotected',
+      verdicts: 'trusted-comparison',
     },
   };
 }
@@ -365,9 +394,65 @@ function firstFailure(program: SandboxVerdict, tests: readonly SandboxVerdict[])
   return tests.find((t) => t.status !== 'passed')?.status ?? 'passed';
 }
 
+/** Entries a cleanup visits at most: a run that made more is left to the logged warning. */
+const CLEANUP_MAX_ENTRIES = 200_000;
+
 /**
- * Runs Python programs against tests in a separate process per run, in a temporary directory,
- * with wall-clock, CPU, memory, process-count, network and output limits, a pool of
+ * Remove a run folder without recursion (a candidate can nest folders thousands deep) and within
+ * a bounded number of entries; folders it cannot enter are made enterable first. Never throws:
+ * returns what could not be removed, for the log.
+ */
+export function removeRunFolder(root: string, maxEntries = CLEANUP_MAX_ENTRIES): string | null {
+  const stack: string[] = [root];
+  const dirs: string[] = [];
+  let visited = 0;
+  try {
+    while (stack.length > 0) {
+      const dir = stack.pop() as string;
+      dirs.push(dir);
+      let entries: Dirent[];
+      try {
+        entries = readdirSync(dir, { withFileTypes: true });
+      } catch {
+        try {
+          chmodSync(dir, 0o700);
+          entries = readdirSync(dir, { withFileTypes: true });
+        } catch {
+          continue;
+        }
+      }
+      for (const e of entries) {
+        if (++visited > maxEntries) return `${root}: more than ${maxEntries} entries, left in place`;
+        const path = join(dir, e.name);
+        if (e.isDirectory()) stack.push(path);
+        else
+          try {
+            unlinkSync(path);
+          } catch {
+            // reported below when its folder cannot be removed
+          }
+      }
+    }
+    for (let i = dirs.length - 1; i >= 0; i--) {
+      try {
+        rmdirSync(dirs[i]);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return `${dirs[i]}: ${(e as Error).message}`;
+      }
+    }
+    return null;
+  } catch (e) {
+    return `${root}: ${(e as Error).message}`;
+  }
+}
+
+function logCleanup(problem: string): void {
+  process.stderr.write(`stepwise: sandbox cleanup: ${problem}\n`);
+}
+
+/**
+ * Runs Python programs against tests, each worker in its own bubblewrap sandbox, with
+ * wall-clock, CPU, memory, process-count, network, output and disk limits, a pool of
  * `concurrency` runs at a time, and one verdict per test. A run never throws for anything the
  * candidate does: every outcome is a status.
  */
@@ -399,24 +484,29 @@ export class Sandbox {
 
   private ensureServer(p: Probe): SandboxServer {
     if (this.server && !this.server.dead) return this.server;
-    const pythonArgs = ['-B', '-s', ...(this.options.sitePackages === false ? ['-S'] : [])];
     const script = pythonAsset('stepwise_sandbox.py');
-    const [command, args] = p.unshare
-      ? ['unshare', [...p.unshare, '--', p.python, ...pythonArgs, script, '--serve']]
-      : [p.python, [...pythonArgs, script, '--serve']];
-    this.server = new SandboxServer(command, args, {
-      PATH: '/usr/local/bin:/usr/bin:/bin',
+    const limits = { ...DEFAULT_SANDBOX_LIMITS, ...this.options.limits };
+    // Spare runs started ahead: one per run at a time, and one more for the next.
+    const settings = pythonSettings(p.python, this.options, {
+      limits,
+      hide: this.hidden(),
+      spares: this.concurrency + 1,
+    });
+    this.server = new SandboxServer(p.python, ['-B', '-s', '-S', script, '--serve', settings], {
+      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
       LANG: 'C.UTF-8',
-      PYTHONHASHSEED: '0',
-      PYTHONIOENCODING: 'utf-8',
     });
     return this.server;
   }
 
-  /** Stop the Python server (runs in flight end as errors). Idle sandboxes do not keep a process alive anyway. */
-  close(): void {
-    this.server?.close();
+  /**
+   * Stop the Python server: runs in flight end as errors; it removes their cgroups and folders
+   * and those of its spare runs, then exits (awaiting the result waits for that).
+   */
+  close(): Promise<void> {
+    const server = this.server;
     this.server = undefined;
+    return server ? server.close() : Promise.resolve();
   }
 
   private hiddenList: string[] | undefined;
@@ -433,17 +523,17 @@ export class Sandbox {
 
   /**
    * Run `program`, then each test in order; resolves with a verdict per test. Rejects (a
-   * StepwiseError) where the filesystem cannot be made read-only, unless `unsafeFilesystem`.
+   * StepwiseError) where candidates cannot be isolated (no working bubblewrap), unless `unsafeFilesystem`.
    */
   run(request: SandboxRequest): Promise<SandboxResult> {
     const p = this.ensureProbe();
-    if (p.filesystemProblem !== null && !this.options.unsafeFilesystem) {
+    if (p.isolationProblem !== null && !this.options.unsafeFilesystem) {
       return Promise.reject(
         new StepwiseError(
-          `the code sandbox cannot make the filesystem read-only here (${p.filesystemProblem}), so model-written code ` +
-            'could delete or overwrite your files; refusing to run it. Run as root, or allow user namespaces ' +
-            '(sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces), or accept the risk with ' +
-            '--unsafe-filesystem (library: new Sandbox({ unsafeFilesystem: true }))',
+          `the code sandbox cannot isolate model-written code here (${p.isolationProblem}), so it could read, ` +
+            'delete or overwrite your files and disturb other runs; refusing to run it. Install bubblewrap ' +
+            '(Debian: apt-get install bubblewrap; unprivileged users also need user namespaces allowed), or accept ' +
+            'the risk with --unsafe-filesystem (library: new Sandbox({ unsafeFilesystem: true }))',
         ),
       );
     }
@@ -454,61 +544,40 @@ export class Sandbox {
     const limits: SandboxLimits = { ...DEFAULT_SANDBOX_LIMITS, ...this.options.limits, ...request.limits };
     const names = request.tests.map((t, i) => t.name ?? `test ${i}`);
     const started = performance.now();
-    // The candidate gets `work`; the supervisor's files (output, result) stay beside it, out of its reach.
-    const runDir = mkdtempSync(join(tmpdir(), 'stepwise-sbx-'));
-    const workDir = join(runDir, 'work');
-    let cgroup: string | null = null;
-    if (p.cgroupBase) {
-      cgroup = join(p.cgroupBase, `${process.pid}-${cgroupRunCounter++}`);
-      try {
-        mkdirSync(cgroup);
-        // +1: the supervisor itself lives in the cgroup; +2 slack for the worker's own process.
-        writeFileSync(join(cgroup, 'pids.max'), String(limits.maxProcesses + 2));
-      } catch {
-        cgroup = null;
-      }
-    }
     const testCount = request.tests.length;
     const budgetMs = limits.programTimeoutMs + testCount * (limits.programTimeoutMs + limits.timeoutMs);
     const config = {
-      workDir,
-      runDir,
-      filesystem: p.filesystemProblem === null ? { hide: this.hidden(), tmpMb: limits.memoryMb } : null,
+      hide: this.hidden(),
       program: request.program,
       tests: request.tests.map((t) => ({ code: t.code })),
-      timeoutMs: limits.timeoutMs,
-      programTimeoutMs: limits.programTimeoutMs,
-      memoryBytes: limits.memoryMb * 1024 * 1024,
-      cpuSeconds: Math.ceil((limits.programTimeoutMs + testCount * limits.timeoutMs) / 1000) + 1,
-      maxProcesses: limits.maxProcesses,
-      outputBytes: limits.outputBytes,
-      captureBytes: limits.captureBytes,
-      failFast: limits.failFast,
-      cgroup,
-      nprocRlimit: p.enforcement.processes.startsWith('rlimit-nproc'),
-      parentDeathSignal: true,
+      ...limitConfig(limits, testCount),
     };
     let outcome: SupervisorOutcome | null = null;
     let failure: string | null = null;
     try {
-      mkdirSync(workDir);
       const server = this.ensureServer(p);
-      const exit = await server.submit(config, budgetMs + 10_000);
-      if (exit === 'killed')
-        failure = `sandbox run exceeded its total budget (${budgetMs + 10_000} ms) and was killed`;
+      const done = await server.submit(config, budgetMs + 30_000);
+      if (done.exit === 'killed')
+        failure = `sandbox run exceeded its total budget (${budgetMs + 30_000} ms) and was killed`;
       else {
         try {
-          outcome = JSON.parse(readFileSync(join(runDir, '.result.json'), 'utf8')) as SupervisorOutcome;
+          outcome = JSON.parse(
+            readFileSync(join(done.runDir ?? '', '.result.json'), 'utf8'),
+          ) as SupervisorOutcome;
         } catch {
-          failure = `sandbox supervisor failed (exit ${exit})${exit === 'lost' ? `: ${server.startupError || 'server died'}` : ''}`;
+          failure = `sandbox supervisor failed (exit ${done.exit})${done.exit === 'lost' ? `: ${server.startupError || 'server died'}` : ''}`;
         }
+      }
+      // The run's folder holds the supervisor's files (output, result); under bubblewrap the
+      // candidate's files were in a tmpfs that went with the run.
+      if (done.runDir) {
+        const problem = removeRunFolder(done.runDir);
+        if (problem) logCleanup(problem);
       }
     } catch (e) {
       failure = `sandbox failed: ${(e as Error).message}`;
-    } finally {
-      rmSync(runDir, { recursive: true, force: true });
-      if (cgroup) removeCgroupLater(cgroup);
     }
+    for (const w of outcome?.warnings ?? []) logCleanup(w);
     const wallMs = performance.now() - started;
     if (!outcome) {
       const status: SandboxStatus = failure?.includes('total budget') ? 'timeout' : 'error';
@@ -546,23 +615,20 @@ export class Sandbox {
   }
 }
 
-function removeCgroupLater(path: string, attempt = 0): void {
-  try {
-    rmdirSync(path);
-  } catch {
-    // Processes of a killed PID namespace take a moment to leave the cgroup.
-    if (attempt < 20) setTimeout(() => removeCgroupLater(path, attempt + 1), 50 * (attempt + 1)).unref();
-  }
+/** How a run ended on the server side: the supervisor's exit code and its run folder. */
+interface RunDone {
+  exit: number | 'killed' | 'lost';
+  runDir?: string;
 }
 
 /**
- * The long-lived Python side: `stepwise_sandbox.py --serve`, started once per {@link Sandbox}
- * inside fresh network, PID and mount namespaces where available. It forks a supervisor per run
- * (milliseconds, where a fresh interpreter in fresh namespaces costs ~100 ms).
+ * The long-lived trusted Python side: `stepwise_sandbox.py --serve`, started once per
+ * {@link Sandbox}. It forks a supervisor per run (milliseconds), which starts each worker under
+ * bubblewrap and decides the verdicts.
  */
 class SandboxServer {
   private readonly child: ChildProcess;
-  private readonly waiting = new Map<number, (exit: number | 'killed' | 'lost') => void>();
+  private readonly waiting = new Map<number, (done: RunDone) => void>();
   private nextId = 0;
   private buffer = '';
   private stderr = '';
@@ -582,13 +648,21 @@ class SandboxServer {
       while (nl >= 0) {
         const line = this.buffer.slice(0, nl);
         this.buffer = this.buffer.slice(nl + 1);
+        let message: { id?: number; exit?: number; runDir?: string } = {};
         try {
-          const message = JSON.parse(line) as { id: number; exit: number };
-          this.waiting.get(message.id)?.(message.exit);
-          this.waiting.delete(message.id);
+          message = JSON.parse(line) as typeof message;
         } catch {
           // not a protocol line: ignore
         }
+        const settle = message.id === undefined ? undefined : this.waiting.get(message.id);
+        if (settle && typeof message.exit === 'number')
+          settle({ exit: message.exit, runDir: message.runDir });
+        else if (message.runDir) {
+          // A run given up on (killed at its budget) ended later: its folder still goes.
+          const problem = removeRunFolder(message.runDir);
+          if (problem) logCleanup(problem);
+        }
+        if (message.id !== undefined) this.waiting.delete(message.id);
         nl = this.buffer.indexOf('\n');
       }
     });
@@ -601,7 +675,7 @@ class SandboxServer {
     });
     const lose = () => {
       this.dead = true;
-      for (const settle of this.waiting.values()) settle('lost');
+      for (const settle of this.waiting.values()) settle({ exit: 'lost' });
       this.waiting.clear();
     };
     this.child.on('exit', lose);
@@ -609,21 +683,21 @@ class SandboxServer {
     this.idle();
   }
 
-  /** Run one config; resolves with the supervisor's exit code, `killed` at the deadline, `lost` if the server died. */
-  submit(config: object, deadlineMs: number): Promise<number | 'killed' | 'lost'> {
-    if (this.dead) return Promise.resolve('lost');
+  /** Run one config; resolves with the supervisor's exit code and run folder, `killed` at the deadline, `lost` if the server died. */
+  submit(config: object, deadlineMs: number): Promise<RunDone> {
+    if (this.dead) return Promise.resolve({ exit: 'lost' });
     const id = this.nextId++;
     this.busy();
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.child.stdin?.write(`${JSON.stringify({ kill: id })}\n`);
-        finish('killed');
+        finish({ exit: 'killed' });
       }, deadlineMs);
-      const finish = (exit: number | 'killed' | 'lost') => {
+      const finish = (done: RunDone) => {
         clearTimeout(timer);
         this.waiting.delete(id);
         if (this.waiting.size === 0) this.idle();
-        resolve(exit);
+        resolve(done);
       };
       this.waiting.set(id, finish);
       this.child.stdin?.write(`${JSON.stringify({ id, config })}\n`);
@@ -647,13 +721,14 @@ class SandboxServer {
       (s as unknown as { unref?: () => void } | null)?.unref?.();
   }
 
-  close(): void {
+  /** End the server's input: it kills the runs in flight, removes their cgroups and folders and exits (it also does when this process dies). */
+  close(): Promise<void> {
+    if (this.dead) return Promise.resolve();
+    // Hold the event loop until the server has cleaned up and exited.
+    this.busy();
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
     this.child.stdin?.end();
-    try {
-      if (this.child.pid) process.kill(-this.child.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
+    return exited;
   }
 }
 
@@ -663,4 +738,11 @@ let shared: Sandbox | undefined;
 export function defaultSandbox(): Sandbox {
   shared ??= new Sandbox();
   return shared;
+}
+
+/** Stop the process-wide sandbox's server (a later {@link defaultSandbox} starts a new one). */
+export async function closeDefaultSandbox(): Promise<void> {
+  const sandbox = shared;
+  shared = undefined;
+  await sandbox?.close();
 }
