@@ -22,8 +22,9 @@ describe('reference solutions in the sandbox (real data)', () => {
     expect(failing).toEqual([]);
   });
 
+  // 974 runs, each its own bubblewrap sandbox: minutes on a loaded machine (over 300 s at load 30 on 2 cores).
   it('all 974 MBPP reference solutions pass theirs (test_setup_code included)', {
-    timeout: 300_000,
+    timeout: 600_000,
   }, async () => {
     const problems = (await loadMbpp({ path: sharedData('mbpp/mbpp.jsonl') })).records;
     expect(problems).toHaveLength(974);
@@ -45,7 +46,9 @@ describe('reference solutions in the sandbox (real data)', () => {
     for (const p of withSetup) expect(checks[problems.indexOf(p)].correct, p.id).toBe(true);
   });
 
-  it('checks model answers through checkSolution: fenced, body-only, and wrong', async () => {
+  it('checks model answers through checkSolution: fenced, body-only, and wrong', {
+    timeout: 120_000,
+  }, async () => {
     const he = (await loadHumanEval({ path: sharedData('humaneval/HumanEval.jsonl'), limit: 3 })).records;
     const mbpp = (await loadMbpp({ path: sharedData('mbpp/mbpp.jsonl'), limit: 2 })).records;
     const body = he[2].meta?.canonical_solution as string;
