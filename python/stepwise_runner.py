@@ -60,8 +60,8 @@ class NotPlain(Exception):
 
 def encode(value):
     """A plain value (None, bool, int, float, complex, str, bytes, list, tuple, set, frozenset,
-    dict of those; exact types, no subclasses) as JSON-ready tagged lists. Anything else raises
-    NotPlain: an object with its own __eq__ never reaches the comparison."""
+    dict of those; numbers and strings of exact types) as JSON-ready tagged lists. Anything else
+    raises NotPlain: an object with its own __eq__ never reaches the comparison."""
     budget = [VALUE_NODES, VALUE_CHARS]
 
     def enc(v, depth):
@@ -96,6 +96,15 @@ def encode(value):
             return [tag, [enc(x, depth + 1) for x in v]]
         if t is dict:
             return ["d", [[enc(k, depth + 1), enc(x, depth + 1)] for k, x in v.items()]]
+        # Containers of the standard library (Counter, defaultdict, OrderedDict, namedtuples) and
+        # other subclasses go as their base type, read through the base type's own methods: what
+        # is compared is then a plain dict, tuple or list, whatever the subclass says of itself.
+        if isinstance(v, dict):
+            return ["d", [[enc(k, depth + 1), enc(x, depth + 1)] for k, x in dict.items(v)]]
+        if isinstance(v, tuple):
+            return ["t", [enc(x, depth + 1) for x in tuple.__iter__(v)]]
+        if isinstance(v, list):
+            return ["l", [enc(x, depth + 1) for x in list.__iter__(v)]]
         raise NotPlain("returned a %s, not plain data" % getattr(t, "__qualname__", "object"))
 
     return enc(value, 0)

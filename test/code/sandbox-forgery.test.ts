@@ -104,7 +104,8 @@ describe('verdicts the candidate cannot forge', () => {
 
   it('compares like Python for plain data: tuples are not lists, 1 == 1.0, sets ignore order, floats within tolerance', async () => {
     const r = await sandbox.run({
-      program: 'def f(x):\n    return x\n',
+      program:
+        'class Liar(dict):\n    def items(self):\n        return [("a", 1)]\n    def __eq__(self, other):\n        return True\ndef f(x):\n    return x\n',
       tests: [
         { code: 'assert f((1, 2)) == [1, 2]' },
         { code: 'assert f(1) == 1.0' },
@@ -114,6 +115,11 @@ describe('verdicts the candidate cannot forge', () => {
         { code: 'assert not f([])' },
         { code: 'assert f({"a": [1, (2, b"x")]}) == {"a": [1, (2, b"x")]}' },
         { code: 'assert f(10 ** 30) == 10 ** 30' },
+        // Standard-library containers compare as their base type (MBPP references return them);
+        // a subclass is read through the base type's own methods, so its __eq__ and items() do not count.
+        { code: 'import collections\nassert f(collections.Counter("aab")) == {"a": 2, "b": 1}' },
+        { code: 'import collections\nassert f(collections.namedtuple("P", "x y")(1, 2)) == (1, 2)' },
+        { code: 'assert f(Liar(b=2)) == {"a": 1}' },
       ],
     });
     expect(r.tests.map((t) => t.status)).toEqual([
@@ -125,6 +131,9 @@ describe('verdicts the candidate cannot forge', () => {
       'passed',
       'passed',
       'passed',
+      'passed',
+      'passed',
+      'failed',
     ]);
     expect(r.tests.every((t) => t.decidedBy === 'trusted')).toBe(true);
   });
