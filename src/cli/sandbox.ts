@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { closeDefaultSandbox, configureSandboxDefaults } from '../verify/code/sandbox.js';
 
 export const UNSAFE_FILESYSTEM_HELP =
-  'run model-written code even where the sandbox cannot make the filesystem read-only (it could then delete or overwrite your files)';
+  'run model-written code even where bubblewrap (bwrap) is missing or does not work (it could then read, delete or overwrite your files)';
 
 /** `--unsafe-filesystem` on every command that can run model-written code. */
 export function addUnsafeFilesystemOption(cmd: Command): Command {

@@ -20,6 +20,12 @@ describe('reference solutions in the sandbox (real data)', () => {
       c.correct ? [] : [`${problems[i].id}: ${c.status} ${c.program.message ?? ''}`],
     );
     expect(failing).toEqual([]);
+    // Decided outside the sandbox from plain values, except the tests that cannot be planned
+    // (loops, random inputs, helpers computing the expected value): docs/code.md lists them.
+    const oldWay = problems.filter((_, i) => checks[i].tests.some((t) => t.decidedBy === 'sandbox'));
+    expect(oldWay.map((p) => p.id)).toEqual(
+      [32, 33, 38, 44, 50, 52, 53, 129, 151].map((n) => `HumanEval/${n}`),
+    );
   });
 
   // 974 runs, each its own bubblewrap sandbox: minutes on a loaded machine (over 300 s at load 30 on 2 cores).
@@ -40,6 +46,10 @@ describe('reference solutions in the sandbox (real data)', () => {
       ),
     ).toEqual([]);
     expect(passed).toBe(974);
+    const oldWay = checks.flatMap((c, i) =>
+      c.tests.filter((t) => t.decidedBy === 'sandbox').map((t) => `${problems[i].id} ${t.name}`),
+    );
+    expect(oldWay).toEqual(['mbpp/596 assert 0', 'mbpp/596 assert 1', 'mbpp/596 assert 2']);
     // The problems with setup code only pass because it runs before the asserts.
     const withSetup = problems.filter((p) => String(p.meta?.test_setup_code ?? '').trim() !== '');
     expect(withSetup.length).toBeGreaterThan(0);
