@@ -3,7 +3,6 @@ import {
   chmodSync,
   type Dirent,
   existsSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   rmdirSync,
