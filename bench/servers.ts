@@ -21,7 +21,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { renderJudgeMessages, renderPolicyPrompt } from '../src/prompts/index.js';
+import { renderJudgeMessages, renderPolicyPrompt, renderQwenPrmInput } from '../src/prompts/index.js';
 import { generateSimProblems } from '../src/sim/index.js';
 import { DEFAULT_SIM_OPTIONS } from '../src/sim/options.js';
 import { sampleSimSolution } from '../src/sim/policy.js';
@@ -76,37 +76,55 @@ interface Timed {
   requestBytes: number;
   replyBytes: number;
   slowestHealthMs: number;
+  /** Health probes that failed (connection refused or reset). */
+  healthErrors: number;
+  error?: string;
 }
 
 async function time(base: string, health: string, c: Case): Promise<Timed> {
+  // Encoded before the clock starts: encoding megabytes would hold this process and its probes.
+  const body = c.body === undefined ? undefined : Buffer.from(c.body);
   let done = false;
   let slowest = 0;
+  let healthErrors = 0;
   const probe = (async () => {
     await new Promise((r) => setTimeout(r, 20));
     while (!done) {
       const t = performance.now();
-      await fetch(base + health).then((r) => r.arrayBuffer());
+      await fetch(base + health, { headers: { connection: 'close' } })
+        .then((r) => r.arrayBuffer())
+        .catch(() => healthErrors++);
       slowest = Math.max(slowest, performance.now() - t);
       await new Promise((r) => setTimeout(r, 50));
     }
   })();
   const t = performance.now();
-  const res = await fetch(base + c.path, {
-    method: c.method ?? (c.body === undefined ? 'GET' : 'POST'),
-    headers: c.body === undefined ? {} : { 'content-type': 'application/json' },
-    body: c.body,
-  });
-  const reply = await res.arrayBuffer();
+  let status = 0;
+  let replyBytes = 0;
+  let error: string | undefined;
+  try {
+    const res = await fetch(base + c.path, {
+      method: c.method ?? (c.body === undefined ? 'GET' : 'POST'),
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body,
+    });
+    status = res.status;
+    replyBytes = (await res.arrayBuffer()).byteLength;
+  } catch (e) {
+    error = String((e as Error).cause ?? e);
+  }
   const ms = performance.now() - t;
   done = true;
   await probe;
   return {
     name: c.name,
-    status: res.status,
+    status,
     ms: Math.round(ms),
     requestBytes: c.body?.length ?? 0,
-    replyBytes: reply.byteLength,
+    replyBytes,
     slowestHealthMs: Math.round(slowest),
+    healthErrors,
+    ...(error ? { error } : {}),
   };
 }
 
@@ -117,7 +135,7 @@ const fill = <T>(n: number, v: T): T[] => Array.from({ length: n }, () => v);
 function rewardCases(): Case[] {
   const q = 'a'.repeat(440_000);
   const p = `${'a'.repeat(220_000)}b`;
-  const nested = `${'{'.repeat(5000)}1${'}'.repeat(5000)}`;
+  const nested = `${'{'.repeat(4999)}1${'}'.repeat(4999)}`;
   return [
     {
       name: 'quadratic prompt search: 16 items of 440 KB',
@@ -174,7 +192,7 @@ function simCases(): Case[] {
     chunk: solution[0],
   });
   const judgeChars = judge.reduce((a, m) => a + m.content.length, 0);
-  const pool = `${problem.question}<extra_0>${solution.join('<extra_0>')}<extra_0>`;
+  const pool = renderQwenPrmInput(problem.question, solution);
   return [
     {
       name: '20,000-operation question',
@@ -227,7 +245,7 @@ function webCases(dir: string): Case[] {
   const rows = Math.floor(60_000_000 / (row.length + 1));
   writeFileSync(join(dir, 'big.jsonl'), `${fill(rows, row).join('\n')}\n`);
   return [
-    { name: 'segment 1 MB', path: '/api/segment', body: JSON.stringify({ text: 'Step. '.repeat(170_000) }) },
+    { name: 'segment 1 MB', path: '/api/segment', body: JSON.stringify({ text: 'Step. '.repeat(166_000) }) },
     {
       name: 'verify 100 KB answers',
       path: '/api/verify',
