@@ -7,7 +7,7 @@ import type { Cost, Problem, RoleCost } from '../core/types.js';
 import { loadProcessBench, PROCESSBENCH_SUBSETS, processBenchSource } from '../data/processbench.js';
 import type { RecordSource } from '../data/records.js';
 import type { ProcessBenchRecord } from '../data/types.js';
-import { readLinesSync } from '../jobs/lines.js';
+import { jsonArrayError, readLinesSync } from '../jobs/lines.js';
 import type { ResumeCounts } from '../jobs/made-from.js';
 import { type JobProgress, runStreamJob, type Shard } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
@@ -560,8 +560,10 @@ export function scorePredictions(
     try {
       row = JSON.parse(text);
     } catch (e) {
+      if (rows.length === 0 && text.startsWith('[')) throw jsonArrayError(file);
       throw new InputError(where, `not valid JSON (${(e as Error).message})`);
     }
+    if (rows.length === 0 && Array.isArray(row)) throw jsonArrayError(file);
     const wrong = wrongKindError(where, row, ['predictions'], 'eval processbench --predictions', {
       strict: false,
     });

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { InputError } from '../core/errors.js';
+import { jsonArrayError } from './lines.js';
 
 /** One parsed JSONL line with its 1-based line number. */
 export interface JsonlLine {
@@ -23,8 +24,13 @@ export function parseJsonl(
     const s = raw[i].trim();
     if (s === '') continue;
     try {
-      lines.push({ line: i + 1, value: JSON.parse(s) });
+      const value: unknown = JSON.parse(s);
+      if (lines.length === 0 && Array.isArray(value)) throw jsonArrayError(file, text);
+      lines.push({ line: i + 1, value });
     } catch (e) {
+      if (e instanceof InputError) throw e;
+      // A pretty-printed JSON array (ProcessBench's `<subset>.json`): say so, not "not valid JSON".
+      if (lines.length === 0 && skipped === 0 && s.startsWith('[')) throw jsonArrayError(file, text);
       if (options.skipInvalid) {
         skipped++;
         continue;

@@ -1,5 +1,6 @@
-import { closeSync, existsSync, openSync, readSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { InputError } from '../core/errors.js';
+import { detectFileKind, FILE_KIND_NAMES } from '../core/file-kind.js';
 
 /** One raw line of a file: its text, 1-based number, byte offset and byte length (without `\n`). */
 export interface RawLine {
@@ -86,6 +87,7 @@ export interface JsonlRecord {
  */
 export function* streamJsonl(file: string, options: { skipInvalid?: boolean } = {}): Generator<JsonlRecord> {
   if (!existsSync(file)) throw new InputError({ file }, 'file not found');
+  let first = true;
   for (const l of readLinesSync(file)) {
     const s = l.text.trim();
     if (s === '') continue;
@@ -93,11 +95,46 @@ export function* streamJsonl(file: string, options: { skipInvalid?: boolean } = 
     try {
       value = JSON.parse(s);
     } catch (e) {
+      if (first && s.startsWith('[')) throw jsonArrayError(file);
       if (options.skipInvalid) continue;
       throw new InputError({ file, line: l.line }, `not valid JSON (${(e as Error).message})`);
     }
+    if (first && Array.isArray(value)) throw jsonArrayError(file);
+    first = false;
     yield { line: l.line, value };
   }
+}
+
+/** Files up to this size are read whole to say what a JSON array holds. */
+const ARRAY_SNIFF_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The error for a JSON array given where JSONL is read (ProcessBench's official `<subset>.json`,
+ * an exported list): it says what the file is and what it holds — never "not valid JSON", which
+ * is what its first line `[` is on its own.
+ */
+export function jsonArrayError(file: string, text?: string): InputError {
+  let holds = '';
+  let kind: string | undefined;
+  try {
+    if (text !== undefined || statSync(file).size <= ARRAY_SNIFF_BYTES) {
+      const parsed: unknown = JSON.parse(text ?? readFileSync(file, 'utf8'));
+      if (Array.isArray(parsed)) {
+        kind = detectFileKind(parsed[0]);
+        holds = kind ? ` holding ${FILE_KIND_NAMES[kind as keyof typeof FILE_KIND_NAMES]}` : '';
+      }
+    }
+  } catch {
+    // Not a whole JSON array either: say what the first line shows.
+  }
+  const reader =
+    kind === 'processbench'
+      ? '; `stepwise eval processbench --path FILE` and `--dataset processbench --path FILE` read it as it is'
+      : '';
+  return new InputError(
+    { file, line: 1 },
+    `a JSON array${holds}, not JSONL (one JSON record per line)${reader}; convert it with: jq -c '.[]' FILE > FILE.jsonl`,
+  );
 }
 
 /** Lines in `file` (a fast byte count of `\n`, plus a last line without one). */

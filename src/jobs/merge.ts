@@ -1,7 +1,7 @@
 import { closeSync, existsSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { InputError, StepwiseError, UsageError } from '../core/errors.js';
 import { detectFileKind, FILE_KIND_NAMES, type FileKind } from '../core/file-kind.js';
-import { readLinesSync, streamJsonl } from './lines.js';
+import { jsonArrayError, readLinesSync, streamJsonl } from './lines.js';
 import { recordedSettings } from './settings.js';
 
 export interface MergeOptions {
@@ -143,6 +143,7 @@ export function mergeJsonl(o: MergeOptions): MergeSummary {
         } catch (e) {
           // A torn last line of an interrupted shard is not a record; anything else is an error.
           if (l.partial) continue;
+          if (l.text.trim().startsWith('[')) throw jsonArrayError(file);
           throw new InputError({ file, line: l.line }, `not valid JSON (${(e as Error).message})`);
         }
         // The files are parts of one job: a file of another kind was given by mistake.

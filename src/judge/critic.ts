@@ -57,10 +57,10 @@ export function voteCritic(samples: readonly Sample[], steps: number): CriticVot
  * `<paragraph_i>` from 0 in one prompt; each sample answers the earliest wrong paragraph (or −1) in
  * `\boxed{}`; maj@k decides. One request with n = k.
  *
- * Per-chunk output: chunk i's score is the share of valid votes that place the first error after
- * i (or nowhere); chunks before the voted first error are positive, that chunk negative, and
+ * Per-chunk output: chunk i's score is the share of the k samples whose valid answer places the
+ * first error after i (or nowhere; format failures count against); chunks before the voted first error are positive, that chunk negative, and
  * chunks after it `neutral` (a critic does not rule on them). `solutionScore` is the share of
- * votes for −1. When no sample gives a valid answer the result is `abstained` (firstError −1,
+ * the k samples voting −1. When no sample gives a valid answer the result is `abstained` (firstError −1,
  * counted as a miss by ProcessBench scoring).
  */
 export function createCriticJudge(model: LanguageModel, settings: CriticJudgeSettings = {}): StepJudge {
@@ -88,8 +88,9 @@ export function createCriticJudge(model: LanguageModel, settings: CriticJudgeSet
     const judgments: Judgment[] = [];
     for (const i of chunksToJudge(chunks.length, options)) {
       if (options.firstErrorOnly && fe >= 0 && i > fe) break;
+      // maj@k over all k samples: a format failure does not vote for "no error here".
       const fine = vote.answers.filter((a) => a === -1 || a > i).length;
-      const score = valid === 0 ? 0.5 : fine / valid;
+      const score = valid === 0 ? 0.5 : fine / out.samples.length;
       const verdict = vote.abstained
         ? 'neutral'
         : fe === -1 || i < fe
@@ -114,7 +115,8 @@ export function createCriticJudge(model: LanguageModel, settings: CriticJudgeSet
         formatFailures: vote.failures,
         replies: out.samples.length,
         abstained: vote.abstained || undefined,
-        solutionScore: valid === 0 ? undefined : vote.answers.filter((a) => a === -1).length / valid,
+        solutionScore:
+          valid === 0 ? undefined : vote.answers.filter((a) => a === -1).length / out.samples.length,
       },
     };
   });

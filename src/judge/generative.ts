@@ -59,9 +59,11 @@ export function tallyVerdicts(samples: readonly Sample[]): {
 }
 
 /**
- * Turn one chunk's votes into a judgment. Score = share of Positive among the parsable votes.
- * A chunk whose votes all failed to parse is `neutral` with score 0.5: the judge said nothing
- * against it, so it is never taken as the first error; its failures are counted and reported.
+ * Turn one chunk's votes into a judgment: maj@k over all k votes. Score = Positive votes / k — a
+ * format failure is a vote that did not say Positive, so 1 Positive and 7 failures score 1/8, not
+ * 1. A 4–4 split scores 0.5, positive at the default threshold. A chunk whose votes all failed to
+ * parse is an abstention: `neutral` with score 0.5, never taken as the first error; its failures
+ * are counted and reported.
  */
 export function judgmentFromVotes(
   chunkIndex: number,
@@ -80,7 +82,7 @@ export function judgmentFromVotes(
       votes: samples.length,
     };
   }
-  const score = t.positive / parsed;
+  const score = t.positive / samples.length;
   return {
     chunkIndex,
     verdict: verdictOf(score, threshold),

@@ -88,7 +88,8 @@ export function createOrmJudge(model: LanguageModel, settings: OrmJudgeSettings 
         votes: out.samples.length,
       };
     }
-    const score = correct / parsed;
+    // maj@k over all k votes: a format failure is a vote that did not say Correct.
+    const score = correct / out.samples.length;
     return {
       chunkIndex: i,
       verdict: verdictOf(score, threshold),

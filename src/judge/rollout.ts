@@ -17,7 +17,7 @@ import {
   type SignalParams,
   signalLabels,
 } from '../label/signals.js';
-import { createPolicy, type PromptForm } from '../models/policy.js';
+import { createPolicy, type PromptForm, prefixFromChunks } from '../models/policy.js';
 import type { LanguageModel } from '../models/types.js';
 import { checkSolution } from '../verify/check.js';
 import { chunksToJudge, defineJudge, judgeEach, throwIfAborted } from './common.js';
@@ -109,6 +109,9 @@ function scoreOnItsSide(score: number, positive: boolean, threshold: number): nu
   return score < threshold ? score : Math.max(0, threshold - 1e-9);
 }
 
+/** A stated final answer: what makes a solution finished rather than a prefix. */
+const FINAL_ANSWER_MARK = /\\boxed|\\fbox|^\s*####\s|final answer is/im;
+
 /**
  * The rollout judge (METHODS §3): from the Monte Carlo values Q̂ of prefixes — the share of M
  * policy continuations from a prefix that reach the gold answer — chunk i gets the verdict of
@@ -161,10 +164,29 @@ export function createRolloutJudge(
         signal: options.signal,
       };
       const q = new Map<number, number>();
+      // Q̂(H) of a finished solution is its exact check, as in labels (src/label/estimate.ts,
+      // checkedFullSolution), not M rollouts: the solution has ended when it states its final
+      // answer (a box, `####`, "the final answer is"), as a search step ends one. A prefix without
+      // that (a search's partial path) is rolled out like any other.
+      const exactWhole = async (): Promise<number | null> => {
+        const text = prefixFromChunks(chunks);
+        if (!FINAL_ANSWER_MARK.test(text)) return null;
+        const r = await checker(problem, text);
+        if (typeof r === 'boolean' || r.answer === undefined || r.answer === null || r.answer === '')
+          return null;
+        return r.correct ? 1 : 0;
+      };
       const estimate = async (prefixLength: number): Promise<number> => {
         const known = q.get(prefixLength);
         if (known !== undefined) return known;
         throwIfAborted(options.signal);
+        if (prefixLength === chunks.length && prefixLength > 0) {
+          const exact = await exactWhole();
+          if (exact !== null) {
+            q.set(prefixLength, exact);
+            return exact;
+          }
+        }
         const policy = policies[options.segmentation ?? 'paragraph'];
         const e = await estimatePrefixValue(policy, checker, problem, chunks, prefixLength, ro);
         // The rollouts are spent on judging: they count as the judge's cost.

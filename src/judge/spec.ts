@@ -127,6 +127,17 @@ export function judgeReadsGold(spec: string): boolean {
   return parsed.kind === 'orm' && /^sim(?:$|[:?])|^openai:sim(?:$|[:?[])/.test(parsed.model);
 }
 
+/**
+ * Whether a judge spec reads the gold answer once its replies turn out to come from the simulated
+ * world (the sim server marks them `simulated`): an outcome model (`orm:…`) answered by the sim
+ * decides from whether the final answer is right, whatever the spec calls the model
+ * (`orm:openai:anything` against `stepwise sim serve`). Decided at run time by
+ * {@link StepJudge.simulated}, so the refusal follows what the judge reads, not its spelling.
+ */
+export function judgeReadsGoldIfSimulated(spec: string): boolean {
+  return parseJudgeSpec(spec).kind === 'orm';
+}
+
 /** A judge option as a number, checked; undefined when absent. */
 export function numberOption(
   spec: JudgeSpec,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, openSync, writeSync } from 'node:fs';
 import { InputError, StepwiseError } from '../core/errors.js';
-import { readLinesSync } from '../jobs/lines.js';
+import { jsonArrayError, readLinesSync } from '../jobs/lines.js';
 import type { Db } from '../store/db.js';
 import { canonicalJson } from './cache.js';
 
@@ -69,6 +69,7 @@ export function loadBatchResults(db: Db, file: string): BatchLoadSummary {
     try {
       v = JSON.parse(l.text) as Record<string, unknown>;
     } catch (e) {
+      if (l.text.trim().startsWith('[')) throw jsonArrayError(file);
       throw new InputError({ file, line: l.line }, `not valid JSON (${(e as Error).message})`);
     }
     if (typeof v !== 'object' || v === null || Array.isArray(v))

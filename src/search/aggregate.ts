@@ -55,3 +55,12 @@ export function argmaxBy<T>(
   }
   return best;
 }
+
+/**
+ * The attempts a fallback may choose from: the judged ones when there are any (an abstention never
+ * outranks a judged attempt, docs/search.md "Abstentions"), else all of them.
+ */
+export function judgedFirst<T extends { abstained?: true }>(attempts: readonly T[]): T[] {
+  const judged = attempts.filter((a) => !a.abstained);
+  return judged.length > 0 ? judged : [...attempts];
+}

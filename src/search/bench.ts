@@ -9,6 +9,8 @@ import { assertSameSettings, type JobSettings, withSettings } from '../jobs/sett
 import { renderLineChart } from './chart.js';
 import type { SearchConfig } from './config.js';
 import { type CostPerProblem, type SearchSummary, summarizeSearch, toSearchRecord } from './dataset.js';
+import { outcomeString, outcomesOf, type PairedDifference, pairedDifference } from './paired.js';
+import { SolutionPools } from './pool.js';
 import { getStrategy, runStrategy } from './registry.js';
 import type { SearchDeps } from './types.js';
 
@@ -32,6 +34,26 @@ export interface BenchPoint {
   formatFailures?: number;
   judgeReplies?: number;
   formatFailureRate?: number;
+  /** Per problem, in the problems' order: `1` correct, `0` wrong, `-` not checked (what pairing reads). */
+  outcomes?: string;
+  /** Against plain sampling on the same problems: mean per-problem difference and its 95% interval. */
+  paired?: PairedDifference;
+}
+
+/** Strategies that read their candidates from one pool of whole solutions per problem (src/search/pool.ts). */
+export const POOLED_STRATEGIES: readonly string[] = ['sample', 'majority', 'best-of-n', 'weighted-vote'];
+
+/**
+ * What the pooled points of a sweep cost together: N_max samples per problem (each drawn once)
+ * and each judged once, not the sum of the points' costs (each point's `costPerProblem` is what its
+ * first n candidates cost, i.e. what it would cost on its own).
+ */
+export interface PoolCost {
+  strategies: string[];
+  /** The largest n among the pooled points: the pool's size per problem. */
+  nMax: number;
+  samplesPerProblem: number;
+  costPerProblem: CostPerProblem;
 }
 
 /** What `stepwise bench search` writes as JSON. */
@@ -48,6 +70,8 @@ export interface BenchReport {
   segmentation?: Segmentation;
   config: Partial<SearchConfig>;
   points: BenchPoint[];
+  /** The pooled points' shared cost (absent when the sweep has none). */
+  pool?: PoolCost;
   seconds: number;
 }
 
@@ -102,6 +126,11 @@ export interface BenchOptions {
   onWarning?: (message: string) => void;
   /** Called with the number of points redone because the problems changed since they were made. */
   onRedone?: (points: number) => void;
+  /**
+   * Add plain sampling when the specs lack it, so every point has its paired difference against
+   * it (default true; the demo searched it already and pairs afterwards).
+   */
+  baseline?: boolean;
 }
 
 /**
@@ -150,11 +179,18 @@ function readPoints(file: string, settings: JobSettings | undefined): Map<string
 
 /**
  * Sweep budgets for several strategies over the same problems (same seed): accuracy against
- * mean policy + judge tokens per problem, so strategies are compared at matched compute.
+ * mean policy + judge tokens per problem, so strategies are compared at matched compute. Sample,
+ * majority, best-of-n and weighted vote read one pool of N_max solutions per problem (nested
+ * prefixes), and every point carries its paired difference against plain sampling.
  */
 export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
   const t0 = Date.now();
-  const specs = options.specs ?? DEFAULT_BENCH_SPECS;
+  let specs = options.specs ?? DEFAULT_BENCH_SPECS;
+  if (options.baseline !== false && !specs.some((sp) => sp.strategy === 'sample'))
+    specs = [{ strategy: 'sample', budgets: [] }, ...specs];
+  // One pool of whole solutions per problem for every pooled point: N_max samples, not Σn.
+  const pools = new SolutionPools();
+  const ids = options.problems.map((p) => p.id);
   const runs: Array<{ strategy: string; knob?: keyof SearchConfig; budget?: number }> = [];
   for (const s of specs) {
     const knob = getStrategy(s.strategy).budget;
@@ -210,7 +246,8 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
         limit(async () => {
           // In-process (sim) models never wait on I/O: yield so Ctrl-C is heard between problems.
           await new Promise<void>((r) => setImmediate(r));
-          return toSearchRecord(p, await runStrategy(run.strategy, p, config, options.deps), {
+          const deps = POOLED_STRATEGIES.includes(run.strategy) ? { ...options.deps, pools } : options.deps;
+          return toSearchRecord(p, await runStrategy(run.strategy, p, config, deps), {
             trace: false,
             segmentation: config.segmentation,
           });
@@ -233,6 +270,7 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
             formatFailureRate: s.formatFailureRate,
           }
         : {}),
+      outcomes: outcomeString(ids, new Map(records.map((r) => [r.id, r.correct]))),
     };
     points.push(point);
     const row = { ...point, [MADE_FROM_FIELD]: pointDigest(options.problems, run, options.settings) };
@@ -243,6 +281,7 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
       );
     options.onPoint?.(point, i, runs.length);
   }
+  pools.clear();
   const simulated =
     options.simulated === true ||
     recordsSimulated ||
@@ -262,8 +301,49 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
     judge: options.judge,
     segmentation: options.config?.segmentation ?? 'paragraph',
     config: options.config ?? {},
-    points,
+    points: withPairedDifferences(points, ids),
+    ...poolCostOf(points),
     seconds: (Date.now() - t0) / 1000,
+  };
+}
+
+/**
+ * Each point with its paired difference against the plain-sampling point (same problems, by
+ * `outcomes`); points are returned unchanged when there is no plain-sampling point to pair with.
+ */
+export function withPairedDifferences(points: readonly BenchPoint[], ids: readonly string[]): BenchPoint[] {
+  const base = points.find((p) => p.strategy === 'sample' && p.outcomes !== undefined);
+  if (!base?.outcomes) return [...points];
+  const baseline = outcomesOf(ids, base.outcomes);
+  return points.map((p) =>
+    p === base || p.outcomes === undefined
+      ? p
+      : { ...p, paired: pairedDifference(baseline, outcomesOf(ids, p.outcomes)) },
+  );
+}
+
+/**
+ * The pooled points' shared cost. Candidates are nested, so the pool per problem is what the
+ * largest pooled point drew (policy) plus what the largest judged pooled point judged (judge).
+ */
+export function poolCostOf(points: readonly BenchPoint[]): { pool?: PoolCost } {
+  const pooled = points.filter((p) => POOLED_STRATEGIES.includes(p.strategy));
+  if (pooled.length === 0) return {};
+  const max = (f: (p: BenchPoint) => number) => Math.max(0, ...pooled.map(f));
+  const c = {
+    policyTokens: max((p) => p.costPerProblem.policyTokens),
+    judgeTokens: max((p) => p.costPerProblem.judgeTokens),
+    policyCalls: max((p) => p.costPerProblem.policyCalls),
+    judgeCalls: max((p) => p.costPerProblem.judgeCalls),
+  };
+  const nMax = max((p) => (p.knob === 'n' ? (p.budget ?? 1) : 1));
+  return {
+    pool: {
+      strategies: [...new Set(pooled.map((p) => p.strategy))],
+      nMax,
+      samplesPerProblem: nMax,
+      costPerProblem: { ...c, totalTokens: c.policyTokens + c.judgeTokens },
+    },
   };
 }
 
@@ -286,4 +366,10 @@ export function benchChart(report: BenchReport): string {
       })),
     })),
   });
+}
+
+/** "N_max = 16 samples per problem for sample, majority, best-of-n: 2,130 tokens per problem (…)". */
+export function poolCostLine(pool: PoolCost): string {
+  const c = pool.costPerProblem;
+  return `${pool.strategies.join(', ')} read one pool of ${pool.nMax} sample${pool.nMax === 1 ? '' : 's'} per problem: the sweep of these points cost ${Math.round(c.totalTokens)} tokens per problem (${Math.round(c.policyTokens)} policy + ${Math.round(c.judgeTokens)} judge), not the sum of their rows`;
 }

@@ -15,39 +15,36 @@ export interface ScoredCandidate {
   node: TraceNode;
 }
 
-/** Sample N solutions in one call and judge every chunk of each (one judge call per solution). */
+/**
+ * The first N members of the problem's solution pool (src/search/pool.ts), each judged once on
+ * every chunk (one judge call per solution) unless `judge` is false.
+ */
 export async function sampleAndScore(
   rt: SearchRuntime,
   _problem: Problem,
   options: { judge?: boolean } = {},
 ): Promise<ScoredCandidate[]> {
   const { config } = rt;
-  const texts = await rt.sampleSolutions(config.n);
-  // Judge the candidates concurrently; seeds are drawn in candidate order, so runs reproduce.
-  const split = texts.map((text) => rt.split(text));
-  const rulings = await Promise.all(
-    split.map((chunks) => (options.judge === false ? Promise.resolve([]) : rt.judgeAll(chunks))),
-  );
-  const out: ScoredCandidate[] = [];
-  for (const [i, text] of texts.entries()) {
+  const pooled = await rt.poolCandidates(config.n, { judge: options.judge !== false });
+  return pooled.map(({ text, chunks, rulings }, i) => {
     const score = aggregateScores(
-      rulings[i].map((r) => r.score),
+      rulings.map((r) => r.score),
       config.aggregation,
     );
     const answer = rt.answerOf(text);
+    // Candidates are numbered from 0, as `stats.chosen` and the output files number them.
     const node = rt.node({
       parent: null,
       depth: 0,
       text,
       status: 'pruned',
       final: true,
-      label: `candidate ${i + 1}`,
+      label: `candidate ${i}`,
       score,
       answer,
     });
-    out.push({ text, chunks: split[i], rulings: rulings[i], score, answer, node });
-  }
-  return out;
+    return { text, chunks, rulings, score, answer, node };
+  });
 }
 
 /** The chosen candidate's chunks with their verdicts. */

@@ -1,5 +1,5 @@
 import type { Problem } from '../core/types.js';
-import { argmaxBy } from './aggregate.js';
+import { argmaxBy, judgedFirst } from './aggregate.js';
 import type { SearchConfig } from './config.js';
 import { chunksAlong } from './path.js';
 import { SearchRuntime, type StepRuling } from './runtime.js';
@@ -15,7 +15,8 @@ import type { SearchDeps, SearchResult, TraceNode } from './types.js';
  * 'best-scored'` keeps the attempt with the highest judge score (earliest on ties) and goes on;
  * `fallback: 'last'` keeps the last attempt. Neutral verdicts are accepted: only a negative one
  * resets the chunk. A judge reply without a parsable verdict is an abstention: the chunk is
- * regenerated (counted in `abstentions`).
+ * regenerated (counted in `abstentions`), and the fallback picks among judged attempts when there
+ * are any.
  */
 export async function chunkReset(
   problem: Problem,
@@ -69,7 +70,8 @@ export async function chunkReset(
     }
     if (ended && !kept) break;
     if (!kept) {
-      const real = attempts.filter((n) => n.text !== '');
+      // An abstained attempt is chosen only when no attempt was judged (docs/search.md "Abstentions").
+      const real = judgedFirst(attempts.filter((n) => n.text !== ''));
       if (real.length === 0) break;
       kept = config.fallback === 'last' ? real[real.length - 1] : real[argmaxBy(real, (n) => n.score ?? 0)];
       kept.status = 'fallback';

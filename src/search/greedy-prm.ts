@@ -1,5 +1,5 @@
 import type { Problem } from '../core/types.js';
-import { argmaxBy } from './aggregate.js';
+import { argmaxBy, judgedFirst } from './aggregate.js';
 import type { SearchConfig } from './config.js';
 import { chunksAlong } from './path.js';
 import { SearchRuntime } from './runtime.js';
@@ -60,7 +60,8 @@ export async function greedyPrmSearch(
     if (ended) break;
     if (!accepted) {
       const alive = kids.filter((k) => k.status !== 'backtracked' && k.text !== '');
-      const neutral = alive.filter((k) => k.verdict === 'neutral');
+      // An abstention is not a neutral verdict: it is never accepted as one (docs/search.md "Abstentions").
+      const neutral = alive.filter((k) => k.verdict === 'neutral' && !k.abstained);
       if (neutral.length > 0) {
         accepted = neutral[argmaxBy(neutral, (k) => k.score ?? 0)];
       } else if (path.length > 0 && backtracksUsed < config.maxBacktracks) {
@@ -70,7 +71,7 @@ export async function greedyPrmSearch(
         backtracksUsed++;
         continue;
       } else {
-        const pool = alive.length > 0 ? alive : kids.filter((k) => k.text !== '');
+        const pool = judgedFirst(alive.length > 0 ? alive : kids.filter((k) => k.text !== ''));
         const best = pool[argmaxBy(pool, (k) => k.score ?? 0)];
         if (!best) break;
         best.status = 'fallback';

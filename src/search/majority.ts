@@ -14,7 +14,8 @@ export async function majorityVote(
   deps: SearchDeps,
 ): Promise<SearchResult> {
   const rt = new SearchRuntime('majority', problem, config, deps);
-  const texts = await rt.sampleSolutions(config.n);
+  // The first N members of the problem's solution pool (src/search/pool.ts): nested across N.
+  const texts = (await rt.poolCandidates(config.n, { judge: false })).map((c) => c.text);
   const answers = texts.map((t) => rt.answerOf(t));
   const groups = tallyVotes(
     answers,
@@ -29,7 +30,7 @@ export async function majorityVote(
       text,
       status: i === chosen ? 'accepted' : 'pruned',
       final: true,
-      label: `candidate ${i + 1}`,
+      label: `candidate ${i}`,
       answer: answers[i],
       score: groups.find((g) => g.members.includes(i))?.count,
     }),

@@ -1,7 +1,7 @@
-import { CostLedger } from '../core/cost.js';
+import { CostLedger, emptyCost, emptyRoleCost } from '../core/cost.js';
 import { StepwiseError, UsageError } from '../core/errors.js';
 import { createRng, type Rng } from '../core/rng.js';
-import type { Judgment, Problem, Verdict } from '../core/types.js';
+import type { Judgment, Problem, RoleCost, Verdict } from '../core/types.js';
 import { formatFailureShare, repliesOf } from '../judge/common.js';
 import type { JudgeOptions, JudgeResult, StepJudge } from '../judge/types.js';
 import { wroteSimulated } from '../models/simulated.js';
@@ -10,6 +10,7 @@ import { checkMathAnswer } from '../verify/index.js';
 import { aggregateScores, classifyStep } from './aggregate.js';
 import type { SearchConfig } from './config.js';
 import { type DomainSession, mathDomain, type SearchDomain, type StepSample } from './domain.js';
+import { type PoolJudgment, type PoolMember, SolutionPool } from './pool.js';
 import type { Backtrack, SearchChecker, SearchChunk, SearchDeps, SearchResult, TraceNode } from './types.js';
 
 /** The default checker: final answer extracted and compared with the gold answer. */
@@ -81,12 +82,86 @@ export class SearchRuntime {
 
   private recordPolicy(result: GenerateResult): void {
     if (wroteSimulated(result)) this.simulated = true;
-    this.ledger.record('policy', {
-      calls: result.cached ? 0 : result.usage.calls,
-      samples: result.cached ? 0 : result.samples.length,
-      promptTokens: result.usage.promptTokens,
-      completionTokens: result.usage.completionTokens,
+    this.ledger.record('policy', policyCost(result));
+  }
+
+  /** The pool of whole solutions this problem's sampling strategies share (deps.pools, else its own). */
+  private ownPool?: SolutionPool;
+  private get pool(): SolutionPool {
+    this.ownPool ??= this.deps.pools?.get(this.problem.id) ?? new SolutionPool();
+    return this.ownPool;
+  }
+
+  /** Seed of pool member i's policy call or judge call: search seed, problem and i only (not the strategy). */
+  private poolSeed(kind: 'policy' | 'judge', i: number): number {
+    return createRng(`${this.config.seed}:pool:${kind}:${this.problem.id}:${i}`).int(0, 2 ** 31 - 1);
+  }
+
+  /** Draw pool member i: one whole solution, one call, its own seed. Not recorded here (see poolCandidates). */
+  async drawPoolMember(i: number): Promise<PoolMember> {
+    const c = this.config;
+    const result = await this.deps.policy.continue(this.session.question, this.session.prefix([]), {
+      n: 1,
+      maxTokens: c.maxTokens,
+      temperature: c.temperature,
+      topP: c.topP,
+      ...(this.session.solutionStop ? { stop: this.session.solutionStop } : {}),
+      seed: this.poolSeed('policy', i),
+      signal: this.deps.signal,
     });
+    const sample = result.samples[0];
+    return {
+      text: sample ? this.session.readSolution(sample) : '',
+      cost: { ...emptyCost(), policy: policyCost(result) },
+      simulated: wroteSimulated(result),
+    };
+  }
+
+  /** Judge pool member i's chunks: one call, its own seed. Not recorded here (see poolCandidates). */
+  async judgePoolMember(i: number, chunks: readonly string[]): Promise<PoolJudgment> {
+    if (chunks.length === 0) return { rulings: [], cost: emptyCost(), formatFailures: 0, replies: 0 };
+    const g = this.session.given.length;
+    const r = await this.judge.judge(this.judged, [...this.session.given, ...chunks], {
+      ...(g > 0 ? { only: chunks.map((_, k) => k + g) } : {}),
+      votes: this.config.judgeVotes,
+      segmentation: this.config.segmentation,
+      seed: this.poolSeed('judge', i),
+      signal: this.deps.signal,
+    });
+    const byIndex = new Map(r.judgments.map((j) => [j.chunkIndex, j]));
+    return {
+      rulings: chunks.map((_, k) => this.ruling(byIndex.get(k + g))),
+      cost: r.cost,
+      formatFailures: r.formatFailures,
+      replies: repliesOf(r),
+    };
+  }
+
+  /**
+   * The first n members of the problem's pool (nested: the first n of any larger pool), their
+   * chunks, and with `judge` the judge's rulings on each. What each member cost to draw (and judge)
+   * is recorded here, so a strategy reports what its n candidates cost on their own.
+   */
+  async poolCandidates(
+    n: number,
+    options: { judge: boolean },
+  ): Promise<Array<{ text: string; chunks: string[]; rulings: StepRuling[] }>> {
+    const indices = Array.from({ length: n }, (_, i) => i);
+    const members = await Promise.all(indices.map((i) => this.pool.member(this, i)));
+    const chunks = members.map((m) => this.split(m.text));
+    const judged = options.judge
+      ? await Promise.all(indices.map((i) => this.pool.judgment(this, i, chunks[i])))
+      : [];
+    for (const m of members) {
+      this.ledger.add(m.cost);
+      if (m.simulated) this.simulated = true;
+    }
+    for (const j of judged) {
+      this.ledger.add(j.cost);
+      this.formatFailures += j.formatFailures;
+      this.judgeReplies += j.replies;
+    }
+    return members.map((m, i) => ({ text: m.text, chunks: chunks[i], rulings: judged[i]?.rulings ?? [] }));
   }
 
   /** n whole solutions from the bare problem, in one call (shared prefill). */
@@ -192,11 +267,22 @@ export class SearchRuntime {
     return this.ruling(j);
   }
 
-  /** Map a judgment to a ruling; a missing judgment (unparsable verdict) is neutral at 0.5. */
+  /**
+   * Map a judgment to a ruling. An abstention — no judgment, or every vote a format failure — is
+   * the one rule of docs/search.md ("Abstentions"): verdict `neutral`, `abstained`, and score 0,
+   * so it is never accepted as approval and ranks below every judged step wherever steps or
+   * candidates are ranked or aggregated.
+   */
   ruling(j: Judgment | undefined): StepRuling {
-    if (!j) return { verdict: 'neutral', score: 0.5, abstained: true };
+    const failures = j?.formatFailures ?? 0;
+    if (!j || (failures > 0 && failures >= (j.votes ?? 1)))
+      return {
+        verdict: 'neutral',
+        score: 0,
+        abstained: true,
+        ...(j?.rationale ? { rationale: j.rationale } : {}),
+      };
     const ruling: StepRuling = { verdict: classifyStep(j, this.config), score: j.score };
-    if ((j.formatFailures ?? 0) > 0 && (j.formatFailures ?? 0) >= (j.votes ?? 1)) ruling.abstained = true;
     if (j.rationale) ruling.rationale = j.rationale;
     return ruling;
   }
@@ -252,6 +338,7 @@ export class SearchRuntime {
       ...fields,
       verdict: ruling.verdict,
       score: ruling.score,
+      ...(ruling.abstained ? { abstained: true as const } : {}),
       ...(ruling.rationale ? { rationale: ruling.rationale } : {}),
     });
   }
@@ -275,12 +362,31 @@ export class SearchRuntime {
       : await this.domain.check(this.problem, text);
   }
 
+  /**
+   * Whether a judge that reads the gold answer when simulated (deps.goldIfSimulated) turned out to
+   * be answered by the simulated world. Without `allowGoldJudge` that is refused here, before the
+   * result exists: the same refusal the in-process sim gets from its spec (docs/search.md).
+   */
+  private goldReadAtRunTime(): boolean {
+    if (this.deps.judgeUsedGold) return false;
+    const found = (this.deps.goldIfSimulated ?? []).filter((j) => j.simulated === true);
+    if (found.length === 0) return false;
+    if (!this.deps.allowGoldJudge)
+      throw new UsageError(
+        `${found.map((j) => j.name).join(' and ')} is answered by the simulated world (its replies are marked simulated), ` +
+          'whose outcome model reads the gold answer, so the search it steers is an oracle, not a test of search. ' +
+          'Pass --allow-gold-judge to run it anyway: every result then says judgeUsedGold: true.',
+      );
+    return true;
+  }
+
   /** The result: the final text checked (against the gold answer, or the tests), the trace, and the cost so far. */
   async finish(
     finalText: string,
     chunks: SearchChunk[],
     stats: SearchResult['stats'] = {},
   ): Promise<SearchResult> {
+    const goldNow = this.goldReadAtRunTime();
     const hasGold = this.problem.answer !== undefined && this.problem.answer !== '';
     const checked = hasGold
       ? await this.check(finalText)
@@ -305,10 +411,22 @@ export class SearchRuntime {
               formatFailureRate: formatFailureShare(this.formatFailures, this.judgeReplies),
             }
           : stats,
+      ...(goldNow ? { judgeUsedGold: true as const } : {}),
       // The judge too: one reached by any name is simulated once the sim server marked a reply.
       ...(this.simulated || this.deps.judge?.simulated || this.deps.outcome?.simulated
         ? { simulated: true as const }
         : {}),
     };
   }
+}
+
+/** What one policy call cost (a cached call costs nothing). */
+function policyCost(result: GenerateResult): RoleCost {
+  return {
+    ...emptyRoleCost(),
+    calls: result.cached ? 0 : result.usage.calls,
+    samples: result.cached ? 0 : result.samples.length,
+    promptTokens: result.usage.promptTokens,
+    completionTokens: result.usage.completionTokens,
+  };
 }

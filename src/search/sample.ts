@@ -3,14 +3,17 @@ import type { SearchConfig } from './config.js';
 import { SearchRuntime } from './runtime.js';
 import type { SearchDeps, SearchResult } from './types.js';
 
-/** The baseline: one sampled solution, no judge. */
+/**
+ * The baseline: one sampled solution, no judge — member 0 of the problem's solution pool
+ * (src/search/pool.ts), the same text best-of-1 and majority@1 return.
+ */
 export async function singleSample(
   problem: Problem,
   config: SearchConfig,
   deps: SearchDeps,
 ): Promise<SearchResult> {
   const rt = new SearchRuntime('sample', problem, config, deps);
-  const [text = ''] = await rt.sampleSolutions(1);
+  const [{ text }] = await rt.poolCandidates(1, { judge: false });
   const node = rt.node({ parent: null, depth: 0, text, status: 'accepted', final: true, label: 'sample' });
   const chunks = rt.split(text).map((t, index) => ({
     index,

@@ -2,6 +2,7 @@ import type { Cost, Problem, Verdict } from '../core/types.js';
 import type { StepJudge } from '../judge/types.js';
 import type { Policy } from '../models/policy.js';
 import type { SearchDomain } from './domain.js';
+import type { SolutionPools } from './pool.js';
 
 /** How per-step scores become one solution score (METHODS §5, search-and-learn `utils/score.py`). */
 export type Aggregation = 'last' | 'min' | 'product' | 'mean';
@@ -33,6 +34,20 @@ export interface SearchDeps {
    * on request (`--allow-gold-judge`), and then every result says so.
    */
   judgeUsedGold?: boolean;
+  /**
+   * Judges that read the gold answer if their replies come from the simulated world (an outcome
+   * model answered by `stepwise sim serve`, whatever its spec's name): when one of them turns out
+   * simulated, the result is refused unless `allowGoldJudge`, and then says `judgeUsedGold`.
+   */
+  goldIfSimulated?: readonly StepJudge[];
+  /** `--allow-gold-judge`: a gold-reading judge found at run time is recorded, not refused. */
+  allowGoldJudge?: boolean;
+  /**
+   * Pools of whole solutions shared across strategies (bench search): sample, majority, best-of-n
+   * and weighted vote read their first n candidates from the problem's pool instead of drawing
+   * their own. Without it each run has its own pool, drawn with the same seeds.
+   */
+  pools?: SolutionPools;
 }
 
 /** What became of one attempt (a sampled step or a whole solution) in the search. */
@@ -80,6 +95,8 @@ export interface TraceNode {
   score?: number;
   /** The judge's analysis of this attempt, where the judge writes one. */
   rationale?: string;
+  /** The judge gave no parsable verdict on it (an abstention: score 0, never approval; docs/search.md). */
+  abstained?: true;
   /** True when this attempt ended the solution (final answer or end of text). */
   final?: boolean;
   /** What the attempt is: `candidate 3`, `draft`, `global`, `local`, `beam 2`, … */

@@ -1,7 +1,7 @@
 import pLimit from 'p-limit';
 import { addCosts, emptyCost } from '../core/cost.js';
 import { createRng } from '../core/rng.js';
-import { splitParagraphs } from '../core/segment.js';
+import { type Segmentation, splitParagraphs } from '../core/segment.js';
 import type { Cost, Problem } from '../core/types.js';
 import { isAbstention, repliesOf } from '../judge/common.js';
 import type { StepJudge } from '../judge/types.js';
@@ -10,7 +10,15 @@ import type { StepJudge } from '../judge/types.js';
 export interface SelectionInput {
   id: string;
   question: string;
-  samples: Array<{ text: string; correct: boolean; chunks?: Array<{ text: string }> | string[] }>;
+  samples: Array<{
+    text: string;
+    correct: boolean;
+    chunks?: Array<{ text: string }> | string[];
+    /** How this response is segmented (`stepwise sample` writes it per sample under tags). */
+    segmentation?: Segmentation;
+  }>;
+  /** How the responses were segmented, when the row says it (a sample's own field wins). */
+  segmentation?: Segmentation;
 }
 
 export interface SelectionRow {
@@ -69,7 +77,15 @@ export async function selectByJudge(
         const ruled = new Set<number>();
         // Every candidate is put to the judge at once, and all are waited for before a failure
         // is passed on: with batch files every request of the problem is written in one round.
-        const judged = await Promise.allSettled(correct.map(({ s }) => judge.judge(problem, chunkTexts(s))));
+        // Each response is shown to the judge in its own segmentation: tags-segmented samples as
+        // `<chunk>` blocks, as the judge saw them in labels and search, not as `[Step i]` blocks.
+        const judged = await Promise.allSettled(
+          correct.map(({ s }) =>
+            judge.judge(problem, chunkTexts(s), {
+              segmentation: s.segmentation ?? p.segmentation ?? 'paragraph',
+            }),
+          ),
+        );
         for (const [k, { index }] of correct.entries()) {
           const settled = judged[k];
           if (settled.status === 'rejected') throw settled.reason;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { InputError } from '../core/errors.js';
-import { wrongKindError } from '../core/file-kind.js';
+import { detectFileKind, FILE_KIND_NAMES, wrongKindError } from '../core/file-kind.js';
 import { type EquivalenceOptions, isEquivalent } from './equivalence.js';
 import { extractAnswer } from './extract.js';
 
@@ -44,8 +44,10 @@ export function loadEquivalenceCases(path: string): EquivalenceCase[] {
     try {
       raw = JSON.parse(line) as Record<string, unknown>;
     } catch {
+      if (out.length === 0 && line.trim().startsWith('[')) throw jsonArrayError(path, text);
       throw new InputError({ file: path, line: i + 1 }, 'not valid JSON');
     }
+    if (out.length === 0 && Array.isArray(raw)) throw jsonArrayError(path, text);
     const wrong = wrongKindError({ file: path, line: i + 1 }, raw, ['verify-cases'], 'verify --cases', {
       strict: false,
     });
@@ -118,4 +120,20 @@ export function scoreEquivalenceCases(
   report.comparisonsPerSecond =
     report.elapsedMs > 0 ? Math.round((cases.length / report.elapsedMs) * 1000 * 10) / 10 : 0;
   return report;
+}
+
+/** A JSON array where one case per line is read (ProcessBench's `<subset>.json`): what it is, not "not valid JSON". */
+function jsonArrayError(path: string, text: string): InputError {
+  let holds = '';
+  try {
+    const parsed: unknown = JSON.parse(text);
+    const kind = Array.isArray(parsed) ? detectFileKind(parsed[0]) : undefined;
+    if (kind) holds = ` holding ${FILE_KIND_NAMES[kind]}`;
+  } catch {
+    // Not a whole JSON array either.
+  }
+  return new InputError(
+    { file: path, line: 1 },
+    `a JSON array${holds}, not JSONL (one case per line); convert it with: jq -c '.[]' FILE > FILE.jsonl`,
+  );
 }

@@ -105,9 +105,11 @@ describe('a reply with no parsable verdict is an abstention', () => {
 
   it('search results that use a judge carry the share of format failures', async () => {
     const { judge } = markerJudge();
+    // Candidates are drawn one request each (the nested pool): alternate across requests.
+    let k = 0;
     const policy = scriptedModel((request) =>
-      Array.from({ length: request.n ?? 1 }, (_, i) => ({
-        text: i % 2 === 0 ? 'MUTE step\n\nSo the answer is \\boxed{1}.' : 'GOOD step\n\nSo \\boxed{1}.',
+      Array.from({ length: request.n ?? 1 }, () => ({
+        text: k++ % 2 === 0 ? 'MUTE step\n\nSo the answer is \\boxed{1}.' : 'GOOD step\n\nSo \\boxed{1}.',
       })),
     );
     const problem = { id: 'p', question: 'q', answer: '1', domain: 'math' as const, source: 'test' };

@@ -134,7 +134,8 @@ describe('generative judge over HTTP', () => {
     const r = await judge.judge(problem, chunks.slice(0, 1));
     expect(s.received).toHaveLength(1);
     expect(s.received[0].body.n).toBe(4);
-    expect(r.judgments[0].score).toBeCloseTo(2 / 3, 12);
+    // maj@k over all k = 4 votes: the unparsable reply did not say Positive.
+    expect(r.judgments[0].score).toBe(2 / 4);
     expect(r.formatFailures).toBe(1);
   });
 });

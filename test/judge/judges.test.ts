@@ -40,7 +40,7 @@ describe('generative judge', () => {
     expect(r.judgments[1].rationale).toContain('wrong');
   });
 
-  it('k votes are one request with n = k; score is the share of Positive; failures are counted', async () => {
+  it('k votes are one request with n = k; score is Positive votes over k; failures are counted', async () => {
     const model = scriptedModel((req) => {
       expect(req.n).toBe(4);
       return [pos, pos, neg, junk];
@@ -50,13 +50,34 @@ describe('generative judge', () => {
     expect(model.requests).toHaveLength(3);
     expect(model.requests[0].temperature).toBe(1);
     for (const j of r.judgments) {
-      expect(j.score).toBeCloseTo(2 / 3, 12);
+      // maj@k over k: the format failure is a vote that did not say Positive (2 of 4, not 2 of 3).
+      expect(j.score).toBe(0.5);
       expect(j.verdict).toBe('positive');
       expect(j.formatFailures).toBe(1);
       expect(j.votes).toBe(4);
     }
     expect(r.formatFailures).toBe(3);
     expect(r.cost.judge.samples).toBe(12);
+  });
+
+  it('maj@k is over all k votes: 1 Positive + 7 format failures is negative (1/8), not 1.0', async () => {
+    const model = scriptedModel(() => [pos, junk, junk, junk, junk, junk, junk, junk]);
+    const r = await createGenerativeJudge(model, { votes: 8 }).judge(problem, chunks, { only: [0] });
+    expect(r.judgments[0]).toMatchObject({ score: 1 / 8, verdict: 'negative', formatFailures: 7, votes: 8 });
+  });
+
+  it('the 4–4 tie rule: 4 Positive and 4 Negative score 0.5, positive at the default threshold; 3–4–1 is negative', async () => {
+    const tie = scriptedModel(() => [pos, neg, pos, neg, pos, neg, pos, neg]);
+    const t = await createGenerativeJudge(tie, { votes: 8 }).judge(problem, chunks, { only: [0] });
+    expect(t.judgments[0]).toMatchObject({ score: 0.5, verdict: 'positive', formatFailures: 0 });
+    const short = scriptedModel(() => [pos, neg, pos, neg, pos, neg, junk, neg]);
+    const u = await createGenerativeJudge(short, { votes: 8 }).judge(problem, chunks, { only: [0] });
+    expect(u.judgments[0]).toMatchObject({ score: 3 / 8, verdict: 'negative', formatFailures: 1 });
+    // A strict threshold turns the tie negative: the tie is decided by `score >= threshold`.
+    const strict = await createGenerativeJudge(tie, { votes: 8, threshold: 0.51 }).judge(problem, chunks, {
+      only: [0],
+    });
+    expect(strict.judgments[0].verdict).toBe('negative');
   });
 
   it('a chunk with only unparsable replies is neutral (0.5), not an error, never a crash', async () => {
@@ -105,9 +126,10 @@ describe('critic', () => {
     expect(r.firstError).toBe(1);
     expect(r.formatFailures).toBe(1);
     expect(r.judgments.map((j) => j.verdict)).toEqual(['positive', 'negative', 'neutral']);
-    expect(r.judgments[0].score).toBe(1);
-    expect(r.judgments[1].score).toBeCloseTo(1 / 3, 12);
-    expect(r.solutionScore).toBeCloseTo(1 / 3, 12);
+    // Shares of all k = 4 samples: the format failure does not vote "no error here".
+    expect(r.judgments[0].score).toBe(3 / 4);
+    expect(r.judgments[1].score).toBe(1 / 4);
+    expect(r.solutionScore).toBe(1 / 4);
     const early = await judge.judge(problem, chunks, { firstErrorOnly: true });
     expect(early.judgments).toHaveLength(2);
   });

@@ -113,6 +113,24 @@ describe('rollout judge', () => {
   });
 });
 
+describe('rollout judge: Q̂(H) of a finished solution is its exact check, as in labels', () => {
+  it('judges the last chunk of a solution with a final answer by checking it, not by rollouts', async () => {
+    // Every rollout writes the wrong answer 8: rolled out, Q̂ of any prefix is 0.
+    const model = scriptedModel((req) => Array.from({ length: req.n ?? 1 }, () => ({ text: '\\boxed{8}' })));
+    const solved = ['2+3 = 5.', '5+4 = 9.', 'The answer is \\boxed{9}.'];
+    const judge = createRolloutJudge(model, { rollouts: 4 });
+    const r = await judge.judge(problem, solved, { only: [2] });
+    expect(r.judgments[0]).toMatchObject({ chunkIndex: 2, verdict: 'positive', score: 1 });
+    expect(model.requests).toHaveLength(0);
+    const wrong = await judge.judge(problem, chunks, { only: [2] });
+    expect(wrong.judgments[0]).toMatchObject({ verdict: 'negative', score: 0 });
+    // A prefix without a final answer (a search's partial path) is still rolled out.
+    const partial = await judge.judge(problem, solved.slice(0, 2), { only: [1] });
+    expect(partial.judgments[0].verdict).toBe('negative');
+    expect(model.requests).toHaveLength(1);
+  });
+});
+
 describe('rollout judge follows the signal it is given', () => {
   // Q̂ by prefix length (0 = the bare problem): the rollouts from a prefix of L chunks reach the
   // gold answer in the share Q[L] (rollout k is correct iff k < Q[L]·M).

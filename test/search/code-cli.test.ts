@@ -92,12 +92,16 @@ describe('stepwise search on a code data set', () => {
     expect(rows[1].finalText).toBe(mbpp[1]!.code.replace(/\r\n/g, '\n').trimEnd());
     expect(rows[1].chunks.length).toBeGreaterThan(0);
     // The code domain: the code prompt with the tests listed, the fence as stop, the code preset's budget.
-    expect(bodies).toHaveLength(2);
+    // One request per candidate (majority --n 2 on 2 problems), each with its own seed: the pool
+    // of whole solutions is nested across N (src/search/pool.ts).
+    expect(bodies).toHaveLength(4);
+    expect(new Set(bodies.map((b) => b.seed)).size).toBe(4);
     for (const b of bodies) {
       expect(parseCodePolicyPrompt(b.prompt as string)?.question).toContain(
         'Your code should pass these tests:',
       );
-      expect(b).toMatchObject({ n: 2, stop: ['\n```'], max_tokens: 1024 });
+      expect(b.n ?? 1).toBe(1);
+      expect(b).toMatchObject({ stop: ['\n```'], max_tokens: 1024 });
     }
   });
 });

@@ -181,8 +181,9 @@ describe('best-of-N (src/search/best-of-n.ts) on the code domain', () => {
     expect(r.correct).toBe(true);
     expect(r.stats).toMatchObject({ aggregation: 'min', passing: 2, oracle: true });
     expect(r.trace.map((n) => n.status)).toEqual(['pruned', 'pruned', 'accepted']);
-    expect(model.requests).toHaveLength(1);
-    expect(model.requests[0]!.n).toBe(3);
+    // One request per candidate, each with its own seed (the nested pool, src/search/pool.ts).
+    expect(model.requests).toHaveLength(3);
+    expect(model.requests.map((q) => q.n)).toEqual([1, 1, 1]);
     // The code preset: 1024 tokens per solution, stopped at the closing fence.
     expect(model.requests[0]).toMatchObject({ maxTokens: 1024, stop: ['\n```'] });
   });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { judgeReadsGold } from '../../src/judge/spec.js';
 import { startCli } from '../support/cli.js';
+import { startSimServeCli } from '../support/sim-serve.js';
 import { tempDir } from '../support/temp.js';
 
 /**
@@ -129,5 +130,47 @@ describe('gold-reading judges', () => {
     expect(lines).toHaveLength(2);
     for (const l of lines) expect(l.judgeUsedGold).toBe(true);
     expect(JSON.parse(r.stdout).judgeUsedGold).toBe(true);
+  });
+
+  it('decided by what the judge reads: an outcome model the sim server answers is refused under any name, or recorded with the flag', async () => {
+    const server = await startSimServeCli(join(dir, 'serve-home'));
+    try {
+      const args = (out: string) => [
+        'search',
+        '--dataset',
+        'sim',
+        '--count',
+        '2',
+        '--strategy',
+        'refine',
+        '--policy',
+        'openai:sim',
+        '--judge',
+        'generative:openai:sim',
+        '--outcome',
+        'orm:openai:anything',
+        '--base-url',
+        server.baseURL,
+        '--out',
+        join(dir, out),
+      ];
+      const refused = await startCli(args('served.jsonl'), home).done;
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(
+        /orm:openai:anything is answered by the simulated world.*--allow-gold-judge/s,
+      );
+      const allowed = await startCli([...args('served-allowed.jsonl'), '--allow-gold-judge', '--json'], home)
+        .done;
+      expect(allowed.code, allowed.stderr).toBe(0);
+      const lines = readFileSync(join(dir, 'served-allowed.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      expect(lines).toHaveLength(2);
+      for (const l of lines) expect(l).toMatchObject({ judgeUsedGold: true, simulated: true });
+      expect(JSON.parse(allowed.stdout).judgeUsedGold).toBe(true);
+    } finally {
+      await server.stop();
+    }
   });
 });

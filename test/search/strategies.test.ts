@@ -192,7 +192,8 @@ describe('best-of-n, weighted vote, majority', () => {
     const { policy, counters } = fakePolicy({ stepError: 0.3 });
     const { judge, calls } = fakeJudge();
     const r = await runStrategy('best-of-n', problem, { n: 6, seed: 3 }, { policy, judge, checker });
-    expect(counters.calls).toBe(1);
+    // One call per candidate, each with its own seed: the pool is nested across N (src/search/pool.ts).
+    expect(counters.calls).toBe(6);
     expect(counters.samples).toBe(6);
     expect(calls.calls).toBe(6);
     const cands = r.trace;

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { emptyCost } from '../../src/core/cost.js';
+import { createGenerativeJudge } from '../../src/judge/generative.js';
 import type { StepJudge } from '../../src/judge/types.js';
 import { selectByJudge } from '../../src/train/select.js';
+import { scriptedModel } from '../support/scripted-model.js';
 
 /** A scripted judge: a chunk's score is the number written in it as `score=0.x`. */
 const judged: string[][] = [];
@@ -50,5 +52,25 @@ describe('judge-based data selection', () => {
         expect(inputs.find((p) => p.id === r.id)!.samples[r.outcomeOnly.index].correct).toBe(true);
     }
     expect(rows[2].outcomeOnly).toBeNull();
+  });
+
+  it('shows each response to the judge in its own segmentation: tags-segmented samples as <chunk> tags, not [Step i]', async () => {
+    const model = scriptedModel(() => [{ text: 'Fine. \\boxed{Positive}' }]);
+    const generative = createGenerativeJudge(model);
+    const tagged = {
+      text: '<chunk>16×3=48</chunk>\n<chunk>48+2=50 \\boxed{50}</chunk>',
+      correct: true,
+      segmentation: 'tags' as const,
+      chunks: ['16×3=48', '48+2=50 \\boxed{50}'],
+    };
+    const plain = { text: '16×3=48\n\n48+2=50 \\boxed{50}', correct: true };
+    const [row] = await selectByJudge([{ id: 'p', question: 'Q', samples: [tagged, plain] }], generative);
+    expect(row.chosen?.index).toBe(0);
+    const prompts = model.requests.map((r) => JSON.stringify(r.messages));
+    // Second chunk of each response: its history is shown in the response's own segmentation.
+    const withHistory = prompts.filter((t) => t.includes('16×3=48') && t.includes('48+2=50'));
+    expect(withHistory).toHaveLength(2);
+    expect(withHistory.filter((t) => t.includes('<chunk>16×3=48</chunk>'))).toHaveLength(1);
+    expect(withHistory.filter((t) => t.includes('[Step 1]'))).toHaveLength(1);
   });
 });

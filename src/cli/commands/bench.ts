@@ -1,7 +1,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { benchChart, benchSearch, DEFAULT_BENCH_SPECS, parseBenchSpec } from '../../search/bench.js';
+import {
+  benchChart,
+  benchSearch,
+  DEFAULT_BENCH_SPECS,
+  parseBenchSpec,
+  poolCostLine,
+} from '../../search/bench.js';
+import { formatPaired } from '../../search/paired.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { finishRun, startRun } from '../../store/runs.js';
 import { addConfigOption } from '../config-file.js';
@@ -150,13 +157,16 @@ export function register(program: Command): void {
           command: 'bench search',
           headline: `${report.points.length} points over ${report.problems} problems in ${report.seconds.toFixed(1)} s`,
           world: report.simulated ? SIMULATED_WORLD : undefined,
-          lines: report.points.map(
-            (p) =>
-              [
-                `${p.strategy}${p.budget !== undefined ? ` ${p.knob}=${p.budget}` : ''}`,
-                `accuracy ${share(p.correct, p.checked)}, ${p.costPerProblem.totalTokens.toFixed(0)} tokens per problem`,
-              ] as const,
-          ),
+          lines: [
+            ...report.points.map(
+              (p) =>
+                [
+                  `${p.strategy}${p.budget !== undefined ? ` ${p.knob}=${p.budget}` : ''}`,
+                  `accuracy ${share(p.correct, p.checked)}, ${p.costPerProblem.totalTokens.toFixed(0)} tokens per problem${p.paired ? `; ${formatPaired(p.paired)}` : ''}`,
+                ] as const,
+            ),
+            ...(report.pool ? [['shared pool', poolCostLine(report.pool)] as const] : []),
+          ],
           wrote: [out, svg, pointsFile],
           run: runId,
         },

@@ -22,8 +22,18 @@ import {
   type BenchSpec,
   benchChart,
   benchSearch,
+  poolCostOf,
+  withPairedDifferences,
 } from '../../search/bench.js';
 import type { SearchSummary } from '../../search/dataset.js';
+import {
+  formatPaired,
+  outcomeString,
+  outcomesOfFile,
+  type PairedDifference,
+  pairedDifference,
+} from '../../search/paired.js';
+import { SolutionPools } from '../../search/pool.js';
 import { getStrategy } from '../../search/registry.js';
 import { simDatasetProblems, simProblemRows, simProcessBenchRows } from '../../sim/dataset.js';
 import { TINY_FIT } from '../../sim/tiny-fit.js';
@@ -102,6 +112,8 @@ export interface DemoReport {
     judgeCallsPerProblem: number;
     /** 95% Wilson interval of the accuracy over the problems. */
     ci95: [number, number];
+    /** Against plain sampling on the same problems (per-problem differences; not on plain sampling itself). */
+    paired?: PairedDifference;
   }>;
   /** Accuracy vs compute: `bench search` points, several budgets per strategy (also in accuracy-vs-compute.json). */
   accuracyVsCompute: Array<{
@@ -110,6 +122,7 @@ export interface DemoReport {
     budget?: number;
     accuracy: number;
     tokensPerProblem: number;
+    paired?: PairedDifference;
   }>;
   files: Record<string, string>;
   runs: string[];
@@ -373,12 +386,20 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
       { strategy: 'chunk-reset', label: 'chunk-reset (≤ 5 attempts per chunk)', config: { maxAttempts: 5 } },
     ];
     log(`[4/5] search on ${count} problems: ${runsOf.map((r) => r.strategy).join(', ')}`);
-    const summaries: Array<{ label: string; summary: SearchSummary; config: Record<string, unknown> }> = [];
+    const summaries: Array<{
+      label: string;
+      summary: SearchSummary;
+      config: Record<string, unknown>;
+      outcomes: Map<string, boolean>;
+    }> = [];
     const searchModel = simulated ? model : await createModel(policySpec, { noCache: true });
     const searchJudge = simulated ? judge : await createJudge(judgeSpec, { noCache: true });
+    // One pool of whole solutions per problem for plain sampling, best-of-N and majority, here and
+    // in the sweep below: plain sampling is its first sample, best-of-N its first N (paired by design).
     const searchDeps = {
       policy: simulated ? policy : createPolicy(searchModel, { segmentation }),
       judge: searchJudge,
+      pools: new SolutionPools(),
     };
     let bench: BenchReport;
     try {
@@ -397,7 +418,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
           { world, simulated, policy: policySpec, judge: judgeSpec, dataset: world },
         );
         runs.push(runId);
-        summaries.push({ label: r.label, summary, config: r.config });
+        summaries.push({ label: r.label, summary, config: r.config, outcomes: outcomesOfFile(out) });
         files[`search ${r.strategy}`] = `search-${r.strategy}.jsonl`;
       }
 
@@ -405,7 +426,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
       // seed and models), so each strategy is a curve, not one point. The three searches above
       // are points of that sweep already (same config): they are taken, not searched again.
       const specs = demoBenchSpecs(n);
-      const searched: BenchPoint[] = summaries.map(({ summary, config }) => {
+      const ids = problems.map((p) => p.id);
+      const searched: BenchPoint[] = summaries.map(({ summary, config, outcomes }) => {
         const knob = getStrategy(summary.strategy).budget;
         const budget = knob ? (config[knob] as number | undefined) : undefined;
         return {
@@ -415,6 +437,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
           correct: summary.correct,
           checked: summary.checked,
           costPerProblem: summary.costPerProblem,
+          outcomes: outcomeString(ids, outcomes),
         };
       });
       const has = (strategy: string, budget?: number) =>
@@ -448,15 +471,19 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
         policy: policySpec,
         judge: judgeSpec,
         simulated,
+        // Plain sampling was searched above: pairs are taken against that point below.
+        baseline: false,
       });
       // Points in the sweep's order: strategy by strategy, budgets rising.
       const order = (p: BenchPoint) => {
         const i = specs.findIndex((sp) => sp.strategy === p.strategy);
         return i * 1e6 + (p.budget ?? 0);
       };
+      const merged = [...searched, ...swept.points].sort((x, y) => order(x) - order(y));
       bench = {
         ...swept,
-        points: [...searched, ...swept.points].sort((x, y) => order(x) - order(y)),
+        points: withPairedDifferences(merged, ids),
+        ...poolCostOf(merged),
         // The sweep's world says what its numbers are (the tiny world is not the simulator).
         note: notice,
         seconds: (Date.now() - t0) / 1000,
@@ -474,6 +501,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
     files.chart = 'accuracy-vs-compute.svg';
     files.report = 'report.json';
 
+    const baselineOutcomes = summaries.find((x) => x.summary.strategy === 'sample')?.outcomes;
     const report: DemoReport = {
       kind: 'stepwise-demo',
       demo: true,
@@ -511,7 +539,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
         correctAcc: num(pbSim.correct_acc),
         f1: num(pbSim.f1),
       },
-      search: summaries.map(({ label, summary }) => ({
+      search: summaries.map(({ label, summary, outcomes }) => ({
         strategy: summary.strategy,
         label,
         accuracy: summary.accuracy,
@@ -519,12 +547,16 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
         policyCallsPerProblem: summary.costPerProblem.policyCalls,
         judgeCallsPerProblem: summary.costPerProblem.judgeCalls,
         ci95: wilson95(summary.correct, summary.checked),
+        ...(summary.strategy === 'sample' || !baselineOutcomes
+          ? {}
+          : { paired: pairedDifference(baselineOutcomes, outcomes) }),
       })),
       accuracyVsCompute: bench.points.map((p) => ({
         strategy: p.strategy,
         ...(p.knob ? { knob: p.knob, budget: p.budget } : {}),
         accuracy: p.accuracy,
         tokensPerProblem: p.costPerProblem.totalTokens,
+        ...(p.paired ? { paired: p.paired } : {}),
       })),
       files,
       runs,
@@ -585,7 +617,7 @@ export function formatDemoReport(r: DemoReport, cwd = process.cwd()): string {
     `         ${r.world} ProcessBench-format set (${r.processbench.rows} rows): error_acc ${r.processbench.errorAcc.toFixed(1)}, ` +
       `correct_acc ${r.processbench.correctAcc.toFixed(1)}, F1 ${r.processbench.f1.toFixed(1)}`,
     '',
-    `search   ${r.sample.problems} problems, same seed for every strategy (its own draw: plain sampling here is not the sample stage above):`,
+    `search   ${r.sample.problems} problems, paired by design: one pool of samples per problem (plain sampling is its first sample, best-of-N its first N; not the sample stage above), differences per problem:`,
     ...r.search.map(
       (s) =>
         `  ${s.label.padEnd(w)}  accuracy ${pct(s.accuracy).padStart(6)} [95% ${pct(s.ci95[0])}–${pct(s.ci95[1])}]   ${Math.round(
@@ -594,7 +626,8 @@ export function formatDemoReport(r: DemoReport, cwd = process.cwd()): string {
           .toString()
           .padStart(
             6,
-          )} tokens/problem (policy + judge), ${s.policyCallsPerProblem.toFixed(1)} policy + ${s.judgeCallsPerProblem.toFixed(1)} judge calls`,
+          )} tokens/problem (policy + judge), ${s.policyCallsPerProblem.toFixed(1)} policy + ${s.judgeCallsPerProblem.toFixed(1)} judge calls` +
+        (s.paired ? `\n  ${''.padEnd(w)}  ${formatPaired(s.paired)}` : ''),
     ),
     '',
     `accuracy vs compute (bench search, ${r.accuracyVsCompute.length} points; chart in accuracy-vs-compute.svg):`,

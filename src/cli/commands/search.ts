@@ -6,7 +6,7 @@ import { type ResumeCounts, resumePhrase } from '../../jobs/made-from.js';
 import type { JobProgress, Shard } from '../../jobs/run-job.js';
 import { jobSettings } from '../../jobs/settings.js';
 import { createJudge } from '../../judge/create.js';
-import { judgeReadsGold } from '../../judge/spec.js';
+import { judgeReadsGold, judgeReadsGoldIfSimulated } from '../../judge/spec.js';
 import { cacheStatsOf } from '../../models/cache.js';
 import { createPolicy, type PromptForm } from '../../models/policy.js';
 import { isSimulatedModel } from '../../models/simulated.js';
@@ -399,6 +399,12 @@ export async function buildSearchDeps(
       judge,
       outcome,
       ...(gold.length > 0 ? { judgeUsedGold: true } : {}),
+      // An outcome model is gold-reading when the sim server answers it, whatever its spec says.
+      goldIfSimulated: [
+        ...(judge && f.judge && judgeReadsGoldIfSimulated(f.judge) ? [judge] : []),
+        ...(outcome && f.outcome && judgeReadsGoldIfSimulated(f.outcome) ? [outcome] : []),
+      ],
+      allowGoldJudge: f.allowGoldJudge === true,
     },
     cacheStats: () => cacheStatsOf(model, judge?.model, outcome?.model),
     // What the models are decides, not the specs' spelling (sim-server replies mark their records too).

@@ -28,8 +28,14 @@ const SampleRow = z.looseObject({
   simulated: z.boolean().optional(),
   question: z.string().optional(),
   problem: z.string().optional(),
+  segmentation: z.enum(['paragraph', 'tags']).optional(),
   samples: z.array(
-    z.looseObject({ text: z.string(), correct: z.boolean(), chunks: z.array(z.any()).optional() }),
+    z.looseObject({
+      text: z.string(),
+      correct: z.boolean(),
+      chunks: z.array(z.any()).optional(),
+      segmentation: z.enum(['paragraph', 'tags']).optional(),
+    }),
   ),
 });
 
@@ -91,6 +97,7 @@ export function register(program: Command): void {
             id: r.id,
             question: await questionOf(r),
             samples: r.samples,
+            ...(r.segmentation ? { segmentation: r.segmentation } : {}),
             ...(r.simulated === true ? { simulated: true as const } : {}),
           };
           assertSimWorldInputs({ judge: o.judge }, [input], { guess: o.simGuess, source: o.input });

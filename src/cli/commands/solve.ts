@@ -37,7 +37,7 @@ export function formatSolveReport(result: SearchResult, options: { simulated?: b
     const verdict = c.verdict
       ? `${MARK[c.verdict] ?? '?'} ${c.verdict}${c.score !== undefined ? ` ${c.score.toFixed(2)}` : ''}`
       : 'not judged';
-    lines.push(`[chunk ${c.index + 1}] ${verdict} · ${c.attempts} attempt${c.attempts === 1 ? '' : 's'}`);
+    lines.push(`[chunk ${c.index}] ${verdict} · ${c.attempts} attempt${c.attempts === 1 ? '' : 's'}`);
     lines.push(...c.text.split('\n').map((l) => `    ${l}`));
   }
   lines.push('');
