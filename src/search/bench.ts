@@ -86,6 +86,13 @@ export const DEFAULT_BENCH_SPECS: readonly BenchSpec[] = [
   { strategy: 'chunk-reset', budgets: [1, 2, 5] },
 ];
 
+/** The specs with plain sampling first when they lack it: every point is paired against it. */
+export function withBaselineSpec(specs: readonly BenchSpec[]): BenchSpec[] {
+  return specs.some((sp) => sp.strategy === 'sample')
+    ? [...specs]
+    : [{ strategy: 'sample', budgets: [] }, ...specs];
+}
+
 /** Parse `best-of-n:1,4,16` (or a bare strategy name, one point at the default budget). */
 export function parseBenchSpec(text: string): BenchSpec {
   const [name, list] = text.split(':');
@@ -185,9 +192,8 @@ function readPoints(file: string, settings: JobSettings | undefined): Map<string
  */
 export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
   const t0 = Date.now();
-  let specs = options.specs ?? DEFAULT_BENCH_SPECS;
-  if (options.baseline !== false && !specs.some((sp) => sp.strategy === 'sample'))
-    specs = [{ strategy: 'sample', budgets: [] }, ...specs];
+  const given = options.specs ?? DEFAULT_BENCH_SPECS;
+  const specs = options.baseline === false ? given : withBaselineSpec(given);
   // One pool of whole solutions per problem for every pooled point: N_max samples, not Σn.
   const pools = new SolutionPools();
   const ids = options.problems.map((p) => p.id);

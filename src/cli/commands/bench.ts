@@ -7,6 +7,7 @@ import {
   DEFAULT_BENCH_SPECS,
   parseBenchSpec,
   poolCostLine,
+  withBaselineSpec,
 } from '../../search/bench.js';
 import { formatPaired } from '../../search/paired.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
@@ -95,7 +96,8 @@ export function register(program: Command): void {
         : { ...rest, ...(specs === undefined ? {} : { strategies: specs }) },
   });
   cmd.action(async (f: BenchSearchFlags) => {
-    const specs = f.strategies ? f.strategies.map(parseBenchSpec) : DEFAULT_BENCH_SPECS;
+    // Plain sampling is always measured: every other point is paired against it.
+    const specs = withBaselineSpec(f.strategies ? f.strategies.map(parseBenchSpec) : DEFAULT_BENCH_SPECS);
     const problems = await loadDatasetProblems(f);
     assertSimWorldInputs({ policy: f.policy, judge: f.judge, outcome: f.outcome }, problems, {
       guess: f.simGuess,
@@ -144,8 +146,8 @@ export function register(program: Command): void {
           if (n > 0 && !f.quiet && !process.env.STEPWISE_QUIET)
             process.stderr.write(`bench search: ${n} of ${total} points resumed from ${pointsFile}\n`);
         },
-        onPoint: (p, i) =>
-          bar.update(i + 1, total, `${p.strategy}${p.budget ? ` ${p.knob}=${p.budget}` : ''}`),
+        onPoint: (p, i, n) =>
+          bar.update(i + 1, n, `${p.strategy}${p.budget ? ` ${p.knob}=${p.budget}` : ''}`),
       });
       bar.stop();
       mkdirSync(dirname(out), { recursive: true });
