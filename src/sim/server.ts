@@ -329,23 +329,32 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
     if (closing) throw new HttpError(503, 'the sim server is shutting down');
   };
 
-  /** One generate request, drawn a sample at a time; `reply.chars` counts the text written so far. */
+  /**
+   * One generate request, drawn a sample at a time. `reply` counts the text written so far for
+   * the whole reply and the samples it will hold (`expected`): past the cap it is a 413, and so is
+   * a reply whose samples so far project to twice the cap (refused early, before writing megabytes
+   * only to drop them).
+   */
   const run = async (
     req: GenerateRequest,
     o: SimOptions,
-    reply: { chars: number },
+    reply: { chars: number; samples: number; expected: number },
   ): Promise<SimGenerateResult> => {
+    const tooLarge = (what: string) =>
+      new HttpError(
+        413,
+        `the reply ${what} ${SIM_LIMITS.replyChars} characters of text on the sim server: ask for fewer samples (n), fewer prompts or fewer max_tokens`,
+      );
     try {
       const steps = simGenerateSteps(o, readers, req, stream);
       for (;;) {
         const step = steps.next();
         if (step.done) return step.value;
         reply.chars += step.value.text.length;
-        if (reply.chars > SIM_LIMITS.replyChars)
-          throw new HttpError(
-            413,
-            `the reply would pass ${SIM_LIMITS.replyChars} characters of text on the sim server: ask for fewer samples (n), fewer prompts or fewer max_tokens`,
-          );
+        reply.samples++;
+        if (reply.chars > SIM_LIMITS.replyChars) throw tooLarge('would pass');
+        if (reply.samples >= 8 && (reply.chars / reply.samples) * reply.expected > 2 * SIM_LIMITS.replyChars)
+          throw tooLarge('would be about twice');
         await breathe();
       }
     } catch (err) {
@@ -370,7 +379,7 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
         `prompts × n must be at most ${SIM_LIMITS.samples} on the sim server (got ${prompts.length} × ${sampling.n ?? 1})`,
       );
     for (const [i, p] of prompts.entries()) checkPromptSize(p, `prompt[${i}]`);
-    const reply = { chars: 0 };
+    const reply = { chars: 0, samples: 0, expected: prompts.length * (sampling.n ?? 1) };
     const results: SimGenerateResult[] = [];
     for (const prompt of prompts) results.push(await run({ ...sampling, prompt }, o, reply));
     const choices: unknown[] = [];
@@ -429,7 +438,7 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
         413,
         `the messages are ${chars} characters; the sim server reads at most ${SIM_LIMITS.promptChars} per request`,
       );
-    const r = await run({ ...sampling, messages }, o, { chars: 0 });
+    const r = await run({ ...sampling, messages }, o, { chars: 0, samples: 0, expected: sampling.n ?? 1 });
     countRole(r.role, r.usage.promptTokens, r.usage.completionTokens, r.samples.length);
     count('/v1/chat/completions', r.usage.promptTokens, r.usage.completionTokens, r.samples.length);
     return {
