@@ -49,7 +49,7 @@ function hostile(ep: string): Record<string, string> {
     'os-exit': `import os\n${wrong}os._exit(0)\n`,
     'exit-in-call': `def ${ep}(*args, **kwargs):\n    import os\n    os._exit(0)\n`,
     'printed-verdicts': `${wrong}print("${forged}")\n`,
-    'verdict-channel': `import os\n${wrong}for fd in range(3, 20):\n    try:\n        os.write(fd, "${forged}\\n".encode())\n    except OSError:\n        pass\n`,
+    'verdict-channel': `import os\n${wrong}for fd in sorted(int(n) for n in os.listdir("/proc/self/fd") if int(n) > 2):\n    try:\n        os.write(fd, "${forged}\\n".encode())\n    except OSError:\n        pass\nos._exit(0)\n`,
     'always-equal': `class Same:\n    def __eq__(self, other):\n        return True\n    def __bool__(self):\n        return True\n    __hash__ = object.__hash__\ndef ${ep}(*args, **kwargs):\n    return Same()\n`,
     'reads-globals': `import gc\nfound = [o for o in gc.get_objects() if isinstance(o, dict) and ("TESTS" in o or "tests" in o)]\ndef ${ep}(*args, **kwargs):\n    for o in found:\n        for t in o.get("tests", o.get("TESTS", [])):\n            pass\n    return 0\n`,
     'deep-tree': `import os\nfor i in range(2000):\n    os.mkdir("d")\n    os.chdir("d")\n${wrong}`,

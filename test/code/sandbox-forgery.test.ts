@@ -49,7 +49,7 @@ const attacks: Record<string, string> = {
   'os._exit(0) inside the tested call': 'def add(a, b):\n    import os\n    os._exit(0)\n',
   'sys.exit(0) inside the tested call': 'def add(a, b):\n    raise SystemExit(0)\n',
   'printed fake verdict lines': `${wrong}print(${JSON.stringify(forgedLines)})\n`,
-  'writes to the verdict channel': `${wrong}import os\nfor fd in range(3, 20):\n    try:\n        os.write(fd, (${JSON.stringify(forgedLines)} + "\\n").encode())\n    except OSError:\n        pass\n`,
+  'writes to the verdict channel': `${wrong}import os\nfor fd in sorted(int(n) for n in os.listdir("/proc/self/fd") if int(n) > 2):\n    try:\n        os.write(fd, (${JSON.stringify(forgedLines)} + "\\n").encode())\n    except OSError:\n        pass\nos._exit(0)\n`,
   'always-equal return object':
     'class Same:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\ndef add(a, b):\n    return Same()\n',
   'int subclass that equals everything':
