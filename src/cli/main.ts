@@ -3,22 +3,10 @@ import '../providers/index.js';
 import { Command, CommanderError, Help, type Option } from 'commander';
 import { StepwiseError } from '../core/errors.js';
 import { redactText, secretValues } from '../core/redact.js';
-import { interruptActiveRuns } from '../store/runs.js';
 import { VERSION } from '../version.js';
 import { registerCommands } from './commands/index.js';
-import { restoreTerminal } from './progress.js';
+import { onInterrupt } from './job-harness.js';
 import { applySandboxFlags, closeSandboxes } from './sandbox.js';
-
-/** Commands whose output a rerun resumes (each finished item or point is written at once). */
-const RESUMABLE = new Set([
-  'sample',
-  'label',
-  'search',
-  'bench search',
-  'eval processbench',
-  'select',
-  'label-code',
-]);
 
 const defaultHelp = new Help();
 
@@ -74,23 +62,6 @@ function reportUnknownOptionsFirst(cmd: Command): void {
   };
 }
 
-/**
- * What Ctrl-C prints: each part on its own line (after the progress bar's), so none is lost
- * past the terminal's width.
- */
-export function interruptMessage(
-  runs: ReadonlyArray<{ id: string; command: string; output: string | null }>,
-): string {
-  const lines = ['stepwise: interrupted'];
-  for (const r of runs) lines.push(`  run ${r.id} (\`stepwise ${r.command}\`) recorded as interrupted`);
-  const resumable = runs.filter((r) => RESUMABLE.has(r.command) && r.output !== null);
-  if (resumable.length > 0) {
-    for (const r of resumable) lines.push(`  finished work is kept in ${r.output}`);
-    lines.push('  rerun the same command to resume');
-  }
-  return `\n${lines.join('\n')}\n`;
-}
-
 /** Run the CLI: user errors print their message (no stack trace) and exit with their code. */
 export async function main(argv: string[] = process.argv): Promise<void> {
   // `stepwise … | head` closes the pipe early: that is the reader's choice, not an error.
@@ -100,14 +71,7 @@ export async function main(argv: string[] = process.argv): Promise<void> {
       throw e;
     });
   }
-  // Ctrl-C: jobs append each finished record at once, so stopping loses only work in flight.
-  // Commands with their own graceful handler (e.g. `sample`) take over; otherwise say how to resume.
-  const onInterrupt = (): void => {
-    restoreTerminal();
-    if (process.listenerCount('SIGINT') > 1) return;
-    process.stderr.write(interruptMessage(interruptActiveRuns()));
-    process.exit(130);
-  };
+  // Ctrl-C: the job harness gives the terminal back and says how to resume.
   process.on('SIGINT', onInterrupt);
   keepSecretsOffStderr(argv);
   const program = buildProgram();

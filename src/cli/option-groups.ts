@@ -1,8 +1,12 @@
-import { Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { z } from 'zod';
 import { seedSetting, settingFields } from '../core/settings-schema.js';
+import type { Shard } from '../jobs/run-job.js';
+import { defaultStorePath } from '../store/db.js';
+import { intOption, shardOption } from './options.js';
 import { settingOption } from './settings-options.js';
 import { JSON_HELP } from './summary.js';
+import { apiKeyOption, msOption, storeOption } from './vocabulary.js';
 
 /**
  * Options many commands share, each declared here once (test/cli/option-groups.test.ts counts the
@@ -35,4 +39,54 @@ export function seedOption(help: string, bounds: { min?: number; default?: numbe
   if (!field) throw new Error('seed: no field');
   const option = settingOption({ ...field, meta: { ...field.meta, defaultText: undefined } }, false);
   return bounds.default === undefined ? option : option.default(bounds.default);
+}
+
+/** The run group's flags: where a job writes, whether it starts over, and how it reports. */
+export interface RunFlags {
+  out: string;
+  fresh?: boolean;
+  shard?: Shard;
+  quiet?: boolean;
+  json?: boolean;
+}
+
+/** The run group of a resumable job: `--out` (required), `--fresh`, `--shard`, `--quiet`, `--json`. */
+export function addRunOptions(cmd: Command, what: { out: string; items: string }): Command {
+  return cmd
+    .requiredOption('--out <file>', what.out)
+    .option('--fresh', 'start over instead of resuming from --out')
+    .addOption(shardOption(what.items))
+    .addOption(quietOption())
+    .addOption(jsonOption());
+}
+
+/** The server group's flags: how a job reaches an OpenAI-compatible server, and its store. */
+export interface ServerFlags {
+  baseUrl?: string;
+  apiKey?: string;
+  timeoutMs?: number;
+  maxRetries?: number;
+  store?: string;
+}
+
+/** The server group: `--base-url`, `--api-key`, `--timeout-ms`, `--max-retries`, `--store`. */
+export function addServerOptions(cmd: Command): Command {
+  return cmd
+    .addOption(baseUrlOption())
+    .addOption(apiKeyOption())
+    .option('--timeout-ms <ms>', 'timeout of one HTTP request', msOption)
+    .option('--max-retries <r>', 'retries of a failed request', intOption('--max-retries', 0))
+    .addOption(storeOption());
+}
+
+/** What `createModel` takes of the server group. */
+export function serverOptionsOf(flags: ServerFlags): {
+  baseUrl?: string;
+  apiKey?: string;
+  timeoutMs?: number;
+  maxRetries?: number;
+  storePath: string;
+} {
+  const { baseUrl, apiKey, timeoutMs, maxRetries } = flags;
+  return { baseUrl, apiKey, timeoutMs, maxRetries, storePath: flags.store ?? defaultStorePath() };
 }

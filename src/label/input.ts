@@ -1,4 +1,4 @@
-import { InputError } from '../core/errors.js';
+import { InputError, UsageError } from '../core/errors.js';
 import { wrongKindError } from '../core/file-kind.js';
 import { type Segmentation, splitParagraphs, splitWritten } from '../core/segment.js';
 import type { Domain, Problem } from '../core/types.js';
@@ -176,4 +176,36 @@ export function* streamLabelInput(file: string, options: LabelInputOptions = {})
     add({ id, problem, chunks: steps, ...(typeof correct === 'boolean' ? { correct } : {}) });
     yield* out;
   }
+}
+
+/** A label job's input, opened: the solutions as a stream, and a second pass over them (the job's plan). */
+export interface OpenedLabelInput {
+  solutions: Iterable<SolutionToLabel>;
+  /** The same solutions again: a first pass counts the prefixes (progress) and finds rows whose input changed. */
+  plan: Iterable<SolutionToLabel>;
+}
+
+/**
+ * Open `file` for a label job: read as the job proceeds (only its first record is looked at now);
+ * `check` sees the first solution at once and every other one as the stream reaches it (a
+ * simulated policy refuses problems outside its world). An empty file is a usage error.
+ */
+export function openLabelInput(
+  file: string,
+  options: LabelInputOptions & { check?: (s: SolutionToLabel) => void } = {},
+): OpenedLabelInput {
+  const first = streamJsonl(file).next();
+  if (first.done) throw new UsageError(`${file}: no solutions to label`);
+  const check = options.check ?? (() => {});
+  const peek = streamLabelInput(file, options);
+  const firstSolution = peek.next();
+  peek.return(undefined);
+  if (!firstSolution.done) check(firstSolution.value);
+  function* checked(): Generator<SolutionToLabel> {
+    for (const s of streamLabelInput(file, options)) {
+      check(s);
+      yield s;
+    }
+  }
+  return { solutions: checked(), plan: checked() };
 }

@@ -61,3 +61,12 @@ describe('--json, --seed, --quiet and --base-url are each declared once in src/'
     });
   });
 });
+
+describe('a command is a declaration plus a call', () => {
+  it("label's command file is under 150 lines: its flags come from the schema and the option groups, its run from the job harness", () => {
+    const label = code.find((c) => c.file === 'cli/commands/label.ts');
+    expect(readFileSync(join(SRC, 'cli/commands/label.ts'), 'utf8').split('\n').length).toBeLessThan(150);
+    expect(label?.text).toContain('addSettingsOptions(cmd, LABEL_SETTINGS)');
+    expect(code.find((c) => c.file === 'cli/label-run.ts')?.text).toContain('runJobCommand(');
+  });
+});

@@ -178,4 +178,36 @@ describe('layers', () => {
       'src/sim/deep/w.ts:1 imports ../../prompts/readers.js (sim → prompts: only through protocol.ts)',
     ]);
   });
+
+  it('a command never imports another command: what two commands share lives beside them in src/cli', () => {
+    expect(commandCrossImports(files)).toEqual([]);
+    const at = (p: string, text: string) => ({ path: join(SRC, p), text });
+    expect(
+      commandCrossImports([
+        at('cli/commands/bench.ts', "import { addStrategyOptions } from './search.js';"),
+        at('cli/commands/demo.ts', "\nconst m = await import('../commands/search.js');"),
+        at('cli/commands/index.ts', "import { register as label } from './label.js';"),
+        at('cli/commands/solve.ts', "import { buildSearchDeps } from '../search-setup.js';"),
+      ]),
+    ).toEqual([
+      'src/cli/commands/bench.ts:1 imports ./search.js',
+      'src/cli/commands/demo.ts:2 imports ../commands/search.js',
+    ]);
+  });
 });
+
+/**
+ * Imports from one command file (src/cli/commands/*.ts) to another, as `file:line imports spec`;
+ * `index.ts`, the list of every command, is the one file that imports them all.
+ */
+function commandCrossImports(files: Array<{ path: string; text: string }>): string[] {
+  const commands = join(SRC, 'cli', 'commands');
+  const bad: string[] = [];
+  for (const { path, text } of files) {
+    if (dirname(path) !== commands || path.endsWith('index.ts')) continue;
+    for (const { spec, line } of importsOf(text))
+      if (dirname(resolve(dirname(path), spec)) === commands)
+        bad.push(`src/${relative(SRC, path)}:${line} imports ${spec}`);
+  }
+  return bad;
+}

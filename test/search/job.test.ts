@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { recordedSearch } from '../../src/cli/commands/search.js';
+import { recordedSearch } from '../../src/cli/search-setup.js';
 import { benchChart, benchSearch, parseBenchSpec } from '../../src/search/bench.js';
 import { logTicks, niceTicks, renderLineChart } from '../../src/search/chart.js';
 import { searchDataset, summarizeSearch } from '../../src/search/dataset.js';

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoReport, runDemo } from '../../src/cli/commands/demo.js';
-import { recordedSearch } from '../../src/cli/commands/search.js';
+import { recordedSearch } from '../../src/cli/search-setup.js';
 import type { ChunkEvalReport, ChunkJudgmentRow } from '../../src/evaluate/chunks.js';
 import type { ProcessBenchReport } from '../../src/evaluate/processbench.js';
 import { createJudge } from '../../src/judge/create.js';

@@ -17,9 +17,6 @@ import { addDatasetOptions, type DatasetFlags, loadDatasetProblems, searchDomain
 import { jsonOption, quietOption } from '../option-groups.js';
 import { intOption } from '../options.js';
 import { createProgressBar } from '../progress.js';
-import { addSimGuessOption, assertSimWorldInputs } from '../sim-guard.js';
-import { JSON_HELP, reportJob, SIMULATED_WORLD, share } from '../summary.js';
-import { strictResumeOption } from '../vocabulary.js';
 import {
   addModelOptions,
   addStrategyOptions,
@@ -30,7 +27,10 @@ import {
   type SearchFlags,
   searchSettings,
   strategyConfig,
-} from './search.js';
+} from '../search-setup.js';
+import { addSimGuessOption, assertSimWorldInputs } from '../sim-guard.js';
+import { JSON_HELP, reportJob, SIMULATED_WORLD, share } from '../summary.js';
+import { strictResumeOption } from '../vocabulary.js';
 
 interface BenchSearchFlags extends SearchFlags, DatasetFlags {
   strategies?: string[];

@@ -42,7 +42,7 @@ import { finishRun, startRun } from '../../store/runs.js';
 import { checkMathAnswer } from '../../verify/check.js';
 import { jsonOption, seedOption } from '../option-groups.js';
 import { intOption } from '../options.js';
-import { recordedSearch } from './search.js';
+import { recordedSearch } from '../search-setup.js';
 
 /** search-and-learn's policy temperature: the demo's measured search numbers (docs/tiny.md) are at 0.8. */
 const SEARCH_TEMPERATURE = 0.8;

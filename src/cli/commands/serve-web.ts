@@ -7,8 +7,8 @@ import { listFiles } from '../../server/files.js';
 import { defaultStorePath, openStore } from '../../store/db.js';
 import { listRuns } from '../../store/runs.js';
 import { intOption } from '../options.js';
+import { serveCommand } from '../serve-command.js';
 import { TOKEN_HELP, tokenFromFlags } from '../token.js';
-import { serveCommand } from './serve.js';
 
 /**
  * The folders to serve. Without --dir, the current folder, but only when stepwise wrote outputs

@@ -9,22 +9,9 @@ import {
 } from '../../train/reward-server.js';
 import { baseUrlOption } from '../option-groups.js';
 import { choiceOption, floatOption, intOption } from '../options.js';
+import { serveCommand } from '../serve-command.js';
 import { TOKEN_HELP, tokenFromFlags } from '../token.js';
 import { addAlias, apiKeyOption } from '../vocabulary.js';
-
-/**
- * `stepwise serve …`: long-running services. `serve rewards` is the OpenRLHF/verl reward service;
- * the web view (`stepwise serve` itself) registers its action on the same command.
- */
-export function serveCommand(program: Command): Command {
-  const existing = program.commands.find((c) => c.name() === 'serve');
-  return (
-    existing ??
-    program
-      .command('serve')
-      .description('Run a stepwise server: the web view and JSON API, or `serve rewards` for RL trainers')
-  );
-}
 
 export function register(program: Command): void {
   const cmd = serveCommand(program)

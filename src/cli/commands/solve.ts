@@ -6,7 +6,6 @@ import { runStrategy, STRATEGY_NAMES } from '../../search/registry.js';
 import type { SearchResult } from '../../search/types.js';
 import { parseSimQuestion, solveSimProblem } from '../../sim/world.js';
 import { jsonOption } from '../option-groups.js';
-import { addSimGuessOption, assertSimWorldInputs } from '../sim-guard.js';
 import {
   addModelOptions,
   addStrategyOptions,
@@ -15,7 +14,8 @@ import {
   isSimSpec,
   type SearchFlags,
   strategyConfig,
-} from './search.js';
+} from '../search-setup.js';
+import { addSimGuessOption, assertSimWorldInputs } from '../sim-guard.js';
 
 interface SolveFlags extends SearchFlags {
   strategy: string;

@@ -1,0 +1,94 @@
+import type { JobProgress } from '../jobs/run-job.js';
+import { type Db, defaultStorePath, openStore } from '../store/db.js';
+import { finishRun, interruptActiveRuns, startRun } from '../store/runs.js';
+import { createProgressBar, type ProgressBar, restoreTerminal, trackJobProgress } from './progress.js';
+import { type JobSummary, reportJob } from './summary.js';
+
+/**
+ * The one harness of a job command (changesets' shape: the command declares its options and calls
+ * the library; this runs it). It alone owns the run record (started, counted as the job goes,
+ * finished done or failed), the progress bar (in the job's own unit), Ctrl-C (see
+ * {@link onInterrupt}), cleanup, and the summary (readable on stderr, `--json` on stdout).
+ */
+export interface JobSpec<R> {
+  /** The command, as run records name it (`label`, `bench search`). */
+  command: string;
+  /** The main output file (the run record's; what Ctrl-C says is kept). */
+  out: string;
+  /** `--store` (default `$STEPWISE_HOME/store.sqlite`). */
+  store?: string;
+  /** What the run record keeps of this run (its config, with `job`: the settings record). */
+  record: Record<string, unknown>;
+  quiet?: boolean;
+  json?: boolean;
+  /** The job itself: report progress through `onProgress`. */
+  run(job: { db: Db; runId: string; bar: ProgressBar; onProgress: (p: JobProgress) => void }): Promise<R>;
+  /** The run record's final counts. */
+  counts(result: R): Record<string, number>;
+  /** The summary, readable and as JSON. */
+  summary(result: R, runId: string): { readable: JobSummary; json: Record<string, unknown> };
+  /** Always run at the end (close models, files). */
+  cleanup?: () => unknown;
+}
+
+/** Run a job command: see {@link JobSpec}. */
+export async function runJobCommand<R>(spec: JobSpec<R>): Promise<R> {
+  const db = openStore(spec.store ?? defaultStorePath());
+  const runId = startRun(db, spec.command, spec.record, spec.out);
+  const bar = createProgressBar(spec.command, { quiet: spec.quiet });
+  try {
+    const result = await spec.run({ db, runId, bar, onProgress: trackJobProgress(bar, db, runId) });
+    bar.stop();
+    finishRun(db, runId, 'done', spec.counts(result));
+    const { readable, json } = spec.summary(result, runId);
+    reportJob(readable, json, { json: spec.json });
+    return result;
+  } catch (e) {
+    bar.stop();
+    finishRun(db, runId, 'failed');
+    throw e;
+  } finally {
+    await spec.cleanup?.();
+  }
+}
+
+/** Commands whose output a rerun resumes (each finished item or point is written at once). */
+const RESUMABLE = new Set([
+  'sample',
+  'label',
+  'search',
+  'bench search',
+  'eval processbench',
+  'select',
+  'label-code',
+]);
+
+/**
+ * What Ctrl-C prints: each part on its own line (after the progress bar's), so none is lost
+ * past the terminal's width.
+ */
+export function interruptMessage(
+  runs: ReadonlyArray<{ id: string; command: string; output: string | null }>,
+): string {
+  const lines = ['stepwise: interrupted'];
+  for (const r of runs) lines.push(`  run ${r.id} (\`stepwise ${r.command}\`) recorded as interrupted`);
+  const resumable = runs.filter((r) => RESUMABLE.has(r.command) && r.output !== null);
+  if (resumable.length > 0) {
+    for (const r of resumable) lines.push(`  finished work is kept in ${r.output}`);
+    lines.push('  rerun the same command to resume');
+  }
+  return `\n${lines.join('\n')}\n`;
+}
+
+/**
+ * Ctrl-C: the terminal gets its line wrap and cursor back (the bar took them), then — unless the
+ * command stops gracefully itself (`sample`, `segment` listen for SIGINT too) — every open run is
+ * recorded as interrupted and the hint says where finished work is kept. Jobs append each
+ * finished record at once, so stopping loses only work in flight.
+ */
+export function onInterrupt(): void {
+  restoreTerminal();
+  if (process.listenerCount('SIGINT') > 1) return;
+  process.stderr.write(interruptMessage(interruptActiveRuns()));
+  process.exit(130);
+}

@@ -1,0 +1,397 @@
+import { type Command, Option } from 'commander';
+import { UsageError } from '../core/errors.js';
+import type { Segmentation } from '../core/segment.js';
+import type { ResumeCounts } from '../jobs/made-from.js';
+import type { JobProgress } from '../jobs/run-job.js';
+import { jobSettings } from '../jobs/settings.js';
+import { createJudge } from '../judge/create.js';
+import { judgeReadsGold, judgeReadsGoldIfSimulated } from '../judge/spec.js';
+import { cacheStatsOf } from '../models/cache.js';
+import { createPolicy, type PromptForm } from '../models/policy.js';
+import { isSimulatedModel } from '../models/simulated.js';
+import { type CreateModelOptions, createModel } from '../models/spec.js';
+import { loadChatTemplate } from '../prompts/chat-template.js';
+import { AGGREGATIONS, DEFAULT_SEARCH_CONFIG, type SearchConfig } from '../search/config.js';
+import { problemCount, type SearchJobOptions, type SearchSummary, searchDataset } from '../search/dataset.js';
+import { getStrategy } from '../search/registry.js';
+import type { Aggregation, SearchDeps } from '../search/types.js';
+import type { Db } from '../store/db.js';
+import { finishRun, startRun } from '../store/runs.js';
+import { type DatasetFlags, datasetSettings } from './datasets.js';
+import { baseUrlOption, seedOption } from './option-groups.js';
+import { floatOption, intOption, segmentationOption } from './options.js';
+import { trackRunCounts } from './progress.js';
+import { isSimSpec } from './sim-guard.js';
+import { addAlias, apiKeyOption, msOption, promptFormOption, storeOption } from './vocabulary.js';
+
+export { isSimSpec };
+
+/** Flags shared by `solve`, `search` and `bench search`: models and strategy knobs. */
+export interface SearchFlags {
+  policy: string;
+  judge?: string;
+  outcome?: string;
+  baseUrl?: string;
+  judgeBaseUrl?: string;
+  timeoutMs?: number;
+  maxRetries?: number;
+  threads?: number;
+  cache?: boolean;
+  store?: string;
+  apiKey?: string;
+  promptForm: PromptForm;
+  chatTemplate?: string;
+  seed?: number;
+  temperature?: number;
+  topP?: number;
+  maxTokens?: number;
+  maxStepTokens?: number;
+  maxSteps?: number;
+  n?: number;
+  beamWidth?: number;
+  aggregation?: Aggregation;
+  maxAttempts?: number;
+  fallback?: 'best-scored' | 'last';
+  children?: number;
+  maxBacktracks?: number;
+  positiveAt?: number;
+  negativeBelow?: number;
+  judgeVotes?: number;
+  refineBelow?: number;
+  refinements?: 'both' | 'global' | 'local';
+  draftTemperature?: number;
+  allowGoldJudge?: boolean;
+  segmentation?: Segmentation;
+}
+
+/** Model flags: policy, judge, outcome model and how to reach them. */
+export function addModelOptions(
+  cmd: Command,
+  options: { policyRequired?: boolean; cacheByDefault?: boolean } = {},
+): Command {
+  const policyHelp =
+    'policy model: openai:<model> (with --base-url), gguf:<path>, or sim[?step_error=…] (simulated)';
+  (options.policyRequired === false
+    ? cmd.option('--policy <spec>', policyHelp)
+    : cmd.requiredOption('--policy <spec>', policyHelp)
+  )
+    .option(
+      '--judge <spec>',
+      'step judge: <kind>:<model spec>, e.g. generative:openai:my-judge, sim:generative?sens=0.9',
+    )
+    .option(
+      '--outcome <spec>',
+      'outcome model for refine (ORM), e.g. orm:openai:my-orm, sim:orm (default: the step judge)',
+    )
+    .addOption(
+      baseUrlOption(
+        'OpenAI-compatible server URL(s) ending in /v1, comma-separated (default OPENAI_BASE_URL)',
+      ),
+    )
+    .option('--judge-base-url <url>', 'server of the judge and outcome model, when not the policy server')
+    .addOption(apiKeyOption())
+    .option('--timeout-ms <ms>', 'timeout of one HTTP request', msOption)
+    .option('--max-retries <r>', 'retries of a failed request', intOption('--max-retries', 0))
+    .option('--threads <t>', 'CPU threads for gguf models', intOption('--threads', 1))
+    .option(
+      options.cacheByDefault === false ? '--cache' : '--no-cache',
+      options.cacheByDefault === false
+        ? 'use the model-call cache (cached calls then cost nothing, which understates the compute of later points)'
+        : 'bypass the model-call cache (cached calls cost nothing: use this to measure compute)',
+    )
+    .option(
+      '--chat-template <file>',
+      "the model's own chat template (tokenizer_config.json or .jinja), rendered client-side for raw prompts",
+    )
+    .addOption(storeOption())
+    .addOption(promptFormOption())
+    .option(
+      '--allow-gold-judge',
+      'let a judge that reads the gold answer (rollout:, a simulated orm) steer the search; every result then says so',
+    );
+  return addAlias(cmd, '--prompt-form', '--form');
+}
+
+/** Strategy knobs (every field of SearchConfig). Unset flags keep the documented defaults. */
+export function addStrategyOptions(cmd: Command): Command {
+  return cmd
+    .addOption(seedOption('seed of every sampled call (default 0)', { min: 0 }))
+    .option(
+      '--temperature <t>',
+      `policy temperature (default ${DEFAULT_SEARCH_CONFIG.temperature})`,
+      floatOption('--temperature', 0, 10),
+    )
+    .option('--top-p <p>', 'policy nucleus mass (default 1)', floatOption('--top-p', 0, 1))
+    .option(
+      '--max-tokens <t>',
+      `tokens of a whole-solution call (default ${DEFAULT_SEARCH_CONFIG.maxTokens})`,
+      intOption('--max-tokens', 1),
+    )
+    .option(
+      '--max-step-tokens <t>',
+      'tokens of one step call (default 512)',
+      intOption('--max-step-tokens', 1),
+    )
+    .option(
+      '--max-steps <k>',
+      'most chunks in a step-wise solution (default 40)',
+      intOption('--max-steps', 1),
+    )
+    .option(
+      '--n <N>',
+      'solutions (best-of-n, majority, weighted-vote) or beams (beam) (default 8)',
+      intOption('--n', 1),
+    )
+    .option(
+      '--beam-width <m>',
+      'beam: keep N/m beams, expand each m ways (default 4)',
+      intOption('--beam-width', 1),
+    )
+    .addOption(
+      new Option('--aggregation <how>', 'step scores → solution score (default min)').choices([
+        ...AGGREGATIONS,
+      ]),
+    )
+    .option(
+      '--max-attempts <k>',
+      'chunk-reset: attempts per chunk (default 5)',
+      intOption('--max-attempts', 1),
+    )
+    .addOption(
+      new Option(
+        '--fallback <which>',
+        'chunk-reset: attempt kept after the last rejection (default best-scored)',
+      ).choices(['best-scored', 'last']),
+    )
+    .option('--children <k>', 'greedy-prm: children sampled per node (default 5)', intOption('--children', 1))
+    .option(
+      '--max-backtracks <k>',
+      'greedy-prm: backtracks per problem (default 5)',
+      intOption('--max-backtracks', 0),
+    )
+    .option(
+      '--positive-at <s>',
+      'score ≥ s is positive (set with --negative-below; default: the judge verdict)',
+      floatOption('--positive-at', 0, 1),
+    )
+    .option(
+      '--negative-below <s>',
+      'score < s is negative; between the two is neutral',
+      floatOption('--negative-below', 0, 1),
+    )
+    .option(
+      '--judge-votes <k>',
+      "sampled judgments per chunk (default: the judge spec's votes, else 1)",
+      intOption('--judge-votes', 1),
+    )
+    .option(
+      '--refine-below <s>',
+      'refine: refine drafts whose outcome score is below s (default 0.5)',
+      floatOption('--refine-below', 0, 1),
+    )
+    .option(
+      '--draft-temperature <t>',
+      'refine: temperature of the draft (default: --temperature; 0 = greedy drafts, as in GLoRe)',
+      floatOption('--draft-temperature', 0, 10),
+    )
+    .addOption(
+      new Option('--refinements <which>', 'refine: which refinements to try (default both)').choices([
+        'both',
+        'global',
+        'local',
+      ]),
+    )
+    .addOption(
+      segmentationOption(
+        'how the policy segments its solution; tags: step calls stop at </chunk>',
+        'paragraph',
+      ),
+    );
+}
+
+/** The strategy config the flags set (undefined fields keep the defaults). */
+export function strategyConfig(f: SearchFlags): Partial<SearchConfig> {
+  return {
+    seed: f.seed,
+    temperature: f.temperature,
+    topP: f.topP,
+    maxTokens: f.maxTokens,
+    maxStepTokens: f.maxStepTokens,
+    maxSteps: f.maxSteps,
+    n: f.n,
+    beamWidth: f.beamWidth,
+    aggregation: f.aggregation,
+    maxAttempts: f.maxAttempts,
+    fallback: f.fallback,
+    childrenPerNode: f.children,
+    maxBacktracks: f.maxBacktracks,
+    positiveAt: f.positiveAt,
+    negativeBelow: f.negativeBelow,
+    judgeVotes: f.judgeVotes,
+    refineBelow: f.refineBelow,
+    refinements: f.refinements,
+    draftTemperature: f.draftTemperature,
+    segmentation: f.segmentation,
+  };
+}
+
+/** Only the fields that are set (for printing and run records). */
+export function definedFields<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** Recorded search settings whose flag has another name: `--config` sets these flags from them. */
+export const SEARCH_SETTING_FLAGS: Readonly<Record<string, string>> = {
+  form: 'promptForm',
+  childrenPerNode: 'children',
+};
+
+/**
+ * What the rows of a search over a data set depend on: the data set, the models, the prompt form
+ * and every strategy knob (set or defaulted); not concurrency, endpoints or timeouts.
+ */
+export function searchSettings(
+  command: string,
+  f: SearchFlags & DatasetFlags,
+  extra: Record<string, unknown> = {},
+): ReturnType<typeof jobSettings> {
+  return jobSettings(command, {
+    ...datasetSettings(f),
+    policy: f.policy,
+    judge: f.judge,
+    outcome: f.outcome,
+    form: f.promptForm,
+    chatTemplate: f.chatTemplate ? loadChatTemplate(f.chatTemplate).id : undefined,
+    ...strategyConfig(f),
+    ...extra,
+  });
+}
+
+/**
+ * {@link searchDataset} recorded in the store as a `search` run, so `stepwise runs` and the web
+ * view see it: started once the output is known to be resumable (a refused rerun leaves no run),
+ * its counts updated as problems finish, done or failed at the end. `runConfig`: what else the
+ * run record says (the flags).
+ */
+export async function recordedSearch(
+  store: Db,
+  options: SearchJobOptions,
+  runConfig: Record<string, unknown> = {},
+): Promise<{ summary: SearchSummary; runId: string; items: number } & ResumeCounts> {
+  let runId: string | undefined;
+  let counts: ((p: JobProgress) => void) | undefined;
+  try {
+    const result = await searchDataset({
+      ...options,
+      onStart: () => {
+        options.onStart?.();
+        runId = startRun(
+          store,
+          'search',
+          {
+            strategy: options.strategy,
+            config: options.config ?? {},
+            problems: problemCount(options),
+            ...runConfig,
+            ...(options.shard ? { shard: `${options.shard.index}/${options.shard.count}` } : {}),
+            ...(options.settings ? { job: options.settings } : {}),
+          },
+          options.out,
+        );
+        counts = trackRunCounts(store, runId);
+      },
+      onProgress: (p) => {
+        options.onProgress?.(p);
+        counts?.(p);
+      },
+    });
+    const { summary } = result;
+    if (runId === undefined) throw new Error('search finished without starting its run');
+    finishRun(store, runId, 'done', {
+      problems: summary.problems,
+      correct: summary.correct,
+      accuracy: summary.accuracy,
+      policyTokens: summary.cost.policy.promptTokens + summary.cost.policy.completionTokens,
+      judgeTokens: summary.cost.judge.promptTokens + summary.cost.judge.completionTokens,
+    });
+    return { ...result, runId };
+  } catch (err) {
+    if (runId !== undefined) finishRun(store, runId, 'failed');
+    throw err;
+  }
+}
+
+/** Build policy, judge and outcome model from the flags. `close()` releases them. */
+export async function buildSearchDeps(
+  f: SearchFlags,
+  strategies: readonly string[],
+): Promise<{
+  deps: SearchDeps;
+  /** Calls the model-call cache answered, over policy, judge and outcome model (undefined: nothing cached). */
+  cacheStats: () => ReturnType<typeof cacheStatsOf>;
+  /** Policy, judge or outcome model is the simulated world (however it was reached). */
+  simulated: boolean;
+  close: () => Promise<void>;
+}> {
+  const needsJudge = strategies.some((s) => getStrategy(s).needsJudge);
+  if (needsJudge && !f.judge)
+    throw new UsageError(
+      `strategy ${strategies.find((s) => getStrategy(s).needsJudge)} needs a judge: pass --judge <spec>`,
+    );
+  // A judge that reads the gold answer turns search into an oracle: refuse unless asked for.
+  const gold = [
+    ...(f.judge && needsJudge ? [['--judge', f.judge]] : []),
+    ...(f.outcome && strategies.includes('refine') ? [['--outcome', f.outcome]] : []),
+  ].filter(([, spec]) => judgeReadsGold(spec));
+  if (gold.length > 0 && !f.allowGoldJudge)
+    throw new UsageError(
+      `${gold.map(([flag, spec]) => `${flag} ${spec}`).join(' and ')} reads the gold answer (a rollout judge checks ` +
+        'its rollouts against it; a simulated outcome model knows whether the answer is right; the simulated ' +
+        'oracle PRM, prm=oracle, reads exact values), so the search ' +
+        'it steers is an oracle, not a test of search. Pass --allow-gold-judge to run it anyway: every result ' +
+        'then says judgeUsedGold: true.',
+    );
+  const warn = (m: string): void => {
+    process.stderr.write(`stepwise: warning: ${m}\n`);
+  };
+  const common: CreateModelOptions = {
+    timeoutMs: f.timeoutMs,
+    maxRetries: f.maxRetries,
+    apiKey: f.apiKey,
+    storePath: f.store,
+    threads: f.threads,
+    noCache: f.cache !== true,
+    onWarning: warn,
+  };
+  const model = await createModel(f.policy, { ...common, baseUrl: f.baseUrl });
+  const judgeOptions = { ...common, baseUrl: f.judgeBaseUrl ?? f.baseUrl };
+  const judge = f.judge && needsJudge ? await createJudge(f.judge, judgeOptions) : undefined;
+  const outcome =
+    f.outcome && strategies.includes('refine') ? await createJudge(f.outcome, judgeOptions) : undefined;
+  return {
+    deps: {
+      policy: createPolicy(model, {
+        form: f.promptForm,
+        segmentation: f.segmentation ?? 'paragraph',
+        chatTemplate: f.chatTemplate ? loadChatTemplate(f.chatTemplate) : undefined,
+      }),
+      judge,
+      outcome,
+      ...(gold.length > 0 ? { judgeUsedGold: true } : {}),
+      // An outcome model is gold-reading when the sim server answers it, whatever its spec says.
+      goldIfSimulated: [
+        ...(judge && f.judge && judgeReadsGoldIfSimulated(f.judge) ? [judge] : []),
+        ...(outcome && f.outcome && judgeReadsGoldIfSimulated(f.outcome) ? [outcome] : []),
+      ],
+      allowGoldJudge: f.allowGoldJudge === true,
+    },
+    cacheStats: () => cacheStatsOf(model, judge?.model, outcome?.model),
+    // What the models are decides, not the specs' spelling (sim-server replies mark their records too).
+    simulated: isSimulatedModel(model) || judge?.simulated === true || outcome?.simulated === true,
+    close: async () => {
+      await model.close?.();
+      await judge?.close?.();
+      await outcome?.close?.();
+    },
+  };
+}
