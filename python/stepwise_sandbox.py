@@ -1202,7 +1202,10 @@ def serve(settings):
                 if code != 0:
                     for base, _ in MACHINE.cgroups.values():
                         remove_cgroup(os.path.join(base, "run-%d" % pid), [], wait_s=1.0)
-                os.write(1, (json.dumps({"id": rid, "exit": code, "runDir": run_dir}) + "\n").encode())
+                try:
+                    os.write(1, (json.dumps({"id": rid, "exit": code, "runDir": run_dir}) + "\n").encode())
+                except OSError:
+                    remove_tree(run_dir)  # the caller is gone (a broken pipe): nobody else will
                 continue
             for spare in list(spares):
                 if spare[0] == pid:  # a spare that died before its request: replaced below
@@ -1231,7 +1234,10 @@ def serve(settings):
         reap()
         if 0 not in ready:
             continue
-        data = os.read(0, 1 << 20)
+        try:
+            data = os.read(0, 1 << 20)
+        except OSError:
+            data = b""
         if not data:
             stdin_open = False
             for pid in list(running):

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { removeRunFolder, Sandbox } from '../../src/verify/code/sandbox.js';
@@ -265,6 +265,45 @@ describe('a run always ends with its own status', () => {
       if (saved === undefined) delete process.env.TMPDIR;
       else process.env.TMPDIR = saved;
     }
+  });
+
+  it('a job killed with SIGKILL mid-run leaves no run folder and no cgroup behind', async () => {
+    const tmp = mkdtempSync('/var/tmp/stepwise-forgery-');
+    made.push(tmp);
+    const script = join(tmp, 'job.mjs');
+    const module = new URL('../../dist/verify/code/sandbox.js', import.meta.url).href;
+    writeFileSync(
+      script,
+      [
+        `const { Sandbox } = await import(${JSON.stringify(module)});`,
+        'const sb = new Sandbox();',
+        "await sb.run({ program: 'x = 1', tests: [] });",
+        "void sb.run({ program: 'import time\\ntime.sleep(30)', tests: [] });",
+        "setTimeout(() => process.kill(process.pid, 'SIGKILL'), 1500);",
+      ].join('\n'),
+    );
+    const work = join(tmp, 'tmp');
+    mkdirSync(work);
+    const { spawnSync } = await import('node:child_process');
+    const child = spawnSync(process.execPath, [script], {
+      env: { ...process.env, TMPDIR: work },
+      timeout: 120_000,
+    });
+    expect(child.signal).toBe('SIGKILL');
+    // The server sees its input close, kills the run and removes its folders and cgroups.
+    let left = readdirSync(work);
+    for (let i = 0; i < 100 && left.length > 0; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      left = readdirSync(work);
+    }
+    expect(left).toEqual([]);
+    // No cgroup of a server that is gone (pids controller, where this machine has one).
+    const bases = existsSync('/sys/fs/cgroup/pids') ? readdirSync('/sys/fs/cgroup/pids') : [];
+    const orphans = bases.filter((name) => {
+      const owner = /^stepwise-sandbox-(\d+)$/.exec(name)?.[1];
+      return owner !== undefined && !existsSync(`/proc/${owner}`);
+    });
+    expect(orphans).toEqual([]);
   });
 
   it('removeRunFolder: no recursion, unreadable folders, a bounded number of entries, never throws', () => {
