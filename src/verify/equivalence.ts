@@ -463,7 +463,10 @@ function sameValues(
     // Overflow never equals: a non-finite double is only an answer when the side is exactly ±∞,
     // and a side whose exact value is a finite number beyond the double range equals nothing read
     // in doubles.
-    if (!finiteOrTrueInfinity(va, ea) || !finiteOrTrueInfinity(vb, eb)) return false;
+    // (The precision guard is for constants: at sample points the rationals are artifacts.)
+    const ga = ca.variables.length === 0 ? ea : null;
+    const gb = cb.variables.length === 0 ? eb : null;
+    if (!finiteOrTrueInfinity(va, ga) || !finiteOrTrueInfinity(vb, gb)) return false;
     if (!valuesEqual(scale(va, sa), scale(vb, sb), ctx.tol)) return false;
     compared++;
   }

@@ -214,10 +214,11 @@ class Parser {
   private i = 0;
 
   constructor(source: string) {
-    TOKEN.lastIndex = 0;
     let at = 0;
-    while (at < source.length) {
-      if (/^\s*$/.test(source.slice(at))) break;
+    for (;;) {
+      // Skip blanks by character code: no slicing, linear in the source.
+      while (at < source.length && source.charCodeAt(at) <= 32) at++;
+      if (at >= source.length) break;
       TOKEN.lastIndex = at;
       const m = TOKEN.exec(source);
       if (!m) throw new NotExact(`unknown token at ${at}`);

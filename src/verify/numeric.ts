@@ -185,6 +185,12 @@ export function parsePlainNumber(s: string): number | null {
   return null;
 }
 
+/**
+ * Where doubles cannot be trusted to tell two values apart: 16+ digit numbers, powers, factorials,
+ * binomials, exponents of 3+ digits, infinity. Only such answers are evaluated exactly.
+ */
+const EXACT_NEEDED = /\d{16,}|\^|!|factorial|combinations|[eE][-+]?\d{3,}|Infinity|infty/;
+
 const CACHE_LIMIT = 5000;
 const cache = new Map<string, CompiledExpression | null>();
 /** Lookups of the parse caches (compiled expressions and canonical forms): hits and misses. */
@@ -275,10 +281,16 @@ function compileFresh(latex: string): CompiledExpression | null {
       variables: [],
       evaluate: () => value,
       fast: () => value,
-      exact: () => {
-        exact ??= plainExact(latex);
-        return exact;
-      },
+      // Integers and fractions of integers are always exact (100000001 ≠ 100000000); plain
+      // decimals are read exactly only when they are long.
+      ...(EXACT_NEEDED.test(latex) || !/[.eE]/.test(latex)
+        ? {
+            exact: () => {
+              exact ??= plainExact(latex);
+              return exact;
+            },
+          }
+        : {}),
     };
   }
   try {
@@ -289,7 +301,9 @@ function compileFresh(latex: string): CompiledExpression | null {
       return scope;
     };
     const fastFn = compileFastValue(source, matrix);
-    const exactFn = matrix ? null : compileExact(source);
+    // Exact arithmetic only where doubles can go wrong (long integers, powers, factorials, huge
+    // exponents, infinity): other answers keep the plain-JavaScript speed (bench/verify-exact.ts).
+    const exactFn = matrix || !EXACT_NEEDED.test(source) ? null : compileExact(source);
     const exactScope =
       (point: number) =>
       (name: string): ExactValue | null =>
