@@ -13,7 +13,7 @@
 /**
  * @import { Cost, RoleCost, Verdict } from '../src/core/types.js'
  * @import { FileEntry, FileKind } from '../src/server/files.js'
- * @import { FileResponse, FilesResponse, JsonlPageResponse, LegendResponse, RunResponse, RunsResponse, RunView, SummaryResponse } from '../src/server/api.js'
+ * @import { CompareResponse, CompareSide, FileResponse, FilesResponse, IndexResponse, JsonlPageResponse, LegendResponse, PairedDifference, RunResponse, RunsResponse, RunView, SummaryResponse } from '../src/server/api.js'
  * @import { ChunkJudgmentFileSummary, FileSummary, LabelFileSummary, PredictionFileSummary, SampleFileSummary, SearchFileSummary, SelectionFileSummary } from '../src/server/summary.js'
  * @import { RunStatus } from '../src/store/runs.js'
  * @import { LabeledChunkRecord, LabeledSolutionRecord, ProcessBenchRow } from '../src/label/label.js'
@@ -151,10 +151,11 @@ const getSummary = (/** @type {RootRef} */ root, /** @type {string} */ path) =>
   api(`/api/summary?root=${encodeURIComponent(root)}&path=${encodeURIComponent(path)}`);
 /** @returns {Promise<LegendResponse>} */
 const getLegend = () => api('/api/legend');
-/** @type {LegendResponse['traceStatus'] | undefined} */
-let traceStatusLegend;
-/** The trace statuses' meanings: fixed by the server's code, so asked once, not on every page of a search file. */
-const traceLegend = async () => (traceStatusLegend ??= (await getLegend()).traceStatus);
+/** @type {LegendResponse | undefined} */
+let legendCache;
+/** The code's vocabularies (trace statuses, published baselines): fixed by the server's code, so asked once per page load. */
+const legend = async () => (legendCache ??= await getLegend());
+const traceLegend = async () => (await legend()).traceStatus;
 
 function parseHash() {
   const h = location.hash.replace(/^#/, '') || '/';
@@ -331,19 +332,71 @@ const PAGE = 20;
  */
 const recordsOf = (ctx, _kind) => /** @type {RecordOfKind[K][]} */ (ctx.file.records);
 
+/** The address parameters of a JSONL page that say what it shows (filters, text search), as the API takes them. */
+const QUERY_PARAMS = [
+  'text',
+  'correct',
+  'resets',
+  'fallbacks',
+  'format',
+  'backtracks',
+  'answer',
+  'signal',
+  'fe',
+  'disagree',
+  'final',
+  'qof',
+  'qlo',
+  'qhi',
+  'pred',
+  'agree',
+  'solved',
+];
+/** The filter and search part of a page's address, to pass on to the API (`&k=v…`). */
+function queryOf(/** @type {URLSearchParams} */ params) {
+  return QUERY_PARAMS.filter((k) => (params.get(k) ?? '') !== '')
+    .map((k) => `&${k}=${encodeURIComponent(params.get(k) ?? '')}`)
+    .join('');
+}
+
+/**
+ * A JSONL file's index: asked until the server has read the whole file (a large file takes a few
+ * seconds the first time), the progress drawn meanwhile.
+ * @returns {Promise<IndexResponse>}
+ */
+async function indexOfFile(
+  /** @type {RootRef} */ root,
+  /** @type {string} */ path,
+  /** @type {URLSearchParams} */ params,
+) {
+  for (;;) {
+    /** @type {IndexResponse} */
+    const ix = await api(
+      `/api/index?root=${encodeURIComponent(root)}&path=${encodeURIComponent(path)}&wait=1500${queryOf(params)}`,
+    );
+    if (ix.ready) return ix;
+    const share = ix.size > 0 ? Math.max(0, Math.min(1, ix.bytes / ix.size)) : 0;
+    setHtml(
+      app,
+      `<h1>${esc(path)}</h1><div class="card" id="indexing"><p>Reading the file once to index it: ${int(ix.records)} records so far, ${pct(share)} of ${int(ix.size)} bytes.</p><span class="progress wide"><span data-css="width:${(share * 100).toFixed(1)}%"></span></span></div>`,
+    );
+  }
+}
+
 async function filePage(/** @type {URLSearchParams} */ params) {
   const root = params.get('root') || '0';
   const path = params.get('path') || '';
-  const offset = Math.max(0, Number(params.get('offset') || 0));
+  const offset = Math.max(0, Math.floor(Number(params.get('offset') || 0)) || 0);
   const id = params.get('id');
   const isJsonl = path.endsWith('.jsonl');
+  const index = isJsonl ? await indexOfFile(root, path, params) : null;
   const answer = await getFile(
     root,
     path,
     isJsonl
       ? id !== null
         ? `&id=${encodeURIComponent(id)}&limit=1`
-        : `&offset=${offset}&limit=${PAGE}`
+        : `&offset=${offset}&limit=${PAGE}${queryOf(params)}`
       : '',
   );
   const data = 'data' in answer ? answer.data : undefined;
@@ -356,9 +409,12 @@ async function filePage(/** @type {URLSearchParams} */ params) {
       : {
           ...answer,
           total: solved ? 1 : 0,
+          matched: solved ? 1 : 0,
           offset: 0,
           records: solved ? [{ id: solved.problemId, ...solved }] : [],
+          indices: solved ? [0] : [],
           badLines: [],
+          growing: false,
         };
   /** @type {PageCtx} */
   const ctx = { root, path, offset: isJsonl ? file.offset : offset, params, file, data };
@@ -366,7 +422,7 @@ async function filePage(/** @type {URLSearchParams} */ params) {
     .map((r) => `<a href="#/run/${encodeURIComponent(r.id)}">${esc(r.command)} ${esc(r.id)}</a>`)
     .join(', ');
   const notice = prop(data, 'notice') || prop(data, 'note') || prop(file.records[0], 'notice');
-  const head = `<h1>${esc(path)} <span class="badge">${esc(file.kind)}</span> ${simBadge(file.simulated)}</h1>
+  const head = `<h1>${esc(path)} <span class="badge">${esc(file.kind)}</span> ${simBadge(file.simulated)}${file.growing ? ' <span class="badge running" id="growing-file" title="the page is read again every 3 s">still being written</span>' : ''}</h1>
     ${simulatedBanner(file.simulated, notice)}
     ${written ? `<p class="muted">Written by ${written}</p>` : ''}
     ${file.badLines?.length ? `<p class="error">Lines that are not JSON: ${file.badLines.map(esc).join(', ')}</p>` : ''}`;
@@ -376,9 +432,13 @@ async function filePage(/** @type {URLSearchParams} */ params) {
     isJsonl && summaryKinds.some((k) => k === file.kind) ? (await getSummary(root, path)).summary : null;
   // The trace statuses' meanings, from the code's TraceStatus (GET /api/legend).
   const statuses = file.kind === 'search' ? await traceLegend() : null;
-  const pager = isJsonl && id === null ? pagerHtml(root, path, file.offset, file.total, params) : '';
+  const filtered = queryOf(params) !== '';
+  const pager = isJsonl && id === null ? pagerHtml(ctx) : '';
   const single =
-    isJsonl && id !== null ? `<p><a href="${fileHref(root, path)}">all records of this file</a></p>` : '';
+    isJsonl && id !== null
+      ? `<p id="single-record">Record #${int(file.offset)} (id ${esc(id)}). <a id="record-in-file" href="${fileHref(root, path, `&offset=${Math.floor(file.offset / PAGE) * PAGE}`)}">its page in the file</a> · <a href="${fileHref(root, path)}">all records of this file</a></p>`
+      : '';
+  const tools = isJsonl && index ? filterBar(ctx, index, filtered) : '';
   // JSON reports: the type their writer declares (the kind was read from their shape).
   /** @type {Partial<Record<FileKind, () => string | RecordParts>>} */
   const views = {
@@ -386,10 +446,10 @@ async function filePage(/** @type {URLSearchParams} */ params) {
     samples: () => samplesView(ctx, summary?.kind === 'samples' ? summary : null),
     search: () => searchView(ctx, summary?.kind === 'search' ? summary : null, statuses ?? {}),
     predictions: () => predictionsView(ctx, summary?.kind === 'predictions' ? summary : null),
-    problems: () => ['', problemsView(recordsOf(ctx, 'problems'))],
+    problems: () => /** @type {RecordParts} */ (['', problemsView(recordsOf(ctx, 'problems'))]),
     'processbench-set': () => processBenchSetView(ctx),
     'processbench-report': () => '<div id="pb-view"></div>',
-    'accuracy-vs-compute': () => accuracyView(/** @type {BenchReport} */ (data)),
+    'accuracy-vs-compute': () => accuracyView(/** @type {BenchReport} */ (data), root, path),
     'demo-report': () => demoView(/** @type {DemoReport} */ (data), root, path),
     'eval-chunks': () => evalChunksView(/** @type {ChunkEvalReport} */ (data), root, path),
     'chunk-judgments': () => chunkJudgmentsView(ctx, summary?.kind === 'chunk-judgments' ? summary : null),
@@ -401,9 +461,11 @@ async function filePage(/** @type {URLSearchParams} */ params) {
     `<pre>${esc(JSON.stringify('records' in answer ? answer.records : data, null, 2))}</pre>`,
   ];
   const out = (views[file.kind] ?? raw)();
-  // Record views give [summary, records] and get the pager around the records; the others are whole pages.
+  const none =
+    filtered && file.matched === 0 ? '<p class="muted empty" id="no-match">No record matches.</p>' : '';
+  // Record views give [summary, records] and get the tools and pager around the records; the others are whole pages.
   const body = Array.isArray(out)
-    ? `${out[0]}${single}${pager}${out[1]}${out[1].length > 2000 ? pager : ''}`
+    ? `${out[0]}${tools}${single}${pager}${none}${out[1]}${out[1].length > 2000 ? pager : ''}`
     : out;
   setHtml(app, `${head}<div id="view">${body}</div>`);
   if (file.kind === 'processbench-report')
@@ -411,22 +473,63 @@ async function filePage(/** @type {URLSearchParams} */ params) {
   if (file.kind === 'search') drawTrees(statuses ?? {});
 }
 
-function pagerHtml(
-  /** @type {RootRef} */ root,
-  /** @type {string} */ path,
-  /** @type {unknown} */ offsetValue,
-  /** @type {unknown} */ totalValue,
-  /** @type {URLSearchParams} */ params,
+/** A record's index in its file: the server says it (the page may be of filtered records). */
+const indexAt = (/** @type {PageCtx} */ ctx, /** @type {number} */ i) => {
+  const k = ctx.file.indices?.[i];
+  return isNum(k) ? k : ctx.offset + i;
+};
+
+/**
+ * Filters of this kind of file (from the index: each choice with the records it keeps), text and
+ * id search, and a jump to a page. Every choice lives in the address, so a view can be shared.
+ */
+function filterBar(
+  /** @type {PageCtx} */ ctx,
+  /** @type {IndexResponse} */ index,
+  /** @type {boolean} */ filtered,
 ) {
-  const offset = num(offsetValue);
-  const total = num(totalValue);
-  const color = params.get('color');
-  const keep = color ? `&color=${encodeURIComponent(color)}` : '';
+  const p = ctx.params;
+  const fields = index.filters
+    .map((f) => {
+      const value = p.get(f.param) ?? '';
+      if (f.type === 'choice') {
+        const options = f.choices
+          .map(
+            (c) =>
+              `<option value="${esc(c.value)}"${c.value === value ? ' selected' : ''}>${esc(c.label)} (${int(c.count)})</option>`,
+          )
+          .join('');
+        return `<label class="filter">${esc(f.label)} <select data-param="${esc(f.param)}"><option value="">${f.param === 'signal' ? 'first signal' : 'any'}</option>${options}</select></label>`;
+      }
+      return `<label class="filter">${esc(f.label)} <input type="number" data-param="${esc(f.param)}" min="${num(f.min)}" max="${num(f.max)}" step="0.05" value="${esc(value)}"></label>`;
+    })
+    .join('');
+  const clear = filtered
+    ? ` <a id="clear-filters" href="${fileHref(ctx.root, ctx.path)}">clear filters and search</a>`
+    : '';
+  return `<form class="card tools" id="filters" autocomplete="off"><div class="row">${fields}</div>
+    <div class="row"><label>Text <input type="search" id="text-search" data-param="text" maxlength="200" value="${esc(p.get('text') ?? '')}" placeholder="words in the records"></label>
+    <label>Id <input type="search" id="find-id" maxlength="1000" placeholder="a record's id"></label>
+    <span class="muted small">${plural(num(ctx.file.matched), 'record')} ${filtered ? `of ${int(ctx.file.total)} match` : 'in the file'} · index ${int(index.indexBytes / 1024)} KiB${isNum(index.seconds) ? `, built in ${fmt(index.seconds, 2)} s` : ''}</span>${clear}</div></form>`;
+}
+
+function pagerHtml(/** @type {PageCtx} */ ctx) {
+  const offset = num(ctx.offset);
+  const matched = num(ctx.file.matched ?? ctx.file.total);
+  const go = (/** @type {number} */ to) => {
+    const q = new URLSearchParams(ctx.params);
+    q.set('offset', String(to));
+    q.delete('id');
+    return `#/file?${q.toString()}`;
+  };
   const prev = Math.max(0, offset - PAGE);
   const next = offset + PAGE;
-  return `<nav class="pager"><a ${offset > 0 ? `href="${fileHref(root, path, `&offset=${prev}${keep}`)}"` : 'aria-disabled="true"'} class="prev">‹ previous</a>
-    <span class="muted page-info">records ${total ? offset + 1 : 0}–${Math.min(total, offset + PAGE)} of ${int(total)}</span>
-    <a ${next < total ? `href="${fileHref(root, path, `&offset=${next}${keep}`)}"` : 'aria-disabled="true"'} class="next">next ›</a></nav>`;
+  const pages = Math.max(1, Math.ceil(matched / PAGE));
+  const pageNo = Math.floor(offset / PAGE) + 1;
+  return `<nav class="pager"><a ${offset > 0 ? `href="${go(prev)}"` : 'aria-disabled="true"'} class="prev">‹ previous</a>
+    <span class="muted page-info">records ${matched ? offset + 1 : 0}–${Math.min(matched, offset + PAGE)} of ${int(matched)}</span>
+    <a ${next < matched ? `href="${go(next)}"` : 'aria-disabled="true"'} class="next">next ›</a>
+    <label class="muted small">page <input type="number" class="page-jump" min="1" max="${pages}" value="${pageNo}"> of ${int(pages)}</label></nav>`;
 }
 
 const recordLink = (/** @type {PageCtx} */ ctx, /** @type {number} */ index, /** @type {string} */ text) =>
@@ -460,7 +563,7 @@ function labelsView(/** @type {PageCtx} */ ctx, /** @type {LabelFileSummary | nu
       ? `<span><span class="swatch" data-css="background:${qColor(0)}"></span>Q̂ = 0</span><span><span class="swatch" data-css="background:${qColor(0.5)}"></span>0.5</span><span><span class="swatch" data-css="background:${qColor(1)}"></span>1 (every rollout from this prefix reached the gold answer)</span><span><span class="swatch" data-css="background:${qColor(null)}"></span>not estimated</span>`
       : `<span><span class="swatch pos-sw"></span>positive</span><span><span class="swatch neg-sw"></span>negative</span><span><span class="swatch" data-css="background:${qColor(null)}"></span>undetermined</span>`;
   const control = `<div class="row controls"><label>Colour chunks by <select id="color-by">${options}</select></label><div class="legend">${legend}</div><span class="muted">outlined: first error under ${esc(color === 'q' ? s?.signals?.[0] || 'the first signal' : color)}</span></div>`;
-  const cards = records.map((r, i) => labelCard(r, ctx.offset + i, color)).join('');
+  const cards = records.map((r, i) => labelCard(r, indexAt(ctx, i), color)).join('');
   return [`${summary}${control}`, cards || '<p class="muted empty">This file has no records.</p>'];
 }
 
@@ -541,7 +644,7 @@ function samplesView(/** @type {PageCtx} */ ctx, /** @type {SampleFileSummary | 
   return [
     summary,
     recordsOf(ctx, 'samples')
-      .map((r, i) => sampleCard(r, ctx.offset + i))
+      .map((r, i) => sampleCard(r, indexAt(ctx, i)))
       .join(''),
   ];
 }
@@ -575,13 +678,13 @@ function problemsView(/** @type {ProblemRow[]} */ records) {
 }
 
 // ---------- ProcessBench-format set ----------
+/** @returns {string | RecordParts} */
 function processBenchSetView(/** @type {PageCtx} */ ctx) {
-  // A ProcessBench-format set is a JSON array of rows or a JSONL file of them.
+  // A ProcessBench-format set is a JSON array of rows (paged here) or a JSONL file of them (paged by the server).
   const isJson = Array.isArray(ctx.data);
   const rows = isJson ? /** @type {ProcessBenchRow[]} */ (ctx.data) : recordsOf(ctx, 'processbench-set');
   const page = isJson ? rows.slice(ctx.offset, ctx.offset + PAGE) : rows;
   const total = isJson ? rows.length : ctx.file.total;
-  const pager = pagerHtml(ctx.root, ctx.path, ctx.offset, total, ctx.params);
   const withError = rows.filter((r) => r.label >= 0).length;
   const cards = page
     .map((r) => {
@@ -596,7 +699,10 @@ function processBenchSetView(/** @type {PageCtx} */ ctx) {
     })
     .join('');
   const where = isJson ? '' : ' (this page)';
-  return `<div class="card summary"><div class="row">${kpi('rows', int(total))}${kpi(`with an error${where}`, int(withError))}${kpi(`without${where}`, int(rows.length - withError))}</div></div>${pager}${cards}${pager}`;
+  const summary = `<div class="card summary"><div class="row">${kpi('rows', int(total))}${kpi(`with an error${where}`, int(withError))}${kpi(`without${where}`, int(rows.length - withError))}</div></div>`;
+  if (!isJson) return [summary, cards];
+  const pager = pagerHtml({ ...ctx, file: { ...ctx.file, matched: total, total } });
+  return `${summary}${pager}${cards}${pager}`;
 }
 
 // ---------- search view ----------
@@ -654,7 +760,7 @@ function searchView(
   return [
     summary,
     recordsOf(ctx, 'search')
-      .map((r, i) => searchCard(r, ctx.offset + i, i, statuses))
+      .map((r, i) => searchCard(r, indexAt(ctx, i), i, statuses))
       .join(''),
   ];
 }
@@ -889,7 +995,8 @@ async function processBenchView(
       ${kpi('judge tokens', int((report.cost?.judge?.promptTokens ?? 0) + (report.cost?.judge?.completionTokens ?? 0)))}
       ${kpi('format failures', `${int(report.formatFailures)} <small class="muted">(${pct(report.formatFailureRate)})</small>`)}
       ${report.abstained ? kpi('abstained', int(report.abstained)) : ''}</div></div>
-    ${table}<h2>Predicted vs true first error</h2><div id="pb-chart" class="muted">Loading predictions…</div>`,
+    <div class="side-by-side"><div><h2>This run</h2>${table}</div>${publishedTable((await legend()).processbenchPublished, report)}</div>
+    <h2>Predicted vs true first error</h2><div id="pb-chart" class="muted">Loading predictions…</div>`,
   );
   const chart = mustGet('pb-chart');
   const predPath =
@@ -900,7 +1007,7 @@ async function processBenchView(
   try {
     const { summary } = await getSummary(root, predPath);
     if (summary?.kind !== 'predictions') throw new Error(`${predPath} is not a predictions file`);
-    chart.outerHTML = `<div id="pb-chart">${confusionChart(summary.pairs)}<p><a id="pb-predictions" href="${fileHref(root, predPath)}">every prediction (${int(summary.samples)})</a></p></div>`;
+    chart.outerHTML = `<div id="pb-chart">${confusionChart(summary.cells)}<p><a id="pb-predictions" href="${fileHref(root, predPath)}">every prediction (${int(summary.samples)})</a></p></div>`;
     paint(view);
   } catch (e) {
     if (e instanceof Stale) throw e;
@@ -908,67 +1015,112 @@ async function processBenchView(
   }
 }
 
-function predictionsView(/** @type {PageCtx} */ ctx, /** @type {PredictionFileSummary | null} */ s) {
-  const rows = recordsOf(ctx, 'predictions')
+/** @type {Readonly<Record<string, string>>} */
+const PREDICTION_CLASS_BADGE = { exact: 'pos', early: 'neg', late: 'neg', missed: 'neg', none: 'und' };
+/** Where a predicted first error lies against the true one (the server's filter uses the same words). */
+function predictionClass(/** @type {unknown} */ label, /** @type {unknown} */ prediction) {
+  if (!isNum(label)) return 'none';
+  if (!isNum(prediction)) return 'none';
+  if (prediction === label) return 'exact';
+  if (prediction < 0) return 'missed';
+  return label < 0 || prediction < label ? 'early' : 'late';
+}
+
+/**
+ * Published average F1 of real models, beside this run's table and never ranked with it: their
+ * numbers are over the four full subsets, and a simulated run's F1 describes the simulator.
+ */
+function publishedTable(
+  /** @type {LegendResponse['processbenchPublished']} */ published,
+  /** @type {ProcessBenchReport} */ report,
+) {
+  const rows = (published || [])
     .map(
-      (r) =>
-        `<tr><td>${esc(r.id)}</td><td>${esc(r.subset)}</td><td class="num">${esc(r.label)}</td><td class="num">${r.prediction === null ? '<span class="muted">none</span>' : esc(r.prediction)}</td><td>${r.prediction === r.label ? '<span class="badge pos">exact</span>' : '<span class="badge neg">wrong</span>'}</td><td class="num">${esc(r.steps)}</td><td class="small">${(r.scores || []).map((x) => fmt(x, 2)).join(' ')}</td></tr>`,
+      (p) =>
+        `<tr><td>${esc(p.model)}</td><td>${esc(p.kind)}</td><td class="num">${fmt(p.averageF1)}</td><td class="small muted">${esc(p.note ?? '')}</td></tr>`,
     )
     .join('');
-  const pager = pagerHtml(ctx.root, ctx.path, ctx.offset, ctx.file.total, ctx.params);
+  const note = report.simulated
+    ? 'This run is simulated: its F1 describes the simulator and is not compared with these.'
+    : 'Published numbers are over all four ProcessBench subsets at full size; a run on part of them is not comparable.';
+  return `<aside id="pb-published"><h2>Published results</h2><table class="compact"><thead><tr><th>Model</th><th>Kind</th><th class="num">average F1</th><th></th></tr></thead><tbody>${rows}</tbody></table><p class="muted small">${esc(note)} Source: docs/METHODS.md §4.</p></aside>`;
+}
+
+/** @returns {RecordParts} */
+function predictionsView(/** @type {PageCtx} */ ctx, /** @type {PredictionFileSummary | null} */ s) {
+  const rows = recordsOf(ctx, 'predictions')
+    .map((r, i) => {
+      const cls = predictionClass(r.label, r.prediction);
+      return `<tr data-index="${indexAt(ctx, i)}"><td>${esc(r.id)}</td><td>${esc(r.subset)}</td><td class="num">${esc(r.label)}</td><td class="num">${r.prediction === null ? '<span class="muted">none</span>' : esc(r.prediction)}</td><td><span class="badge ${own(PREDICTION_CLASS_BADGE, cls, 'und')}">${esc(cls)}</span></td><td class="num">${esc(r.steps)}</td><td class="small">${(r.scores || []).map((x) => fmt(x, 2)).join(' ')}</td></tr>`;
+    })
+    .join('');
   const subsets = s
     ? Object.entries(s.subsets)
         .map(([k, v]) => `${esc(k)} ${int(v.exact)}/${int(v.n)}`)
         .join(', ')
     : '';
-  return `${s ? `<div class="card summary" id="summary"><div class="row">${kpi('samples', int(s.samples))}${kpi('exact first error', `${int(s.exact)} (${pct(s.exact / Math.max(1, s.samples))})`)}${kpi('judge', esc(s.judge ?? '?'))}</div><p class="muted">by subset (exact / samples): ${subsets}</p></div><h2>Predicted vs true first error</h2><div id="pb-chart">${confusionChart(s.pairs)}</div>` : ''}
-    <h2>Predictions</h2>${pager}<table id="predictions"><thead><tr><th>Id</th><th>Subset</th><th class="num">true</th><th class="num">predicted</th><th></th><th class="num">steps</th><th>chunk scores</th></tr></thead><tbody>${rows}</tbody></table>${pager}`;
+  return [
+    `${s ? `<div class="card summary" id="summary"><div class="row">${kpi('samples', int(s.samples))}${kpi('exact first error', `${int(s.exact)} (${pct(s.exact / Math.max(1, s.samples))})`)}${kpi('judge', esc(s.judge ?? '?'))}</div><p class="muted">by subset (exact / samples): ${subsets}</p></div><h2>Predicted vs true first error</h2><div id="pb-chart">${confusionChart(s.cells)}</div>` : ''}
+    <h2>Predictions</h2>`,
+    `<table id="predictions"><thead><tr><th>Id</th><th>Subset</th><th class="num">true</th><th class="num">predicted</th><th></th><th class="num">steps</th><th>chunk scores</th></tr></thead><tbody>${rows}</tbody></table>`,
+  ];
 }
 
-/** A grid: x = true first error (−1 = none), y = predicted; circle area = count; on the diagonal = exact. */
-function confusionChart(/** @type {PredictionFileSummary['pairs']} */ pairs) {
-  if (!pairs?.length) return '<p class="muted">No labelled predictions.</p>';
-  const maxSeen = Math.max(0, ...pairs.flatMap(([t, p]) => [t, p ?? -1]));
-  const cap = Math.min(15, Math.max(4, maxSeen));
-  const bucket = (/** @type {number} */ v) => Math.min(v, cap);
+/**
+ * Predicted against true first error as a grid of cells: column = true (−1 = no error), row =
+ * predicted (and a row for no usable prediction); each cell's shade and number = samples, the
+ * diagonal (exact) green. Cells are large enough to read their counts.
+ */
+function confusionChart(/** @type {PredictionFileSummary['cells']} */ cells) {
+  const ok = (cells || []).filter(
+    (c) => Array.isArray(c) && isNum(c[0]) && isNum(c[2]) && (c[1] === null || isNum(c[1])),
+  );
+  if (!ok.length) return '<p class="muted">No labelled predictions.</p>';
+  const maxSeen = Math.max(0, ...ok.flatMap(([t, p]) => [t, p ?? -1]));
+  const cap = Math.min(20, Math.max(4, maxSeen));
+  const bucket = (/** @type {number} */ v) => Math.max(-1, Math.min(v, cap));
   /** @type {Map<string, number>} */
   const counts = new Map();
-  let none = 0;
-  for (const [t, p] of pairs) {
-    if (p === null) {
-      none++;
-      continue;
-    }
-    const k = `${bucket(t)},${bucket(p)}`;
-    counts.set(k, (counts.get(k) || 0) + 1);
+  /** @type {number[]} */
+  const perTrue = [];
+  for (const [t, p, n] of ok) {
+    const k = `${bucket(t)},${p === null ? 'none' : bucket(p)}`;
+    counts.set(k, (counts.get(k) || 0) + n);
+    perTrue[bucket(t) + 1] = (perTrue[bucket(t) + 1] || 0) + n;
   }
   const max = Math.max(1, ...counts.values());
-  const cell = 28;
-  const n = cap + 2;
-  const padL = 56;
-  const padB = 44;
-  const size = n * cell;
-  const W = padL + size + 20;
-  const H = size + padB + 10;
-  const cx = (/** @type {number} */ v) => padL + (v + 1) * cell + cell / 2;
-  const cy = (/** @type {number} */ v) => size - ((v + 1) * cell + cell / 2) + 10;
+  const cols = cap + 2;
+  const rowsN = cap + 3; // −1 … cap, and "none"
+  const cell = Math.max(30, Math.min(48, Math.floor(620 / cols)));
+  const padL = 92;
+  const padT = 14;
+  const padB = 58;
+  const W = padL + cols * cell + 24;
+  const H = padT + rowsN * cell + padB;
+  const x = (/** @type {number} */ t) => padL + (t + 1) * cell;
+  const yOf = (/** @type {number | 'none'} */ p) => padT + (p === 'none' ? rowsN - 1 : cap - p) * cell;
+  const label = (/** @type {number} */ v) => (v === cap && maxSeen > cap ? `${cap}+` : String(v));
   let svg = `<svg width="${W}" height="${H}" role="img" aria-label="predicted versus true first error" class="confusion">`;
-  svg += `<rect x="${padL}" y="10" width="${size}" height="${size}" fill="#fff" stroke="#e2e2e0"/>`;
-  for (let v = -1; v <= cap; v++) {
-    const lab = v === cap && maxSeen > cap ? `${cap}+` : String(v);
-    svg += `<text x="${cx(v)}" y="${size + 26}" text-anchor="middle">${lab}</text><text x="${padL - 8}" y="${cy(v) + 4}" text-anchor="end">${lab}</text>`;
+  for (let t = -1; t <= cap; t++) {
+    svg += `<text x="${x(t) + cell / 2}" y="${padT + rowsN * cell + 18}" text-anchor="middle">${label(t)}</text>`;
+    svg += `<text x="${x(t) + cell / 2}" y="${padT + rowsN * cell + 32}" text-anchor="middle" class="small-label">${int(perTrue[t + 1] || 0)}</text>`;
   }
-  svg += `<text x="${padL + size / 2}" y="${H - 4}" text-anchor="middle" class="axis-title">true first error (−1 = no error)</text>`;
-  svg += `<text x="14" y="${10 + size / 2}" text-anchor="middle" transform="rotate(-90 14 ${10 + size / 2})" class="axis-title">predicted first error</text>`;
-  svg += `<line x1="${cx(-1)}" y1="${cy(-1)}" x2="${cx(cap)}" y2="${cy(cap)}" stroke="#c8c8c4" stroke-dasharray="3 3"/>`;
-  for (const [k, c] of counts) {
-    const [t, p] = k.split(',').map(Number);
-    const r = 4 + 9 * Math.sqrt(c / max);
-    svg += `<circle class="cell ${t === p ? 'exact' : 'miss'}" cx="${cx(t)}" cy="${cy(p)}" r="${r.toFixed(1)}" fill="${t === p ? '#1f8a4c' : '#b3261e'}" fill-opacity="0.75"><title>true ${t}, predicted ${p}: ${c} sample${c === 1 ? '' : 's'}</title></circle>`;
-    svg += `<text x="${cx(t)}" y="${cy(p) + 4}" text-anchor="middle" class="count">${c}</text>`;
-  }
+  for (let p = -1; p <= cap; p++)
+    svg += `<text x="${padL - 8}" y="${yOf(p) + cell / 2 + 4}" text-anchor="end">${label(p)}</text>`;
+  svg += `<text x="${padL - 8}" y="${yOf('none') + cell / 2 + 4}" text-anchor="end">none</text>`;
+  for (let t = -1; t <= cap; t++)
+    for (const p of [...Array.from({ length: cap + 2 }, (_, k) => k - 1), /** @type {'none'} */ ('none')]) {
+      const c = counts.get(`${t},${p}`) || 0;
+      const exact = p === t;
+      const shade = c ? 0.15 + 0.85 * Math.sqrt(c / max) : 0;
+      svg += `<rect class="cell ${c ? (exact ? 'exact' : 'miss') : 'empty'}" x="${x(t) + 1}" y="${yOf(p) + 1}" width="${cell - 2}" height="${cell - 2}" fill="${c ? (exact ? '#1f8a4c' : '#b3261e') : exact ? '#eef6f0' : '#fafaf8'}" fill-opacity="${c ? shade.toFixed(2) : 1}">${c ? `<title>true ${label(t)}, predicted ${p === 'none' ? 'none' : label(p)}: ${plural(c, 'sample')}</title>` : ''}</rect>`;
+      if (c)
+        svg += `<text x="${x(t) + cell / 2}" y="${yOf(p) + cell / 2 + 4}" text-anchor="middle" class="count${shade > 0.55 ? ' on-dark' : ''}">${int(c)}</text>`;
+    }
+  svg += `<text x="${padL + (cols * cell) / 2}" y="${H - 6}" text-anchor="middle" class="axis-title">true first error (−1 = no error; small numbers: samples per column)</text>`;
+  svg += `<text x="14" y="${padT + (rowsN * cell) / 2}" text-anchor="middle" transform="rotate(-90 14 ${padT + (rowsN * cell) / 2})" class="axis-title">predicted first error</text>`;
   svg += '</svg>';
-  return `<div class="legend"><span><span class="swatch" data-css="background:#1f8a4c"></span>exact (on the diagonal)</span><span><span class="swatch" data-css="background:#b3261e"></span>wrong</span><span>circle size and number: samples</span>${none ? `<span>${none} without a usable prediction (counted as misses)</span>` : ''}</div>${svg}`;
+  return `<div class="legend"><span><span class="swatch" data-css="background:#1f8a4c"></span>exact (the diagonal)</span><span><span class="swatch" data-css="background:#b3261e"></span>wrong: above the diagonal late, below early; row "none": no usable prediction</span><span>shade and number: samples</span></div>${svg}`;
 }
 
 // ---------- accuracy vs compute ----------
@@ -994,8 +1146,37 @@ const shortNum = (/** @type {number} */ v) =>
 
 /**
  * A point of an accuracy-vs-compute chart: a `bench search` point, or the demo's summary of one.
- * @typedef {{ strategy: string, knob?: string, budget?: number, accuracy: number, costPerProblem?: Partial<CostPerProblem> }} ChartPoint
+ * `ci` is its accuracy's 95% interval (drawn as an error bar) when the point has one.
+ * @typedef {{ strategy: string, knob?: string, budget?: number, accuracy: number, costPerProblem?: Partial<CostPerProblem>, ci?: [number, number] | null }} ChartPoint
  */
+
+/** 95% Wilson score interval of k correct out of n (stays in [0, 1]); null without a count. */
+function wilson95(/** @type {unknown} */ k, /** @type {unknown} */ n) {
+  if (!isNum(k) || !isNum(n) || n <= 0 || k < 0 || k > n) return null;
+  const z = 1.959963984540054;
+  const p = k / n;
+  const d = 1 + (z * z) / n;
+  const c = (p + (z * z) / (2 * n)) / d;
+  const h = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / d;
+  return /** @type {[number, number]} */ ([Math.max(0, c - h), Math.min(1, c + h)]);
+}
+/** An interval from the data, when it is two numbers in order. */
+const intervalOf = (/** @type {unknown} */ v) =>
+  Array.isArray(v) && v.length === 2 && isNum(v[0]) && isNum(v[1]) && v[0] <= v[1]
+    ? /** @type {[number, number]} */ ([v[0], v[1]])
+    : null;
+
+/** Round ticks (1, 2, 5 × 10^k steps) covering [lo, hi], about `count` of them. */
+function niceTicks(/** @type {number} */ lo, /** @type {number} */ hi, count = 5) {
+  if (!(hi > lo)) return [lo];
+  const raw = (hi - lo) / count;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((k) => k * mag).find((v) => v >= raw) ?? 10 * mag;
+  const out = [];
+  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step)
+    out.push(Number(v.toPrecision(12)));
+  return out;
+}
 /** Tokens per problem of a point (policy + judge), 0 when unknown. */
 const tokensPerProblem = (/** @type {ChartPoint} */ p) => {
   const t = p.costPerProblem?.totalTokens;
@@ -1021,15 +1202,24 @@ function accuracyChart(/** @type {ChartPoint[]} */ points) {
   const lx = (/** @type {number} */ x) =>
     m.l +
     ((Math.log10(Math.max(x, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * (W - m.l - m.r);
-  const ly = (/** @type {number} */ y) => H - m.b - y * (H - m.t - m.b);
-  let svg = `<svg width="${W}" height="${H}" role="img" aria-label="accuracy versus compute" class="acc-chart">`;
+  // The accuracy axis is zoomed to the points and their intervals (padded, within 0–100%).
+  const ys = points.flatMap((p) => [p.accuracy, ...(p.ci ?? [])]).filter(isNum);
+  let yLo = ys.length ? Math.min(...ys) : 0;
+  let yHi = ys.length ? Math.max(...ys) : 1;
+  const pad = Math.max(0.02, (yHi - yLo) * 0.08);
+  yLo = Math.max(0, yLo - pad);
+  yHi = Math.min(1, yHi + pad);
+  const ly = (/** @type {number} */ y) => H - m.b - ((y - yLo) / (yHi - yLo)) * (H - m.t - m.b);
+  const yTicks = niceTicks(yLo, yHi, 6);
+  const tickDigits = yTicks.length > 1 && yTicks[1] - yTicks[0] < 0.01 ? 1 : 0;
+  let svg = `<svg width="${W}" height="${H}" role="img" aria-label="accuracy versus compute" class="acc-chart" data-ylo="${yLo.toFixed(4)}" data-yhi="${yHi.toFixed(4)}">`;
   svg += `<rect x="${m.l}" y="${m.t}" width="${W - m.l - m.r}" height="${H - m.t - m.b}" fill="#fff" stroke="#e2e2e0"/>`;
-  for (let t = 0; t <= 1.0001; t += 0.2)
-    svg += `<line x1="${m.l}" x2="${W - m.r}" y1="${ly(t)}" y2="${ly(t)}" stroke="#eee"/><text x="${m.l - 8}" y="${ly(t) + 4}" text-anchor="end">${Math.round(t * 100)}%</text>`;
+  for (const t of yTicks)
+    svg += `<line x1="${m.l}" x2="${W - m.r}" y1="${ly(t).toFixed(1)}" y2="${ly(t).toFixed(1)}" stroke="#eee"/><text x="${m.l - 8}" y="${(ly(t) + 4).toFixed(1)}" text-anchor="end">${(t * 100).toFixed(tickDigits)}%</text>`;
   for (const t of logTicks(lo, hi))
     svg += `<line x1="${lx(t)}" x2="${lx(t)}" y1="${m.t}" y2="${H - m.b}" stroke="#f0f0ee"/><text x="${lx(t)}" y="${H - m.b + 16}" text-anchor="middle">${shortNum(t)}</text>`;
   svg += `<text x="${m.l + (W - m.l - m.r) / 2}" y="${H - 8}" text-anchor="middle" class="axis-title">tokens per problem (policy + judge, log scale)</text>`;
-  svg += `<text x="14" y="${m.t + (H - m.t - m.b) / 2}" text-anchor="middle" transform="rotate(-90 14 ${m.t + (H - m.t - m.b) / 2})" class="axis-title">accuracy</text>`;
+  svg += `<text x="14" y="${m.t + (H - m.t - m.b) / 2}" text-anchor="middle" transform="rotate(-90 14 ${m.t + (H - m.t - m.b) / 2})" class="axis-title">accuracy (bars: 95% interval)</text>`;
   let i = 0;
   for (const [name, pts] of by) {
     const c = PALETTE[i % PALETTE.length];
@@ -1038,6 +1228,11 @@ function accuracyChart(/** @type {ChartPoint[]} */ points) {
       svg += `<polyline class="series" fill="none" stroke="${c}" stroke-width="2" points="${pts.map((p) => `${lx(xOf(p)).toFixed(1)},${ly(p.accuracy).toFixed(1)}`).join(' ')}"/>`;
     for (const p of pts) {
       const budget = p.budget !== undefined ? `${p.knob ?? 'budget'} = ${p.budget}` : '';
+      if (p.ci) {
+        const x = lx(xOf(p)).toFixed(1);
+        const [a, b] = [ly(p.ci[0]).toFixed(1), ly(p.ci[1]).toFixed(1)];
+        svg += `<path class="error-bar" d="M${x},${a} V${b} M${num(x) - 4},${a} h8 M${num(x) - 4},${b} h8" stroke="${c}" stroke-width="1.2" fill="none"><title>${esc(name)}${budget ? ` (${esc(budget)})` : ''}: 95% interval ${pct(p.ci[0])}–${pct(p.ci[1])}</title></path>`;
+      }
       svg += `<circle class="point" cx="${lx(xOf(p)).toFixed(1)}" cy="${ly(p.accuracy).toFixed(1)}" r="4.5" fill="${c}"><title>${esc(name)}${budget ? ` (${esc(budget)})` : ''}: ${pct(p.accuracy)} at ${int(xOf(p))} tokens per problem</title></circle>`;
       if (p.budget !== undefined)
         svg += `<text x="${(lx(xOf(p)) + 6).toFixed(1)}" y="${(ly(p.accuracy) - 6).toFixed(1)}" fill="${c}" class="small-label">${esc(p.budget)}</text>`;
@@ -1048,20 +1243,31 @@ function accuracyChart(/** @type {ChartPoint[]} */ points) {
   return `${svg}</svg>`;
 }
 
-function accuracyView(/** @type {BenchReport} */ data) {
-  const points = (data.points || []).filter((p) => isNum(p.accuracy));
+/** The address of a bench report's SVG chart (drawn by the server from the report, as `bench search` writes it). */
+const chartHref = (/** @type {RootRef} */ root, /** @type {string} */ path) =>
+  `/api/chart.svg?root=${encodeURIComponent(root)}&path=${encodeURIComponent(path)}`;
+
+function accuracyView(
+  /** @type {BenchReport} */ data,
+  /** @type {RootRef} */ root,
+  /** @type {string} */ path,
+) {
+  /** @type {Array<ChartPoint & { correct?: number, checked?: number }>} */
+  const points = (data.points || [])
+    .filter((p) => isNum(p.accuracy))
+    .map((p) => ({ ...p, ci: wilson95(p.correct, p.checked) }));
   if (!points.length) return '<p class="muted empty">This report has no points.</p>';
   const xOf = tokensPerProblem;
   const svg = accuracyChart(points);
   const rows = points
     .map(
       (p) =>
-        `<tr><td>${esc(p.strategy)}</td><td class="num">${esc(p.budget !== undefined ? `${p.knob ?? ''} ${p.budget}` : '')}</td><td class="num">${pct(p.accuracy)}</td><td class="num">${isNum(p.correct) ? `${int(p.correct)}/${int(p.checked)}` : ''}</td><td class="num">${int(p.costPerProblem?.policyTokens)}</td><td class="num">${int(p.costPerProblem?.judgeTokens)}</td><td class="num">${int(xOf(p))}</td><td class="num">${fmt(p.costPerProblem?.policyCalls)}</td><td class="num">${fmt(p.costPerProblem?.judgeCalls)}</td></tr>`,
+        `<tr><td>${esc(p.strategy)}</td><td class="num">${esc(p.budget !== undefined ? `${p.knob ?? ''} ${p.budget}` : '')}</td><td class="num">${pct(p.accuracy)}</td><td class="num ci">${p.ci ? `${pct(p.ci[0])}–${pct(p.ci[1])}` : '—'}</td><td class="num">${isNum(p.correct) ? `${int(p.correct)}/${int(p.checked)}` : ''}</td><td class="num">${int(p.costPerProblem?.policyTokens)}</td><td class="num">${int(p.costPerProblem?.judgeTokens)}</td><td class="num">${int(xOf(p))}</td><td class="num">${fmt(p.costPerProblem?.policyCalls)}</td><td class="num">${fmt(p.costPerProblem?.judgeCalls)}</td></tr>`,
     )
     .join('');
   return `<div class="card"><div class="row">${kpi('problems', int(data.problems))}${data.policy ? kpi('policy', esc(data.policy)) : ''}${data.judge ? kpi('judge', esc(data.judge)) : ''}${isNum(data.seconds) ? kpi('took', `${fmt(data.seconds)} s`) : ''}</div></div>
-    <div id="acc-chart">${svg}</div><p class="muted small">Numbers next to points: the strategy's budget (N, attempts per chunk, or children per node).</p>
-    <table id="acc-table"><thead><tr><th>Strategy</th><th class="num">Budget</th><th class="num">Accuracy</th><th class="num">Correct</th><th class="num">Policy tokens / problem</th><th class="num">Judge tokens / problem</th><th class="num">Total tokens / problem</th><th class="num">Policy calls / problem</th><th class="num">Judge calls / problem</th></tr></thead><tbody>${rows}</tbody></table>`;
+    <div id="acc-chart">${svg}</div><p class="muted small">Numbers next to points: the strategy's budget (N, attempts per chunk, or children per node). Bars: 95% Wilson interval of the accuracy over the problems. <a id="chart-svg" href="${chartHref(root, path)}" target="_blank" rel="noopener">the chart as SVG</a></p>
+    <table id="acc-table"><thead><tr><th>Strategy</th><th class="num">Budget</th><th class="num">Accuracy</th><th class="num">95% interval</th><th class="num">Correct</th><th class="num">Policy tokens / problem</th><th class="num">Judge tokens / problem</th><th class="num">Total tokens / problem</th><th class="num">Policy calls / problem</th><th class="num">Judge calls / problem</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 // ---------- chunk-level judge evaluation ----------
@@ -1171,7 +1377,7 @@ function chunkJudgmentsView(/** @type {PageCtx} */ ctx, /** @type {ChunkJudgment
           : r.agrees === false
             ? '<span class="badge neg">disagrees</span>'
             : '<span class="badge und">not compared</span>';
-      return `<tr class="chunk-row ${r.agrees === false ? 'disagree' : ''}" data-index="${ctx.offset + i}"><td class="num">${int(ctx.offset + i)}</td><td>${esc(r.solution)}</td><td class="num">${esc(r.chunk)}</td><td><div class="chunk-text">${esc(r.text)}</div>${r.rationale ? `<details class="rationale"><summary>judge's rationale</summary><pre>${esc(r.rationale)}</pre></details>` : ''}</td><td>${label(r.label)}</td><td class="num q-cell" data-css="background:${qBackground(r.q)};color:${qColor(r.q)}">${isNum(r.q) ? fmt(r.q, 2) : '—'}</td><td>${verdict}</td><td class="num">${isNum(r.score) ? fmt(r.score, 2) : '—'}</td><td>${agree}</td></tr>`;
+      return `<tr class="chunk-row ${r.agrees === false ? 'disagree' : ''}" data-index="${indexAt(ctx, i)}"><td class="num">${int(indexAt(ctx, i))}</td><td>${esc(r.solution)}</td><td class="num">${esc(r.chunk)}</td><td><div class="chunk-text">${esc(r.text)}</div>${r.rationale ? `<details class="rationale"><summary>judge's rationale</summary><pre>${esc(r.rationale)}</pre></details>` : ''}</td><td>${label(r.label)}</td><td class="num q-cell" data-css="background:${qBackground(r.q)};color:${qColor(r.q)}">${isNum(r.q) ? fmt(r.q, 2) : '—'}</td><td>${verdict}</td><td class="num">${isNum(r.score) ? fmt(r.score, 2) : '—'}</td><td>${agree}</td></tr>`;
     })
     .join('');
   return [
@@ -1191,7 +1397,7 @@ function selectionView(/** @type {PageCtx} */ ctx, /** @type {SelectionFileSumma
   return [
     summary,
     recordsOf(ctx, 'selection')
-      .map((r, i) => selectionCard(r, ctx.offset + i))
+      .map((r, i) => selectionCard(r, indexAt(ctx, i)))
       .join(''),
   ];
 }
@@ -1226,7 +1432,13 @@ function demoView(
   const files = Object.entries(d.files || {})
     .map(([k, v]) => {
       const target = dir + String(v);
-      return `<li>${esc(k)}: ${/\.(json|jsonl)$/.test(target) ? `<a href="${fileHref(root, target)}">${esc(v)}</a>` : `${esc(v)}`}</li>`;
+      // The chart `bench search` wrote beside its report is drawn again by the server from the report.
+      const link = /\.(json|jsonl)$/.test(target)
+        ? `<a href="${fileHref(root, target)}">${esc(v)}</a>`
+        : /\.svg$/.test(target) && d.files?.accuracyVsCompute
+          ? `<a class="svg-link" href="${chartHref(root, dir + String(d.files.accuracyVsCompute))}" target="_blank" rel="noopener">${esc(v)}</a>`
+          : `${esc(v)}`;
+      return `<li>${esc(k)}: ${link}</li>`;
     })
     .join('');
   const search = (d.search || [])
@@ -1244,6 +1456,7 @@ function demoView(
       budget: p.budget,
       accuracy: p.accuracy,
       costPerProblem: { totalTokens: num(p.tokensPerProblem) },
+      ci: intervalOf(p.ci95),
     }));
   const curveHtml = curve.length
     ? `<h2>Accuracy vs compute</h2><p class="muted small">From the demo's <code>bench search</code> sweep on the same problems: each strategy at several budgets (numbers next to the points: N, or attempts per chunk).${d.files?.accuracyVsCompute ? ` <a id="demo-curve-table" href="${fileHref(root, dir + String(d.files.accuracyVsCompute))}">every point with its cost</a>` : ''}</p><div id="demo-curve">${accuracyChart(curve)}</div>`
@@ -1310,6 +1523,43 @@ app.addEventListener('change', (e) => {
   location.hash = `#/file?${params.toString()}`;
 });
 
+/** Go to the file page the address describes, with `changes` applied (a filter changed: back to its first page). */
+function setFileParams(/** @type {Record<string, string | null>} */ changes) {
+  const { params } = parseHash();
+  for (const [k, v] of Object.entries(changes)) {
+    if (v === null || v === '') params.delete(k);
+    else params.set(k, v);
+  }
+  location.hash = `#/file?${params.toString()}`;
+}
+
+// The filter bar: every change goes into the address (shareable), which draws the page again.
+app.addEventListener('change', (e) => {
+  const t = e.target;
+  if (!(t instanceof HTMLInputElement || t instanceof HTMLSelectElement)) return;
+  if (t.classList.contains('page-jump')) {
+    const n = Math.max(1, Math.floor(Number(t.value)) || 1);
+    setFileParams({ offset: String((n - 1) * PAGE) });
+    return;
+  }
+  if (t.id === 'find-id') {
+    const id = t.value.trim();
+    if (id !== '') setFileParams({ id, offset: null });
+    return;
+  }
+  const param = t.dataset.param;
+  if (!param || !t.closest('#filters')) return;
+  /** @type {Record<string, string | null>} */
+  const changes = { [param]: t.value, offset: null, id: null };
+  // The first-error choices belong to one signal: a new signal starts them over.
+  if (param === 'signal') changes.fe = null;
+  setFileParams(changes);
+});
+app.addEventListener('submit', (e) => {
+  // Enter in a search box: its change event does the work; the form itself goes nowhere.
+  e.preventDefault();
+});
+
 window.addEventListener('hashchange', () => {
   route();
   window.scrollTo(0, 0);
@@ -1321,6 +1571,13 @@ setInterval(() => {
   if (
     (path === '/' || path === '/runs' || path.startsWith('/run/')) &&
     document.querySelector('.badge.running')
+  )
+    route();
+  // A file a job is still writing: its page is read again (the server extends its index).
+  else if (
+    path === '/file' &&
+    document.getElementById('growing-file') &&
+    !document.activeElement?.closest('#filters')
   )
     route();
 }, 3000);

@@ -2,6 +2,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { dirname } from 'node:path';
 import pLimit from 'p-limit';
 import { UsageError } from '../core/errors.js';
+import { wilson95 } from '../core/interval.js';
 import type { Segmentation } from '../core/segment.js';
 import type { Problem } from '../core/types.js';
 import { MADE_FROM_FIELD, madeFromDigest, recordedMadeFrom } from '../jobs/made-from.js';
@@ -361,13 +362,14 @@ export function benchChart(report: BenchReport): string {
     title: `Accuracy vs compute (${report.problems} problems)`,
     subtitle: report.simulated ? 'SIMULATED world — not real model results' : undefined,
     xLabel: 'policy + judge tokens per problem',
-    yLabel: 'accuracy',
+    yLabel: 'accuracy (bars: 95% interval)',
     logX: true,
     series: [...byStrategy].map(([name, pts]) => ({
       name,
       points: pts.map((p) => ({
         x: Math.max(1, p.costPerProblem.totalTokens),
         y: p.accuracy,
+        ...(p.checked > 0 ? (([yLow, yHigh]) => ({ yLow, yHigh }))(wilson95(p.correct, p.checked)) : {}),
         label: p.knob ? `${p.knob} = ${p.budget}` : undefined,
       })),
     })),

@@ -8,6 +8,9 @@ export interface ChartPoint {
   y: number;
   /** Shown as the point's tooltip (e.g. `N = 16`). */
   label?: string;
+  /** An interval around y (e.g. its 95% interval), drawn as an error bar and kept inside the y range. */
+  yLow?: number;
+  yHigh?: number;
 }
 
 export interface ChartSeries {
@@ -80,7 +83,7 @@ export function renderLineChart(o: LineChartOptions): string {
   const pts = o.series.flatMap((s) => s.points).filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y));
   const logX = o.logX === true && pts.every((p) => p.x > 0);
   const xs = pts.map((p) => p.x);
-  const ys = pts.map((p) => p.y);
+  const ys = pts.flatMap((p) => [p.y, p.yLow, p.yHigh].filter((v): v is number => Number.isFinite(v)));
   let [xLo, xHi] = xs.length ? [Math.min(...xs), Math.max(...xs)] : [0, 1];
   if (xLo === xHi) [xLo, xHi] = logX ? [xLo / 2, xHi * 2] : [xLo - 1, xHi + 1];
   if (logX) [xLo, xHi] = [xLo / 1.15, xHi * 1.15];
@@ -132,7 +135,18 @@ export function renderLineChart(o: LineChartOptions): string {
         `<polyline fill="none" stroke="${color}" stroke-width="2" points="${sorted.map((p) => `${f(sx(p.x))},${f(sy(p.y))}`).join(' ')}"/>`,
       );
     for (const p of sorted) {
-      const tip = `${s.name}${p.label ? ` (${p.label})` : ''}: ${yFmt(p.y)} at ${formatTick(p.x)}`;
+      if (Number.isFinite(p.yLow) && Number.isFinite(p.yHigh)) {
+        const x = sx(p.x);
+        const [a, b] = [sy(p.yLow as number), sy(p.yHigh as number)];
+        parts.push(
+          `<path d="M${f(x)},${f(a)} V${f(b)} M${f(x - 4)},${f(a)} h8 M${f(x - 4)},${f(b)} h8" stroke="${color}" stroke-width="1.2" fill="none"/>`,
+        );
+      }
+      const interval =
+        Number.isFinite(p.yLow) && Number.isFinite(p.yHigh)
+          ? ` [95% ${yFmt(p.yLow as number)}–${yFmt(p.yHigh as number)}]`
+          : '';
+      const tip = `${s.name}${p.label ? ` (${p.label})` : ''}: ${yFmt(p.y)}${interval} at ${formatTick(p.x)}`;
       parts.push(
         `<circle cx="${f(sx(p.x))}" cy="${f(sy(p.y))}" r="4" fill="${color}"><title>${escapeXml(tip)}</title></circle>`,
       );

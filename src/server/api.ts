@@ -1,4 +1,5 @@
 import type { Chunk } from '../core/types.js';
+import type { PublishedResult } from '../evaluate/published.js';
 import type { TraceStatus } from '../search/types.js';
 import type { RunRecord, RunStatus } from '../store/runs.js';
 import type { explainEquivalence } from '../verify/index.js';
@@ -85,15 +86,95 @@ export interface JsonFileResponse extends FileMeta {
   data: unknown;
 }
 
-/** `GET /api/file?offset=&limit=[&id=]` of a `.jsonl` file: one page of its records. */
+/**
+ * `GET /api/file?offset=&limit=[&id=][&text=][&<filter>=…]` of a `.jsonl` file: one page of its
+ * records, of the whole file or of the records the filters and the text search keep.
+ */
 export interface JsonlPageResponse extends FileMeta {
-  /** Records in the file. */
+  /** Records in the file (indexed so far: a file still being written grows). */
   total: number;
-  /** Index of the page's first record (with `id`: where that record was found). */
+  /** Records the filters and text search keep (= total without any). */
+  matched: number;
+  /** Place of the page's first record among the matched ones (with `id`: that record's index in the file). */
   offset: number;
   records: unknown[];
+  /** Index in the file of each record on the page. */
+  indices: number[];
   /** 1-based line numbers on the page that are not JSON. */
   badLines: number[];
+  /** The file is still being written (it grew since it was indexed, or ends in a partial line). */
+  growing: boolean;
+}
+
+/** A filter a kind of file offers: a choice (each with the records it keeps over the whole file) or a number range. */
+export type FilterDef =
+  | {
+      param: string;
+      label: string;
+      type: 'choice';
+      choices: Array<{ value: string; label: string; count: number }>;
+    }
+  | { param: string; label: string; type: 'range'; min: number; max: number };
+
+/** `GET /api/index?root=&path=[&wait=ms]`: how far the server has indexed a JSONL file, and its filters once it has. */
+export interface IndexResponse extends ServedPath {
+  kind: FileKind;
+  ready: boolean;
+  /** Bytes read and the file's size; records indexed so far. */
+  bytes: number;
+  size: number;
+  records: number;
+  /** Memory the index holds, in bytes. */
+  indexBytes: number;
+  /** Seconds the last (re)build or extension took, null while it runs. */
+  seconds: number | null;
+  filters: FilterDef[];
+}
+
+/** A paired difference: the mean of per-problem differences (B − A) and its 95% interval. */
+export interface PairedDifference {
+  n: number;
+  mean: number | null;
+  low: number | null;
+  high: number | null;
+  sd: number | null;
+}
+
+/** One side of a compared problem. */
+export interface CompareSide {
+  index: number;
+  answer: string | null;
+  /** null: not checked (no gold answer). */
+  correct: boolean | null;
+  tokens: number;
+  resets: number;
+  fallbacks: number;
+  strategy: string | null;
+}
+
+/** `GET /api/compare?aroot=&apath=&broot=&bpath=[&offset=&limit=&only=]`: two search outputs over the same problems, paired by problem id. */
+export interface CompareResponse {
+  a: FileMeta & { total: number };
+  b: FileMeta & { total: number };
+  /** Problems in both files, and those in only one. */
+  paired: number;
+  onlyA: number;
+  onlyB: number;
+  /** Over the paired problems both sides checked: each side's correct count and the 2×2 table. */
+  checked: number;
+  correctA: number;
+  correctB: number;
+  bothCorrect: number;
+  onlyACorrect: number;
+  onlyBCorrect: number;
+  neitherCorrect: number;
+  /** B − A per problem: correctness (1/0) and tokens. */
+  accuracy: PairedDifference;
+  tokens: PairedDifference;
+  /** The pairs the `only` filter keeps, and this page of them. */
+  matched: number;
+  offset: number;
+  rows: Array<{ id: string | null; question: string | null; a: CompareSide; b: CompareSide }>;
 }
 
 export type FileResponse = JsonFileResponse | JsonlPageResponse;
@@ -108,6 +189,8 @@ export interface SummaryResponse {
 export interface LegendResponse {
   /** Every search-trace status (`TraceStatus`) and what it means, in legend order. */
   traceStatus: Readonly<Record<TraceStatus, string>>;
+  /** Published ProcessBench average F1 of real models (src/evaluate/published.ts), shown beside a report, never ranked with it. */
+  processbenchPublished: readonly PublishedResult[];
 }
 
 /** `POST /api/segment` */

@@ -16,16 +16,21 @@ import {
   sendJson,
 } from '../core/http.js';
 import { SEGMENT_MODES, segment } from '../core/segment.js';
+import { PUBLISHED_PROCESSBENCH } from '../evaluate/published.js';
+import { type BenchReport, benchChart } from '../search/bench.js';
 import { TRACE_STATUS_LEGEND } from '../search/types.js';
 import { type Db, openStore } from '../store/db.js';
 import { getRun, listRuns, type RunRecord } from '../store/runs.js';
 import { explainEquivalence } from '../verify/index.js';
 import { VERSION } from '../version.js';
 import type {
+  CompareResponse,
+  CompareSide,
   FileMeta,
   FileRun,
   FilesResponse,
   HealthResponse,
+  IndexResponse,
   JsonFileResponse,
   JsonlPageResponse,
   LegendResponse,
@@ -37,17 +42,29 @@ import type {
   VerifyResponse,
 } from './api.js';
 import {
+  type FileKind,
   inspectFile,
   isServablePath,
   listFiles,
-  MAX_SHOWN_BYTES,
+  MAX_JSON_BYTES,
   openOutput,
-  readJsonlAll,
-  readJsonlPage,
   safeResolve,
 } from './files.js';
+import { IndexCache, type JsonlIndex } from './jsonl-index.js';
+import {
+  comparePairs,
+  FILTER_PARAMS,
+  type Filters,
+  filterDefs,
+  findId,
+  MAX_TEXT_QUERY,
+  matchingRecords,
+  pairedDifference,
+  pairRecords,
+  readRecords,
+} from './jsonl-query.js';
 import type { ServedFile } from './safe-open.js';
-import { isSimulatedConfig, summarizeRecords } from './summary.js';
+import { isSimulatedConfig } from './summary.js';
 
 /**
  * The web view's server: a JSON API over the store and the output files of configured folders,
@@ -216,8 +233,22 @@ const noSuchFile = () => new HttpError(404, 'no such file');
 const tooLarge = (file: string) =>
   new HttpError(
     413,
-    `${file.split('/').pop()} is larger than ${MAX_SHOWN_BYTES >> 20} MiB, more than the web view reads: look at a part of it (head -n 1000 > part.jsonl)`,
+    `${file.split('/').pop()} is a JSON document larger than ${MAX_JSON_BYTES >> 20} MiB, more than the web view parses at once (JSONL files of any size are paged)`,
   );
+
+/** Filter values of a request (each checked by the filter that reads it). */
+function filtersOf(url: URL): Filters {
+  const out: Filters = {};
+  for (const p of FILTER_PARAMS) {
+    const v = url.searchParams.get(p);
+    if (v === null || v === '') continue;
+    if (v.length > 200) throw new HttpError(400, `${p} is longer than 200 characters`);
+    out[p] = v;
+  }
+  return out;
+}
+
+const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 
 function intParam(url: URL, name: string, def: number, max: number): number {
   const raw = url.searchParams.get(name);
@@ -278,6 +309,75 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
       return await use(file, root, rel);
     } finally {
       file.close();
+    }
+  };
+
+  const indexes = new IndexCache(16);
+
+  /**
+   * A JSONL file's index, brought up to date with the file. Waits at most `waitMs` for a build
+   * (or extension) to finish; the file stays open until the build is done, whoever waits: a
+   * request that stops waiting hands its file to the build (`keep` then returns true).
+   */
+  const indexOf = async (
+    file: ServedFile,
+    kind: FileKind,
+    waitMs = Number.POSITIVE_INFINITY,
+  ): Promise<{ index: JsonlIndex; ready: boolean; kept: boolean }> => {
+    const { index, ready } = indexes.get(file.realPath, file.fd, kind);
+    const settled = ready.then(
+      () => true,
+      () => true,
+    );
+    const done = Number.isFinite(waitMs)
+      ? await Promise.race([settled, sleep(waitMs).then(() => false)])
+      : await settled;
+    if (!done) {
+      settled.then(() => file.close());
+      return { index, ready: false, kept: true };
+    }
+    await ready.catch((e: unknown) => {
+      throw new HttpError(500, `could not read the file: ${(e as Error).message}`);
+    });
+    return { index, ready: true, kept: false };
+  };
+
+  /** Whether a file is still being written: it holds bytes beyond the last record, or changed in the last seconds. */
+  const isGrowing = (index: JsonlIndex) =>
+    index.indexedBytes < index.size || Date.now() - index.mtimeMs < 5000;
+
+  /** Both files of a comparison, opened (each a search output): `use` reads them, then they are closed. */
+  const withSearchPair = async <T>(
+    url: URL,
+    use: (a: { file: ServedFile; meta: FileMeta }, b: { file: ServedFile; meta: FileMeta }) => Promise<T>,
+  ): Promise<T> => {
+    const opened: ServedFile[] = [];
+    const side = (prefix: 'a' | 'b') => {
+      const root = intParam(url, `${prefix}root`, 0, roots.length - 1);
+      const rel = url.searchParams.get(`${prefix}path`);
+      if (!rel) throw new HttpError(400, `the ${prefix}path parameter is required`);
+      if (!rel.endsWith('.jsonl'))
+        throw new HttpError(400, `${prefix}path: compare reads JSONL search outputs`);
+      const file = openOutput(roots[root], rel);
+      if (!file) throw noSuchFile();
+      opened.push(file);
+      const { kind, simulated } = inspectFile(file);
+      if (kind !== 'search')
+        throw new HttpError(400, `${prefix}path: ${rel} is a ${kind} file, not a search output`);
+      const runs = runsWriting(file.realPath);
+      const meta: FileMeta = {
+        root,
+        path: rel,
+        kind,
+        simulated: simulated || runs.some((r) => r.simulated),
+        runs,
+      };
+      return { file, meta };
+    };
+    try {
+      return await use(side('a'), side('b'));
+    } finally {
+      for (const f of opened) f.close();
     }
   };
 
@@ -389,7 +489,44 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
       return;
     }
     if (path === '/api/legend') {
-      sendJson(res, 200, { traceStatus: TRACE_STATUS_LEGEND } satisfies LegendResponse);
+      sendJson(res, 200, {
+        traceStatus: TRACE_STATUS_LEGEND,
+        processbenchPublished: PUBLISHED_PROCESSBENCH,
+      } satisfies LegendResponse);
+      return;
+    }
+    if (path === '/api/chart.svg') {
+      // The chart `bench search` writes beside its report, drawn again from the report (never a
+      // served .svg file: an SVG from a folder could carry script).
+      const report = await withFileParam(url, (file) => {
+        const { kind, refusal } = inspectFile(file);
+        if (kind !== 'accuracy-vs-compute' || refusal !== null) throw noSuchFile();
+        try {
+          return JSON.parse(file.readText()) as BenchReport;
+        } catch {
+          throw noSuchFile();
+        }
+      });
+      const svg = benchChart({
+        ...report,
+        points: (Array.isArray(report.points) ? report.points : []).filter(
+          (p) =>
+            p &&
+            typeof p === 'object' &&
+            typeof p.accuracy === 'number' &&
+            typeof p.strategy === 'string' &&
+            typeof p.costPerProblem?.totalTokens === 'number',
+        ),
+      });
+      res.writeHead(200, {
+        'content-type': 'image/svg+xml; charset=utf-8',
+        'cache-control': 'no-cache',
+        'x-content-type-options': 'nosniff',
+        ...PAGE_SECURITY_HEADERS,
+        // Nothing in the drawing runs or loads anything.
+        'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+      });
+      res.end(svg);
       return;
     }
     if (path === '/api/runs') {
@@ -441,7 +578,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
       return;
     }
     if (path === '/api/file') {
-      await withFileParam(url, (file, root, rel) => {
+      await withFileParam(url, async (file, root, rel) => {
         const { kind, simulated, refusal } = inspectFile(file);
         if (refusal === 'too-large') throw tooLarge(rel);
         // Not an output after all: answered exactly like a missing file, so nothing can be probed.
@@ -454,18 +591,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
           simulated: simulated || runs.some((r) => r.simulated),
           runs,
         };
-        if (rel.endsWith('.jsonl')) {
-          const id = url.searchParams.get('id');
-          if (id !== null && id.length > 1000) throw new HttpError(400, 'id longer than 1000 characters');
-          const page = readJsonlPage(
-            file,
-            intParam(url, 'offset', 0, 1e9),
-            intParam(url, 'limit', 100, 5000),
-            id ?? undefined,
-          );
-          if (id !== null && page.offset < 0) throw new HttpError(404, 'no record with that id');
-          sendJson(res, 200, { ...meta, ...page } satisfies JsonlPageResponse);
-        } else {
+        if (!rel.endsWith('.jsonl')) {
           let data: unknown;
           try {
             data = JSON.parse(file.readText());
@@ -473,20 +599,180 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
             throw noSuchFile();
           }
           sendJson(res, 200, { ...meta, data } satisfies JsonFileResponse);
+          return;
         }
+        const id = url.searchParams.get('id');
+        if (id !== null && id.length > 1000) throw new HttpError(400, 'id longer than 1000 characters');
+        const text = url.searchParams.get('text') ?? '';
+        if (text.length > MAX_TEXT_QUERY)
+          throw new HttpError(400, `text longer than ${MAX_TEXT_QUERY} characters`);
+        const filters = filtersOf(url);
+        const offset = intParam(url, 'offset', 0, 1e9);
+        const limit = intParam(url, 'limit', 100, 5000);
+        const { index } = await indexOf(file, kind);
+        let start = offset;
+        let matched = index.records;
+        let which: ArrayLike<number>;
+        const range = (from: number, n: number) =>
+          Array.from({ length: Math.max(0, Math.min(n, index.records - from)) }, (_, k) => from + k);
+        if (id !== null) {
+          // The page of the whole file that starts at the record with this id.
+          start = await findId(index, file.fd, id);
+          if (start < 0) throw new HttpError(404, 'no record with that id');
+          which = range(start, limit);
+        } else {
+          const hits = await matchingRecords(index, file.fd, filters, text || undefined);
+          if (hits) {
+            matched = hits.length;
+            which = hits.subarray(Math.min(offset, hits.length), Math.min(offset + limit, hits.length));
+          } else which = range(Math.min(offset, index.records), limit);
+        }
+        const read = await readRecords(index, file.fd, which);
+        const good = read.filter((r) => !r.bad);
+        sendJson(res, 200, {
+          ...meta,
+          total: index.records,
+          matched,
+          offset: start,
+          records: good.map((r) => r.value),
+          indices: good.map((r) => r.index),
+          badLines: read.filter((r) => r.bad).map((r) => r.line),
+          growing: isGrowing(index),
+        } satisfies JsonlPageResponse);
       });
+      return;
+    }
+    if (path === '/api/index') {
+      if (!url.searchParams.get('path')?.endsWith('.jsonl'))
+        throw new HttpError(400, 'indexes are of JSONL files');
+      const wait = intParam(url, 'wait', 1000, 20_000);
+      const root = intParam(url, 'root', 0, roots.length - 1);
+      const rel = url.searchParams.get('path') ?? '';
+      // Opened here rather than through withFileParam: a build that outlasts the wait keeps the file.
+      const file = openOutput(roots[root], rel);
+      if (!file) throw noSuchFile();
+      let kept = false;
+      try {
+        const { kind } = inspectFile(file);
+        const got = await indexOf(file, kind, wait);
+        kept = got.kept;
+        const { index, ready } = got;
+        sendJson(res, 200, {
+          root,
+          path: rel,
+          kind,
+          ready,
+          bytes: index.indexedBytes,
+          size: index.size,
+          records: index.records,
+          indexBytes: index.bytes,
+          seconds: index.seconds,
+          filters: ready ? filterDefs(index, filtersOf(url)) : [],
+        } satisfies IndexResponse);
+      } finally {
+        if (!kept) file.close();
+      }
       return;
     }
     if (path === '/api/summary') {
       if (!url.searchParams.get('path')?.endsWith('.jsonl'))
         throw new HttpError(400, 'summaries are of JSONL files');
-      await withFileParam(url, (file, _root, rel) => {
-        if (file.size > MAX_SHOWN_BYTES) throw tooLarge(rel);
+      await withFileParam(url, async (file) => {
         const { kind } = inspectFile(file);
+        const { index } = await indexOf(file, kind);
+        sendJson(res, 200, { kind, summary: index.summaryResult() } satisfies SummaryResponse);
+      });
+      return;
+    }
+    if (path === '/api/compare') {
+      const offset = intParam(url, 'offset', 0, 1e9);
+      const limit = intParam(url, 'limit', 50, 1000);
+      await withSearchPair(url, async (A, B) => {
+        const a = (await indexOf(A.file, 'search')).index;
+        const b = (await indexOf(B.file, 'search')).index;
+        const pairing = pairRecords(a, b);
+        const kept = comparePairs(a, b, pairing, url.searchParams.get('only') ?? undefined);
+        // Correctness over the pairs both sides checked; tokens over every pair.
+        const accDiffs: number[] = [];
+        const tokDiffs = new Float64Array(pairing.a.length);
+        let correctA = 0;
+        let correctB = 0;
+        let both = 0;
+        let onlyA = 0;
+        let onlyB = 0;
+        let neither = 0;
+        for (let k = 0; k < pairing.a.length; k++) {
+          const ca = a.cols.correct.get(pairing.a[k]);
+          const cb = b.cols.correct.get(pairing.b[k]);
+          tokDiffs[k] = b.cols.tokens.get(pairing.b[k]) - a.cols.tokens.get(pairing.a[k]);
+          if (ca < 0 || cb < 0) continue;
+          accDiffs.push(cb - ca);
+          correctA += ca;
+          correctB += cb;
+          if (ca && cb) both++;
+          else if (ca) onlyA++;
+          else if (cb) onlyB++;
+          else neither++;
+        }
+        const matched = kept ? kept.length : pairing.a.length;
+        const page: number[] = [];
+        for (let k = offset; k < Math.min(matched, offset + limit); k++) page.push(kept ? kept[k] : k);
+        const ra = await readRecords(
+          a,
+          A.file.fd,
+          page.map((k) => pairing.a[k]),
+        );
+        const rb = await readRecords(
+          b,
+          B.file.fd,
+          page.map((k) => pairing.b[k]),
+        );
+        const sideOf = (index: JsonlIndex, i: number, value: unknown): CompareSide => {
+          const v = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+          const c = index.cols.correct.get(i);
+          return {
+            index: i,
+            answer: typeof v.answer === 'string' ? v.answer : null,
+            correct: c < 0 ? null : c === 1,
+            tokens: index.cols.tokens.get(i),
+            resets: index.cols.resets.get(i),
+            fallbacks: index.cols.fallbacks.get(i),
+            strategy: typeof v.strategy === 'string' ? v.strategy : null,
+          };
+        };
+        const rows = ra.slice(0, Math.min(ra.length, rb.length)).map((x, k) => {
+          const v = (typeof x.value === 'object' && x.value !== null ? x.value : {}) as Record<
+            string,
+            unknown
+          >;
+          const q =
+            typeof v.question === 'string' ? v.question : typeof v.problem === 'string' ? v.problem : null;
+          return {
+            id: typeof v.id === 'string' ? v.id : null,
+            question: q === null ? null : q.slice(0, 300),
+            a: sideOf(a, x.index, x.value),
+            b: sideOf(b, rb[k].index, rb[k].value),
+          };
+        });
         sendJson(res, 200, {
-          kind,
-          summary: summarizeRecords(kind, readJsonlAll(file)),
-        } satisfies SummaryResponse);
+          a: { ...A.meta, total: a.records },
+          b: { ...B.meta, total: b.records },
+          paired: pairing.a.length,
+          onlyA: pairing.onlyA,
+          onlyB: pairing.onlyB,
+          checked: accDiffs.length,
+          correctA,
+          correctB,
+          bothCorrect: both,
+          onlyACorrect: onlyA,
+          onlyBCorrect: onlyB,
+          neitherCorrect: neither,
+          accuracy: pairedDifference(accDiffs),
+          tokens: pairedDifference(tokDiffs),
+          matched,
+          offset,
+          rows,
+        } satisfies CompareResponse);
       });
       return;
     }

@@ -18,8 +18,13 @@ import { isSimulatedRecord } from './summary.js';
 /** File endings of the outputs the web view shows; everything else does not exist for it. */
 export const SERVED_EXTENSIONS: readonly string[] = ['.json', '.jsonl'];
 
-/** Largest file the web view reads (JSON, JSONL pages and summaries alike). */
-export const MAX_SHOWN_BYTES = 64 << 20;
+/**
+ * Largest JSON document the web view parses whole (reports are a few KiB). JSONL files of any
+ * size are indexed and paged instead (jsonl-index.ts).
+ */
+export const MAX_JSON_BYTES = 64 << 20;
+/** A JSON document larger than this is listed from its first bytes, not parsed on every listing. */
+const LIST_PARSE_BYTES = 4 << 20;
 
 /** A path part that is hidden (`.docker`, `.env`) or a package folder: never served. */
 function isPrivatePart(part: string): boolean {
@@ -148,8 +153,8 @@ export interface FileFacts {
   simulated: boolean;
   byStepwise: boolean;
   /**
-   * Why `GET /api/file` refuses it, null when it serves it: `too-large` (over
-   * `MAX_SHOWN_BYTES`, answered 413) or `not-json` (a `.json` file that does not parse, answered
+   * Why `GET /api/file` refuses it, null when it serves it: `too-large` (a JSON document over
+   * `MAX_JSON_BYTES`, answered 413) or `not-json` (a `.json` file that does not parse, answered
    * like a missing file). The listing leaves out every file with a refusal, so it shows exactly
    * what opens.
    */
@@ -160,13 +165,31 @@ export interface FileFacts {
  * The kind of an opened JSON / JSONL file, whether it says it is simulated, whether stepwise
  * wrote it (see {@link isStepwiseRecord}), from its first record; and whether `/api/file` serves it.
  */
-export function inspectFile(file: ServedFile): FileFacts {
+export function inspectFile(file: ServedFile, options: { listing?: boolean } = {}): FileFacts {
   const jsonl = file.realRel.endsWith('.jsonl');
+  // The facts depend on the file's content only: kept per version (path, size, mtime), so a
+  // listing or a page does not read the file again until it changes.
+  const key = `${file.realPath}\0${file.size}\0${file.mtimeMs}\0${options.listing && !jsonl && file.size > LIST_PARSE_BYTES}`;
+  const known = inspected.get(key);
+  if (known) return known;
+  const facts = inspectUncached(file, jsonl, options.listing === true);
+  if (inspected.size >= 4096) inspected.clear();
+  inspected.set(key, facts);
+  return facts;
+}
+const inspected = new Map<string, FileFacts>();
+
+function inspectUncached(file: ServedFile, jsonl: boolean, listing: boolean): FileFacts {
   const fallback = { kind: (jsonl ? 'jsonl' : 'json') as FileKind, simulated: false, byStepwise: false };
-  if (file.size > MAX_SHOWN_BYTES) return { ...fallback, refusal: 'too-large' };
+  if (!jsonl && file.size > MAX_JSON_BYTES) return { ...fallback, refusal: 'too-large' };
+  if (!jsonl && listing && file.size > LIST_PARSE_BYTES) {
+    // A large JSON document is listed, not parsed: what it is shows when it is opened.
+    return { ...fallback, refusal: null };
+  }
   let first: unknown;
   try {
-    if (jsonl) first = JSON.parse(file.readText(1 << 20).split('\n')[0]);
+    // A JSONL file's first record: its first line (only that is read, whatever the file's size).
+    if (jsonl) first = JSON.parse(file.readText(Math.min(file.size, 1 << 20)).split('\n')[0]);
     else first = JSON.parse(file.readText());
   } catch {
     // A JSONL file whose first line does not parse still opens (its bad lines are reported).
@@ -205,7 +228,7 @@ export function listFiles(roots: readonly string[]): FileEntry[] {
           const file = openOutput(root, path);
           if (!file) continue;
           try {
-            const { refusal, ...facts } = inspectFile(file);
+            const { refusal, ...facts } = inspectFile(file, { listing: true });
             if (refusal === null)
               out.push({
                 root: index,
@@ -222,64 +245,5 @@ export function listFiles(roots: readonly string[]): FileEntry[] {
     };
     walk(root, '', 0);
   });
-  return out;
-}
-
-/**
- * Records of a JSONL file from `offset` (at most `limit`), and the total; lines that do not parse
- * are reported, not thrown. With `id`, the page starts at the first record whose `id` is that
- * (offset is then where it was found, or -1 when no record has it).
- */
-export function readJsonlPage(
-  file: ServedFile,
-  offset: number,
-  limit: number,
-  id?: string,
-): { total: number; offset: number; records: unknown[]; badLines: number[] } {
-  const lines = file.readText().split('\n');
-  if (id !== undefined) {
-    offset = -1;
-    let index = 0;
-    const needle = JSON.stringify(id);
-    for (const line of lines) {
-      if (line.trim() === '') continue;
-      // Cheap test first: only lines that contain the quoted id are parsed.
-      if (line.includes(needle)) {
-        try {
-          if ((JSON.parse(line) as { id?: unknown }).id === id) {
-            offset = index;
-            break;
-          }
-        } catch {}
-      }
-      index++;
-    }
-  }
-  const records: unknown[] = [];
-  const badLines: number[] = [];
-  let total = 0;
-  for (let i = 0; i < lines.length; i++) {
-    if (lines[i].trim() === '') continue;
-    if (offset >= 0 && total >= offset && records.length < limit) {
-      try {
-        records.push(JSON.parse(lines[i]));
-      } catch {
-        badLines.push(i + 1);
-      }
-    }
-    total++;
-  }
-  return { total, offset, records, badLines };
-}
-
-/** Every record of a JSONL file (lines that do not parse are skipped). */
-export function readJsonlAll(file: ServedFile): unknown[] {
-  const out: unknown[] = [];
-  for (const line of file.readText().split('\n')) {
-    if (line.trim() === '') continue;
-    try {
-      out.push(JSON.parse(line));
-    } catch {}
-  }
   return out;
 }

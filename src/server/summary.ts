@@ -90,14 +90,18 @@ export interface PredictionFileSummary {
   judge: string | null;
   subsets: Record<string, { n: number; exact: number }>;
   exact: number;
-  /** [true first error, predicted first error or null] per sample, in file order. */
-  pairs: Array<[number, number | null]>;
+  /**
+   * (true first error, predicted first error or null, samples) for every pair that occurs: the
+   * chart's cells, a few hundred numbers whatever the file's size.
+   */
+  cells: Array<[number, number | null, number]>;
 }
 
 /** Summary of `eval chunks` per-chunk rows: agreement counts and where the judge disagreed. */
 export interface ChunkJudgmentFileSummary {
   kind: 'chunk-judgments';
   chunks: number;
+  /** Solutions, counted as runs of consecutive rows of one solution (how `eval chunks` writes them). */
   solutions: number;
   agree: number;
   disagree: number;
@@ -134,10 +138,29 @@ export type FileSummary =
   | ChunkJudgmentFileSummary
   | SelectionFileSummary;
 
+/** A whole-file summary built one record at a time (the index reads a file once, whatever its size). */
+export interface SummaryAccumulator {
+  /** The next record of the file (its 0-based index among the file's records). */
+  add(record: unknown, index: number): void;
+  result(): FileSummary | null;
+}
+
 /** Summarize the records of a JSONL file of a known kind; null for kinds without a summary. */
 export function summarizeRecords(kind: FileKind, records: readonly unknown[]): FileSummary | null {
-  const recs = records.filter(isObj);
+  const acc = summaryAccumulator(kind);
+  records.forEach((r, i) => {
+    acc.add(r, i);
+  });
+  return acc.result();
+}
+
+/**
+ * {@link summarizeRecords} one record at a time: counts, sums and capped lists of indices, never
+ * the records, so a file of any size is summarized in bounded memory.
+ */
+export function summaryAccumulator(kind: FileKind): SummaryAccumulator {
   if (kind === 'search') {
+    let problems = 0;
     let checked = 0;
     let correct = 0;
     let attempts = 0;
@@ -147,124 +170,159 @@ export function summarizeRecords(kind: FileKind, records: readonly unknown[]): F
     const withBacktracks: number[] = [];
     const withRejections: number[] = [];
     const strategies = new Set<string>();
-    recs.forEach((r, i) => {
-      if (typeof r.strategy === 'string') strategies.add(r.strategy);
-      if (typeof r.correct === 'boolean') {
-        checked++;
-        if (r.correct) correct++;
-      }
-      const cost = isObj(r.cost) ? r.cost : {};
-      sums.policyTokens += tokens(cost.policy);
-      sums.judgeTokens += tokens(cost.judge);
-      sums.policyCalls += isObj(cost.policy) ? num(cost.policy.calls) : 0;
-      sums.judgeCalls += isObj(cost.judge) ? num(cost.judge.calls) : 0;
-      const trace = Array.isArray(r.trace) ? r.trace.filter(isObj) : [];
-      attempts += trace.length;
-      const rej = trace.filter((n) => n.status === 'rejected').length;
-      rejected += rej;
-      const bt = Array.isArray(r.backtracks) ? r.backtracks.length : 0;
-      backtracks += bt;
-      if (bt > 0 && withBacktracks.length < 50) withBacktracks.push(i);
-      if (rej > 0 && withRejections.length < 50) withRejections.push(i);
-    });
-    const n = Math.max(1, recs.length);
     return {
-      kind,
-      problems: recs.length,
-      strategies: [...strategies],
-      checked,
-      correct,
-      accuracy: checked ? correct / checked : null,
-      perProblem: {
-        policyTokens: sums.policyTokens / n,
-        judgeTokens: sums.judgeTokens / n,
-        policyCalls: sums.policyCalls / n,
-        judgeCalls: sums.judgeCalls / n,
+      add(r, i) {
+        if (!isObj(r)) return;
+        problems++;
+        if (typeof r.strategy === 'string' && strategies.size < 20) strategies.add(r.strategy);
+        if (typeof r.correct === 'boolean') {
+          checked++;
+          if (r.correct) correct++;
+        }
+        const cost = isObj(r.cost) ? r.cost : {};
+        sums.policyTokens += tokens(cost.policy);
+        sums.judgeTokens += tokens(cost.judge);
+        sums.policyCalls += isObj(cost.policy) ? num(cost.policy.calls) : 0;
+        sums.judgeCalls += isObj(cost.judge) ? num(cost.judge.calls) : 0;
+        const trace = Array.isArray(r.trace) ? r.trace.filter(isObj) : [];
+        attempts += trace.length;
+        const rej = trace.filter((n) => n.status === 'rejected').length;
+        rejected += rej;
+        const bt = Array.isArray(r.backtracks) ? r.backtracks.length : 0;
+        backtracks += bt;
+        if (bt > 0 && withBacktracks.length < 50) withBacktracks.push(i);
+        if (rej > 0 && withRejections.length < 50) withRejections.push(i);
       },
-      attempts,
-      rejected,
-      backtracks,
-      withBacktracks,
-      withRejections,
+      result() {
+        const n = Math.max(1, problems);
+        return {
+          kind,
+          problems,
+          strategies: [...strategies],
+          checked,
+          correct,
+          accuracy: checked ? correct / checked : null,
+          perProblem: {
+            policyTokens: sums.policyTokens / n,
+            judgeTokens: sums.judgeTokens / n,
+            policyCalls: sums.policyCalls / n,
+            judgeCalls: sums.judgeCalls / n,
+          },
+          attempts,
+          rejected,
+          backtracks,
+          withBacktracks,
+          withRejections,
+        };
+      },
     };
   }
   if (kind === 'labels') {
     const pos: Record<string, number> = {};
     const labelled: Record<string, number> = {};
     const withFirstError: Record<string, number> = {};
+    let solutions = 0;
     let chunks = 0;
     let finalAnswerCorrect = 0;
     let rollouts = 0;
-    for (const r of recs) {
-      if (r.finalAnswerCorrect === true) finalAnswerCorrect++;
-      if (isObj(r.cost)) rollouts += num(r.cost.rollouts);
-      for (const [s, fe] of Object.entries(isObj(r.firstError) ? r.firstError : {})) {
-        withFirstError[s] ??= 0;
-        if (typeof fe === 'number' && fe >= 0) withFirstError[s]++;
-      }
-      const softThreshold = softThresholdOf(r);
-      for (const c of Array.isArray(r.chunks) ? r.chunks.filter(isObj) : []) {
-        chunks++;
-        for (const [s, v] of Object.entries(isObj(c.labels) ? c.labels : {})) {
-          if (v === null || v === undefined) continue;
-          labelled[s] = (labelled[s] ?? 0) + 1;
-          const positive = typeof v === 'number' ? isPositiveLabel(v, softThreshold) : v === true;
-          pos[s] = (pos[s] ?? 0) + (positive ? 1 : 0);
-        }
-      }
-    }
-    const signals = [...new Set([...Object.keys(withFirstError), ...Object.keys(labelled)])];
     return {
-      kind,
-      solutions: recs.length,
-      chunks,
-      signals,
-      positiveShare: Object.fromEntries(
-        signals.map((s) => [s, labelled[s] ? (pos[s] ?? 0) / labelled[s] : 0]),
-      ),
-      withFirstError,
-      finalAnswerCorrect,
-      rollouts,
+      add(r) {
+        if (!isObj(r)) return;
+        solutions++;
+        if (r.finalAnswerCorrect === true) finalAnswerCorrect++;
+        if (isObj(r.cost)) rollouts += num(r.cost.rollouts);
+        for (const [s, fe] of Object.entries(isObj(r.firstError) ? r.firstError : {})) {
+          if (!Object.hasOwn(withFirstError, s) && Object.keys(withFirstError).length >= 32) continue;
+          withFirstError[s] ??= 0;
+          if (typeof fe === 'number' && fe >= 0) withFirstError[s]++;
+        }
+        const softThreshold = softThresholdOf(r);
+        for (const c of Array.isArray(r.chunks) ? r.chunks.filter(isObj) : []) {
+          chunks++;
+          for (const [s, v] of Object.entries(isObj(c.labels) ? c.labels : {})) {
+            if (v === null || v === undefined) continue;
+            if (!Object.hasOwn(labelled, s) && Object.keys(labelled).length >= 32) continue;
+            labelled[s] = (labelled[s] ?? 0) + 1;
+            const positive = typeof v === 'number' ? isPositiveLabel(v, softThreshold) : v === true;
+            pos[s] = (pos[s] ?? 0) + (positive ? 1 : 0);
+          }
+        }
+      },
+      result() {
+        const signals = [...new Set([...Object.keys(withFirstError), ...Object.keys(labelled)])];
+        return {
+          kind,
+          solutions,
+          chunks,
+          signals,
+          positiveShare: Object.fromEntries(
+            signals.map((s) => [s, labelled[s] ? (pos[s] ?? 0) / labelled[s] : 0]),
+          ),
+          withFirstError: { ...withFirstError },
+          finalAnswerCorrect,
+          rollouts,
+        };
+      },
     };
   }
   if (kind === 'samples') {
+    let problems = 0;
     let samples = 0;
     let correct = 0;
     let solved = 0;
-    for (const r of recs) {
-      const list = Array.isArray(r.samples) ? r.samples.filter(isObj) : [];
-      samples += list.length;
-      const right = list.filter((s) => s.correct === true).length;
-      correct += right;
-      if (right > 0) solved++;
-    }
-    return { kind, problems: recs.length, samples, correct, solved };
+    return {
+      add(r) {
+        if (!isObj(r)) return;
+        problems++;
+        const list = Array.isArray(r.samples) ? r.samples.filter(isObj) : [];
+        samples += list.length;
+        const right = list.filter((s) => s.correct === true).length;
+        correct += right;
+        if (right > 0) solved++;
+      },
+      result: () => ({ kind, problems, samples, correct, solved }),
+    };
   }
   if (kind === 'predictions') {
     const subsets: Record<string, { n: number; exact: number }> = {};
-    const pairs: Array<[number, number | null]> = [];
+    const cells = new Map<string, [number, number | null, number]>();
+    let samples = 0;
     let exact = 0;
     let judge: string | null = null;
-    for (const r of recs) {
-      if (typeof r.label !== 'number') continue;
-      judge ??= typeof r.judge === 'string' ? r.judge : null;
-      const p = typeof r.prediction === 'number' ? r.prediction : null;
-      pairs.push([r.label, p]);
-      const s = typeof r.subset === 'string' ? r.subset : '?';
-      subsets[s] ??= { n: 0, exact: 0 };
-      subsets[s].n++;
-      if (p === r.label) {
-        subsets[s].exact++;
-        exact++;
-      }
-    }
-    return { kind, samples: pairs.length, judge, subsets, exact, pairs };
+    return {
+      add(r) {
+        if (!isObj(r) || typeof r.label !== 'number') return;
+        samples++;
+        judge ??= typeof r.judge === 'string' ? r.judge : null;
+        const p = typeof r.prediction === 'number' ? r.prediction : null;
+        const key = `${r.label},${p}`;
+        const cell = cells.get(key);
+        if (cell) cell[2]++;
+        else if (cells.size < 10_000) cells.set(key, [r.label, p, 1]);
+        const s = typeof r.subset === 'string' ? r.subset : '?';
+        if (!Object.hasOwn(subsets, s) && Object.keys(subsets).length >= 64) return;
+        subsets[s] ??= { n: 0, exact: 0 };
+        subsets[s].n++;
+        if (p === r.label) {
+          subsets[s].exact++;
+          exact++;
+        }
+      },
+      result: () => ({
+        kind,
+        samples,
+        judge,
+        subsets: structuredClone(subsets),
+        exact,
+        cells: [...cells.values()].map((c): [number, number | null, number] => [c[0], c[1], c[2]]),
+      }),
+    };
   }
   if (kind === 'chunk-judgments') {
     const out: ChunkJudgmentFileSummary = {
       kind,
-      chunks: recs.length,
-      solutions: new Set(recs.map((r) => r.solution)).size,
+      chunks: 0,
+      solutions: 0,
       agree: 0,
       disagree: 0,
       abstained: 0,
@@ -273,39 +331,50 @@ export function summarizeRecords(kind: FileKind, records: readonly unknown[]): F
       falseNegative: 0,
       disagreements: [],
     };
-    recs.forEach((r, i) => {
-      if (typeof r.label !== 'boolean') out.unlabelled++;
-      else if (r.agrees === true) out.agree++;
-      else if (r.agrees === false) {
-        out.disagree++;
-        if (r.label) out.falseNegative++;
-        else out.falsePositive++;
-        if (out.disagreements.length < 50) out.disagreements.push(i);
-      } else out.abstained++;
-    });
-    return out;
+    let lastSolution: unknown;
+    return {
+      add(r, i) {
+        if (!isObj(r)) return;
+        out.chunks++;
+        if (out.chunks === 1 || r.solution !== lastSolution) out.solutions++;
+        lastSolution = r.solution;
+        if (typeof r.label !== 'boolean') out.unlabelled++;
+        else if (r.agrees === true) out.agree++;
+        else if (r.agrees === false) {
+          out.disagree++;
+          if (r.label) out.falseNegative++;
+          else out.falsePositive++;
+          if (out.disagreements.length < 50) out.disagreements.push(i);
+        } else out.abstained++;
+      },
+      result: () => ({ ...out, disagreements: [...out.disagreements] }),
+    };
   }
   if (kind === 'selection') {
     const out: SelectionFileSummary = {
       kind,
-      problems: recs.length,
+      problems: 0,
       picked: 0,
       differ: 0,
       candidates: 0,
       judgeCalls: 0,
       judgeTokens: 0,
     };
-    for (const r of recs) {
-      const chosen = isObj(r.chosen) ? r.chosen : null;
-      const outcome = isObj(r.outcomeOnly) ? r.outcomeOnly : null;
-      if (chosen) out.picked++;
-      if (chosen && outcome && chosen.index !== outcome.index) out.differ++;
-      if (Array.isArray(r.candidates)) out.candidates += r.candidates.length;
-      const judge = isObj(r.cost) && isObj(r.cost.judge) ? r.cost.judge : null;
-      out.judgeCalls += judge ? num(judge.calls) : 0;
-      out.judgeTokens += tokens(judge);
-    }
-    return out;
+    return {
+      add(r) {
+        if (!isObj(r)) return;
+        out.problems++;
+        const chosen = isObj(r.chosen) ? r.chosen : null;
+        const outcome = isObj(r.outcomeOnly) ? r.outcomeOnly : null;
+        if (chosen) out.picked++;
+        if (chosen && outcome && chosen.index !== outcome.index) out.differ++;
+        if (Array.isArray(r.candidates)) out.candidates += r.candidates.length;
+        const judge = isObj(r.cost) && isObj(r.cost.judge) ? r.cost.judge : null;
+        out.judgeCalls += judge ? num(judge.calls) : 0;
+        out.judgeTokens += tokens(judge);
+      },
+      result: () => ({ ...out }),
+    };
   }
-  return null;
+  return { add() {}, result: () => null };
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionGuardOf } from '../../src/core/http.js';
 import { createRng } from '../../src/core/rng.js';
+import { PUBLISHED_PROCESSBENCH } from '../../src/evaluate/published.js';
 import { TRACE_STATUS_LEGEND } from '../../src/search/types.js';
 import { type RunningWebServer, startWebServer } from '../../src/server/app.js';
 import {
@@ -68,7 +69,7 @@ describe('web API', () => {
   it('serves the legend of the trace statuses from the code (TraceStatus), for the view to draw', async () => {
     const { status, json } = await get('/api/legend');
     expect(status).toBe(200);
-    expect(json).toEqual({ traceStatus: TRACE_STATUS_LEGEND });
+    expect(json).toEqual({ traceStatus: TRACE_STATUS_LEGEND, processbenchPublished: PUBLISHED_PROCESSBENCH });
     // Every status a strategy writes, in legend order, each with its sentence.
     expect(Object.keys(json!.traceStatus as object)).toEqual([
       'accepted',
@@ -347,10 +348,10 @@ describe('summaries and simulated marks', () => {
       samples: 3,
       exact: 1,
       subsets: { gsm8k: { n: 2, exact: 1 }, math: { n: 1, exact: 0 } },
-      pairs: [
-        [2, 2],
-        [-1, null],
-        [0, 3],
+      cells: [
+        [2, 2, 1],
+        [-1, null, 1],
+        [0, 3, 1],
       ],
     });
   });

@@ -274,9 +274,15 @@ describe('web view in Chromium over real sim-world outputs', () => {
     ]);
     expect(await text('#demo-search')).toContain('chunk-reset');
     expect(await text('.sim-banner')).toMatch(/SIMULATED world/);
+    // Every JSON/JSONL output is a page; the SVG chart links to the chart drawn from its report.
     expect(await count('#demo-files a')).toBe(
-      Object.values(demo.files).filter((f) => /\.jsonl?$/.test(f)).length,
+      Object.values(demo.files).filter((f) => /\.(jsonl?|svg)$/.test(f)).length,
     );
+    const svgHref = await page.locator('#demo-files a.svg-link').getAttribute('href');
+    const svg = await fetch(`${server.url}${svgHref}`);
+    expect(svg.status).toBe(200);
+    expect(svg.headers.get('content-type')).toMatch(/image\/svg\+xml/);
+    expect(await svg.text()).toMatch(/<svg[^>]*>[\s\S]*Accuracy vs compute/);
     await shot('03-demo-report');
   });
 
@@ -449,19 +455,26 @@ describe('web view in Chromium over real sim-world outputs', () => {
     expect(await row.locator('td').first().textContent()).toBe('sim');
     expect(await row.locator('td.f1').textContent()).toBe(report.subsets.sim.f1!.toFixed(1));
     expect(await text('#pb-table tr.avg')).toContain(report.average_f1!.toFixed(1));
-    // One circle per distinct (true, predicted) pair; the numbers in them add up to the samples.
-    const pairs = new Set(
-      predictions.filter((p) => p.prediction !== null).map((p) => `${p.label},${p.prediction}`),
-    );
-    expect(await count('#pb-chart circle.cell')).toBe(pairs.size);
+    // One filled cell per distinct (true, predicted) pair (no prediction: its own row); the
+    // numbers in them add up to the samples.
+    const pairs = new Set(predictions.map((p) => `${p.label},${p.prediction}`));
+    expect(await count('#pb-chart rect.cell:not(.empty)')).toBe(pairs.size);
     const numbers = await page.locator('#pb-chart text.count').allTextContents();
-    expect(numbers.map(Number).reduce((a, b) => a + b, 0)).toBe(
-      predictions.filter((p) => p.prediction !== null).length,
+    expect(numbers.map((n) => Number(n.replace(/,/g, ''))).reduce((a, b) => a + b, 0)).toBe(
+      predictions.length,
     );
     const exact = predictions.filter((p) => p.prediction === p.label).length;
-    const exactNumbers = await page.locator('#pb-chart circle.exact').count();
+    const exactNumbers = await page.locator('#pb-chart rect.exact').count();
     expect(exactNumbers).toBeGreaterThan(0);
     expect(exact).toBeGreaterThan(0);
+    // Readable: cells of at least 30 px.
+    expect(
+      Number(await page.locator('#pb-chart rect.cell').first().getAttribute('width')),
+    ).toBeGreaterThanOrEqual(28);
+    // The published results sit beside this run's table, not in it.
+    expect(await count('#pb-published tbody tr')).toBeGreaterThan(5);
+    expect(await text('#pb-table')).not.toContain('Skywork');
+    expect(await text('#pb-published')).toContain('Skywork-PRM-7B');
     await shot('08-processbench');
 
     await follow('#pb-predictions', 'processbench-predictions.jsonl');

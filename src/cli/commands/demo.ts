@@ -3,6 +3,7 @@ import { basename, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { StepwiseError } from '../../core/errors.js';
+import { wilson95 } from '../../core/interval.js';
 import { type Segmentation, splitWritten } from '../../core/segment.js';
 import type { Cost, Problem } from '../../core/types.js';
 import type { ProcessBenchRecord } from '../../data/types.js';
@@ -123,6 +124,8 @@ export interface DemoReport {
     accuracy: number;
     tokensPerProblem: number;
     paired?: PairedDifference;
+    /** 95% Wilson interval of the accuracy over the problems. */
+    ci95: [number, number];
   }>;
   files: Record<string, string>;
   runs: string[];
@@ -157,16 +160,7 @@ export function demoBenchSpecs(n: number): BenchSpec[] {
   ];
 }
 
-/** 95% Wilson score interval of k successes in n (a proportion's interval that stays in [0, 1]). */
-export function wilson95(k: number, n: number): [number, number] {
-  if (n === 0) return [0, 1];
-  const z = 1.959963984540054;
-  const p = k / n;
-  const d = 1 + (z * z) / n;
-  const c = (p + (z * z) / (2 * n)) / d;
-  const h = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / d;
-  return [Math.max(0, c - h), Math.min(1, c + h)];
-}
+export { wilson95 } from '../../core/interval.js';
 
 function readJsonl(path: string): Array<Record<string, unknown>> {
   if (!existsSync(path)) throw new StepwiseError(`demo: tiny world file missing: ${path}`, { exitCode: 2 });
@@ -557,6 +551,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
         accuracy: p.accuracy,
         tokensPerProblem: p.costPerProblem.totalTokens,
         ...(p.paired ? { paired: p.paired } : {}),
+        ci95: wilson95(p.correct, p.checked),
       })),
       files,
       runs,
