@@ -224,7 +224,7 @@ const statusClass = (/** @type {RunStatus} */ status) =>
  */
 async function runsPage(/** @type {URLSearchParams} */ params) {
   const all = params.get('all') === '1';
-  const [list, { files }] = await Promise.all([getRuns(all), getFiles()]);
+  const [list, { files, roots }] = await Promise.all([getRuns(all), getFiles()]);
   const runs = list.runs;
   const rows = runs
     .map((r) => {
@@ -239,7 +239,7 @@ async function runsPage(/** @type {URLSearchParams} */ params) {
         : r.output
           ? `<span class="muted" title="${esc(r.output)}">${r.served ? 'not written yet' : 'not in the served folders'}</span>`
           : '';
-      return `<tr data-run="${esc(r.id)}" data-command="${esc(r.command)}"><td><a href="#/run/${encodeURIComponent(r.id)}">${esc(r.id)}</a></td><td>${esc(r.command)} ${simBadge(r.simulated)}</td><td>${status} ${progress}</td><td>${esc(new Date(r.startedAt).toLocaleString())}</td><td class="num">${dur}</td><td class="small">${costOf(r.counts)}</td><td>${out}</td></tr>`;
+      return `<tr data-run="${esc(r.id)}" data-command="${esc(r.command)}"><td><a href="#/run/${encodeURIComponent(r.id)}">${r.name ? `<b class="run-name">${esc(r.name)}</b><br><span class="muted small">${esc(r.id)}</span>` : esc(r.id)}</a></td><td>${esc(r.command)} ${simBadge(r.simulated)}</td><td>${status} ${progress}</td><td>${esc(new Date(r.startedAt).toLocaleString())}</td><td class="num">${dur}</td><td class="small">${costOf(r.counts)}</td><td>${out}</td></tr>`;
     })
     .join('');
   const anySim = runs.some((r) => r.simulated);
@@ -257,26 +257,53 @@ async function runsPage(/** @type {URLSearchParams} */ params) {
     ${anySim ? simulatedBanner(true, 'Runs marked “simulated” ran on the stepwise simulated world: their numbers are not results of any real model.') : ''}
     ${scope}
     ${runs.length ? `<table id="runs"><thead><tr><th>Run</th><th>Command</th><th>Status</th><th>Started</th><th class="num">Took</th><th>Cost</th><th>Output</th></tr></thead><tbody>${rows}</tbody></table>` : empty}
-    <h2>Outputs</h2>${filesTable(files)}`,
+    <h2>Outputs</h2>${filesTable(files, roots)}`,
   );
 }
 
-function filesTable(/** @type {FileEntry[]} */ files) {
+/**
+ * How a file is named in lists: its path in its folder, and the served folder's own name in front
+ * when several folders are served (the same path can then be in two of them).
+ */
+function servedName(/** @type {FileEntry} */ f, /** @type {readonly string[]} */ roots) {
+  if (roots.length < 2) return f.path;
+  const root = String(roots[f.root] ?? f.root).replace(/[\\/]+$/, '');
+  return `${root.slice(root.search(/[^\\/]*$/))}/${f.path}`;
+}
+
+function filesTable(/** @type {FileEntry[]} */ files, /** @type {readonly string[]} */ roots) {
   if (!files.length) return '<p class="muted empty">No JSON or JSONL outputs in the served folders.</p>';
+  // A file name that repeats (in two folders) is shown with its folder.
+  /** @type {Map<string, number>} */
+  const names = new Map();
+  for (const f of files) {
+    const base = f.path.slice(f.path.lastIndexOf('/') + 1);
+    names.set(base, (names.get(base) ?? 0) + 1);
+  }
   const rows = files
-    .map(
-      (f) =>
-        `<tr><td><a href="${fileHref(f.root, f.path)}">${esc(f.path)}</a></td><td><span class="badge">${esc(f.kind)}</span> ${simBadge(f.simulated)}</td><td class="num">${int(f.size)}</td><td>${esc(new Date(f.mtime).toLocaleString())}</td></tr>`,
-    )
+    .map((f) => {
+      const shown = servedName(f, roots);
+      const base = f.path.slice(f.path.lastIndexOf('/') + 1);
+      const folder = shown.slice(0, shown.length - base.length);
+      const label =
+        (names.get(base) ?? 0) > 1 || folder
+          ? `<span class="folder muted">${esc(folder)}</span>${esc(base)}`
+          : esc(base);
+      return `<tr><td><a href="${fileHref(f.root, f.path)}" title="${esc(shown)}">${label}</a></td><td><span class="badge">${esc(f.kind)}</span> ${simBadge(f.simulated)}</td><td class="num">${int(f.size)}</td><td>${esc(new Date(f.mtime).toLocaleString())}</td></tr>`;
+    })
     .join('');
-  return `<table id="files"><thead><tr><th>File</th><th>Kind</th><th class="num">Bytes</th><th>Modified</th></tr></thead><tbody>${rows}</tbody></table>`;
+  const compare =
+    files.filter((f) => f.kind === 'search' && f.path.endsWith('.jsonl')).length >= 2
+      ? '<p><a id="compare-link" href="#/compare">Compare two search outputs</a></p>'
+      : '';
+  return `${compare}<table id="files"><thead><tr><th>File</th><th>Kind</th><th class="num">Bytes</th><th>Modified</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 async function filesPage() {
   const { roots, files } = await getFiles();
   setHtml(
     app,
-    `<h1>Files</h1><p class="muted">Served folders: ${roots.map((r, i) => `${i}: ${esc(r)}`).join(', ')}</p>${filesTable(files)}`,
+    `<h1>Files</h1><p class="muted">Served folders: ${roots.map((r, i) => `${i}: ${esc(r)}`).join(', ')}</p>${filesTable(files, roots)}`,
   );
 }
 
@@ -305,7 +332,7 @@ async function runPage(/** @type {string} */ id) {
   }
   setHtml(
     app,
-    `<h1>Run ${esc(run.id)}</h1>
+    `<h1>Run ${run.name ? `${esc(run.name)} <small class="muted">${esc(run.id)}</small>` : esc(run.id)}</h1>
     ${simulatedBanner(run.simulated)}
     <div class="card"><div class="row">
       ${kpi('command', esc(run.command))}
@@ -390,15 +417,23 @@ async function filePage(/** @type {URLSearchParams} */ params) {
   const id = params.get('id');
   const isJsonl = path.endsWith('.jsonl');
   const index = isJsonl ? await indexOfFile(root, path, params) : null;
-  const answer = await getFile(
-    root,
-    path,
-    isJsonl
-      ? id !== null
-        ? `&id=${encodeURIComponent(id)}&limit=1`
-        : `&offset=${offset}&limit=${PAGE}${queryOf(params)}`
-      : '',
-  );
+  /** @type {FileSummary['kind'][]} */
+  const summaryKinds = ['search', 'labels', 'samples', 'predictions', 'chunk-judgments', 'selection'];
+  const kindNow = index?.kind;
+  // The page, the file's summary and the trace legend are asked at once (the index is ready).
+  const [answer, summaryAnswer, statusesNow] = await Promise.all([
+    getFile(
+      root,
+      path,
+      isJsonl
+        ? id !== null
+          ? `&id=${encodeURIComponent(id)}&limit=1`
+          : `&offset=${offset}&limit=${PAGE}${queryOf(params)}`
+        : '',
+    ),
+    isJsonl && summaryKinds.some((k) => k === kindNow) ? getSummary(root, path) : null,
+    kindNow === 'search' ? traceLegend() : null,
+  ]);
   const data = 'data' in answer ? answer.data : undefined;
   // A single search result saved as JSON (`stepwise solve --json > solve.json`) shows as a one-record page.
   const solved = answer.kind === 'search' && data ? /** @type {SearchResult} */ (data) : null;
@@ -419,19 +454,19 @@ async function filePage(/** @type {URLSearchParams} */ params) {
   /** @type {PageCtx} */
   const ctx = { root, path, offset: isJsonl ? file.offset : offset, params, file, data };
   const written = (file.runs || [])
-    .map((r) => `<a href="#/run/${encodeURIComponent(r.id)}">${esc(r.command)} ${esc(r.id)}</a>`)
+    .map(
+      (r) =>
+        `<a href="#/run/${encodeURIComponent(r.id)}">${esc(r.command)} ${r.name ? `<b class="run-name">${esc(r.name)}</b> ` : ''}${esc(r.id)}</a>`,
+    )
     .join(', ');
   const notice = prop(data, 'notice') || prop(data, 'note') || prop(file.records[0], 'notice');
   const head = `<h1>${esc(path)} <span class="badge">${esc(file.kind)}</span> ${simBadge(file.simulated)}${file.growing ? ' <span class="badge running" id="growing-file" title="the page is read again every 3 s">still being written</span>' : ''}</h1>
     ${simulatedBanner(file.simulated, notice)}
     ${written ? `<p class="muted">Written by ${written}</p>` : ''}
     ${file.badLines?.length ? `<p class="error">Lines that are not JSON: ${file.badLines.map(esc).join(', ')}</p>` : ''}`;
-  /** @type {FileSummary['kind'][]} */
-  const summaryKinds = ['search', 'labels', 'samples', 'predictions', 'chunk-judgments', 'selection'];
-  const summary =
-    isJsonl && summaryKinds.some((k) => k === file.kind) ? (await getSummary(root, path)).summary : null;
+  const summary = summaryAnswer?.summary ?? null;
   // The trace statuses' meanings, from the code's TraceStatus (GET /api/legend).
-  const statuses = file.kind === 'search' ? await traceLegend() : null;
+  const statuses = file.kind === 'search' ? (statusesNow ?? (await traceLegend())) : null;
   const filtered = queryOf(params) !== '';
   const pager = isJsonl && id === null ? pagerHtml(ctx) : '';
   const single =
@@ -462,7 +497,9 @@ async function filePage(/** @type {URLSearchParams} */ params) {
   ];
   const out = (views[file.kind] ?? raw)();
   const none =
-    filtered && file.matched === 0 ? '<p class="muted empty" id="no-match">No record matches.</p>' : '';
+    isJsonl && file.records.length === 0 && !file.badLines?.length
+      ? `<p class="muted empty" id="no-match">${filtered && file.matched === 0 ? 'No record matches.' : `No record here: ${plural(file.matched, 'record')} ${filtered ? 'match' : 'in the file'}.`}</p>`
+      : '';
   // Record views give [summary, records] and get the tools and pager around the records; the others are whole pages.
   const body = Array.isArray(out)
     ? `${out[0]}${tools}${single}${pager}${none}${out[1]}${out[1].length > 2000 ? pager : ''}`
@@ -757,8 +794,11 @@ function searchView(
       }
     </div>`
     : '';
+  const compare = ctx.data
+    ? ''
+    : `<p><a id="compare-this" href="#/compare?aroot=${encodeURIComponent(ctx.root)}&apath=${encodeURIComponent(ctx.path)}">Compare with another run over the same problems</a></p>`;
   return [
-    summary,
+    summary + compare,
     recordsOf(ctx, 'search')
       .map((r, i) => searchCard(r, indexAt(ctx, i), i, statuses))
       .join(''),
@@ -820,6 +860,7 @@ function searchCard(
     });
   return `<section class="card search" data-id="${esc(rec.id)}" data-index="${index}">
     <h3>#${index} · ${esc(rec.id)} · ${esc(rec.strategy)} <span class="badge ${rec.correct ? 'pos' : rec.correct === false ? 'neg' : ''}">${rec.correct ? 'correct' : rec.correct === false ? 'wrong' : 'unchecked'}</span></h3>
+    ${rec.question ? `<details class="question" open><summary>question</summary><pre>${esc(rec.question)}</pre></details>` : '<p class="muted small question">The question is not in this record (searched by an older stepwise).</p>'}
     <div class="row muted">answer ${esc(rec.answer ?? 'none')} (gold ${esc(rec.gold ?? '?')}) · policy ${plural(cost.policy?.calls, 'call')}, ${int((cost.policy?.promptTokens ?? 0) + (cost.policy?.completionTokens ?? 0))} tokens · judge ${plural(cost.judge?.calls, 'call')}, ${int((cost.judge?.promptTokens ?? 0) + (cost.judge?.completionTokens ?? 0))} tokens · ${plural(rejected, 'rejected attempt')} · ${plural((rec.backtracks || []).length, 'backtrack')}</div>
     ${stats ? `<div class="muted small">${stats}</div>` : ''}
     <h4>Final solution${rejected ? ' <span class="muted small">(with the attempts the judge rejected at each chunk, in red, above the one kept)</span>' : ''}</h4>
@@ -1422,6 +1463,129 @@ function selectionCard(/** @type {SelectionRow} */ rec, /** @type {number} */ in
   </section>`;
 }
 
+// ---------- two runs side by side ----------
+/** @returns {Promise<CompareResponse>} */
+const getCompare = (/** @type {string} */ query) => api(`/api/compare?${query}`);
+
+/** The four parameters that name the two files of a comparison, as an address query. */
+const pairQuery = (/** @type {URLSearchParams} */ p) =>
+  ['aroot', 'apath', 'broot', 'bpath'].map((k) => `${k}=${encodeURIComponent(p.get(k) ?? '')}`).join('&');
+
+/** A paired difference in words: mean (B − A) and its 95% interval. */
+function diffText(/** @type {PairedDifference} */ d, /** @type {(v: unknown) => string} */ show) {
+  if (!isNum(d.mean)) return '—';
+  const sign = (/** @type {number} */ v) => (v > 0 ? '+' : '');
+  const ci =
+    isNum(d.low) && isNum(d.high)
+      ? ` <small class="muted">[95% ${sign(d.low)}${show(d.low)} to ${sign(d.high)}${show(d.high)}]</small>`
+      : '';
+  return `${sign(d.mean)}${show(d.mean)}${ci}`;
+}
+
+/**
+ * Two search outputs over the same problems: pick them, then per problem each side's answer,
+ * correctness, tokens and resets, and the paired difference of accuracy with its 95% interval.
+ */
+async function comparePage(/** @type {URLSearchParams} */ params) {
+  const { files, roots } = await getFiles();
+  const searches = files.filter((f) => f.kind === 'search' && f.path.endsWith('.jsonl'));
+  const key = (/** @type {FileEntry} */ f) => `${f.root}:${f.path}`;
+  const chosen = (/** @type {'a' | 'b'} */ side) =>
+    `${params.get(`${side}root`) ?? ''}:${params.get(`${side}path`) ?? ''}`;
+  const picker = (/** @type {'a' | 'b'} */ side) =>
+    `<label>${side.toUpperCase()} <select id="compare-${side}"><option value="">choose a search output</option>${searches
+      .map(
+        (f) =>
+          `<option value="${esc(key(f))}"${key(f) === chosen(side) ? ' selected' : ''}>${esc(servedName(f, roots))}</option>`,
+      )
+      .join('')}</select></label>`;
+  const head = `<h1>Compare two runs</h1><form class="card tools" id="compare-form" autocomplete="off"><div class="row">${picker('a')}${picker('b')}<span class="muted small">Two search outputs over the same problems, paired by problem id.</span></div></form>`;
+  if (!params.get('apath') || !params.get('bpath')) {
+    setHtml(
+      app,
+      `${head}${searches.length < 2 ? '<p class="muted empty">The served folders hold fewer than two search outputs.</p>' : ''}`,
+    );
+    return;
+  }
+  const offset = Math.max(0, Math.floor(Number(params.get('offset') || 0)) || 0);
+  const only = params.get('only') ?? '';
+  const c = await getCompare(
+    `${pairQuery(params)}&offset=${offset}&limit=${PAGE}${only ? `&only=${encodeURIComponent(only)}` : ''}`,
+  );
+  const name = (/** @type {CompareResponse['a']} */ m) =>
+    `<a href="${fileHref(m.root, m.path)}">${esc(m.path)}</a>`;
+  const strategyOf = (/** @type {'a' | 'b'} */ side) =>
+    esc(c.rows.find((r) => r[side].strategy)?.[side].strategy ?? '');
+  const accA = c.checked ? c.correctA / c.checked : null;
+  const accB = c.checked ? c.correctB / c.checked : null;
+  const sideCells = (/** @type {CompareSide} */ x) =>
+    `<td>${esc(x.answer ?? 'none')}</td><td>${x.correct === null ? '<span class="badge und">unchecked</span>' : x.correct ? '<span class="badge pos">correct</span>' : '<span class="badge neg">wrong</span>'}</td><td class="num">${int(x.tokens)}</td><td class="num">${int(x.resets)}</td>`;
+  const rows = c.rows
+    .map((r) => {
+      const differ = r.a.correct !== r.b.correct;
+      const both =
+        r.id === null
+          ? ''
+          : `<a class="both-traces" href="#/compare/problem?${pairQuery(params)}&id=${encodeURIComponent(r.id)}">both traces</a>`;
+      return `<tr class="pair${differ ? ' differ' : ''}" data-id="${esc(r.id)}"><td>${esc(r.id)}<div class="muted small question">${esc(r.question ?? '')}</div></td>${sideCells(r.a)}${sideCells(r.b)}<td>${both}</td></tr>`;
+    })
+    .join('');
+  const onlyChoices = [
+    ['', 'every paired problem'],
+    ['differ', 'correctness differs'],
+    ['a', 'only A correct'],
+    ['b', 'only B correct'],
+    ['same', 'same correctness'],
+  ]
+    .map(([v, t]) => `<option value="${v}"${v === only ? ' selected' : ''}>${t}</option>`)
+    .join('');
+  const pq = new URLSearchParams(params);
+  const go = (/** @type {number} */ to) => {
+    pq.set('offset', String(to));
+    return `#/compare?${pq.toString()}`;
+  };
+  const pager = `<nav class="pager"><a ${offset > 0 ? `href="${go(Math.max(0, offset - PAGE))}"` : 'aria-disabled="true"'} class="prev">‹ previous</a><span class="muted page-info">problems ${c.matched ? offset + 1 : 0}–${Math.min(c.matched, offset + PAGE)} of ${int(c.matched)}</span><a ${offset + PAGE < c.matched ? `href="${go(offset + PAGE)}"` : 'aria-disabled="true"'} class="next">next ›</a></nav>`;
+  setHtml(
+    app,
+    `${head}${simulatedBanner(c.a.simulated || c.b.simulated)}
+    <div class="card summary" id="compare-summary"><div class="row">
+      ${kpi('A', `${name(c.a)} <small class="muted">${strategyOf('a')}</small>`)}${kpi('B', `${name(c.b)} <small class="muted">${strategyOf('b')}</small>`)}
+      ${kpi('problems in both', int(c.paired))}${kpi('only in A / only in B', `${int(c.onlyA)} / ${int(c.onlyB)}`)}
+    </div><div class="row">
+      ${kpi('accuracy A', `${pct(accA)} <small class="muted">(${int(c.correctA)}/${int(c.checked)})</small>`)}
+      ${kpi('accuracy B', `${pct(accB)} <small class="muted">(${int(c.correctB)}/${int(c.checked)})</small>`)}
+      <span class="kpi" id="paired-difference"><span class="muted">B − A, paired over ${plural(c.accuracy.n, 'problem')}</span><b>${diffText(c.accuracy, (v) => pct(v))}</b></span>
+      <span class="kpi" id="token-difference"><span class="muted">tokens per problem, B − A</span><b>${diffText(c.tokens, int)}</b></span>
+    </div>
+    <table class="compact" id="compare-table2x2"><thead><tr><th></th><th class="num">B correct</th><th class="num">B wrong</th></tr></thead><tbody>
+      <tr><th>A correct</th><td class="num">${int(c.bothCorrect)}</td><td class="num">${int(c.onlyACorrect)}</td></tr>
+      <tr><th>A wrong</th><td class="num">${int(c.onlyBCorrect)}</td><td class="num">${int(c.neitherCorrect)}</td></tr></tbody></table>
+    <p class="muted small">The difference is the mean over problems of (B correct) − (A correct), with a 95% interval from the per-problem differences (t interval); only the discordant problems (${int(c.onlyACorrect + c.onlyBCorrect)}) move it.</p></div>
+    <div class="row controls"><label>Show <select id="compare-only">${onlyChoices}</select></label></div>
+    ${pager}<table id="compare-rows"><thead><tr><th>Problem</th><th>A answer</th><th>A</th><th class="num">A tokens</th><th class="num">A resets</th><th>B answer</th><th>B</th><th class="num">B tokens</th><th class="num">B resets</th><th></th></tr></thead><tbody>${rows}</tbody></table>${pager}`,
+  );
+}
+
+/** One problem of a comparison: both searches' cards (final solution, rejected attempts, tree) side by side. */
+async function comparePairPage(/** @type {URLSearchParams} */ params) {
+  const id = params.get('id') ?? '';
+  const [a, b, statuses] = await Promise.all([
+    getFile(params.get('aroot') ?? '0', params.get('apath') ?? '', `&id=${encodeURIComponent(id)}&limit=1`),
+    getFile(params.get('broot') ?? '0', params.get('bpath') ?? '', `&id=${encodeURIComponent(id)}&limit=1`),
+    traceLegend(),
+  ]);
+  treeData.clear();
+  const card = (/** @type {FileResponse} */ f, /** @type {number} */ slot) => {
+    const rec = 'records' in f ? /** @type {SearchCardRecord | undefined} */ (f.records[0]) : undefined;
+    return `<div class="side" data-side="${slot ? 'b' : 'a'}"><h2>${slot ? 'B' : 'A'}: <a href="${fileHref(f.root, f.path)}">${esc(f.path)}</a></h2>${rec ? searchCard(rec, 'records' in f ? f.offset : 0, slot, statuses) : '<p class="muted">not in this file</p>'}</div>`;
+  };
+  setHtml(
+    app,
+    `<h1>${esc(id)}: both runs</h1>${simulatedBanner(a.simulated || b.simulated)}<p><a id="back-to-compare" href="#/compare?${pairQuery(params)}">back to the comparison</a></p><div class="side-by-side pair-traces">${card(a, 0)}${card(b, 1)}</div>`,
+  );
+  drawTrees(statuses);
+}
+
 // ---------- demo report ----------
 function demoView(
   /** @type {DemoReport} */ d,
@@ -1505,6 +1669,8 @@ async function route() {
     else if (path === '/files') await filesPage();
     else if (path.startsWith('/run/')) await runPage(decodeURIComponent(path.slice(5)));
     else if (path === '/file') await filePage(params);
+    else if (path === '/compare') await comparePage(params);
+    else if (path === '/compare/problem') await comparePairPage(params);
     else setHtml(app, '<h1>Not found</h1><p><a href="#/">Back to runs</a></p>');
     if (mine === routing) document.title = `stepwise · ${document.querySelector('h1')?.textContent ?? ''}`;
   } catch (e) {
@@ -1554,6 +1720,23 @@ app.addEventListener('change', (e) => {
   // The first-error choices belong to one signal: a new signal starts them over.
   if (param === 'signal') changes.fe = null;
   setFileParams(changes);
+});
+// The comparison's pickers and filter: into the address too.
+app.addEventListener('change', (e) => {
+  const t = e.target;
+  if (!(t instanceof HTMLSelectElement) || !/^compare-(a|b|only)$/.test(t.id)) return;
+  const { params } = parseHash();
+  if (t.id === 'compare-only') {
+    if (t.value) params.set('only', t.value);
+    else params.delete('only');
+  } else {
+    const side = t.id.slice(-1);
+    const at = t.value.indexOf(':');
+    params.set(`${side}root`, t.value.slice(0, at));
+    params.set(`${side}path`, t.value.slice(at + 1));
+  }
+  params.delete('offset');
+  location.hash = `#/compare?${params.toString()}`;
 });
 app.addEventListener('submit', (e) => {
   // Enter in a search box: its change event does the work; the form itself goes nowhere.

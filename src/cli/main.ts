@@ -6,6 +6,7 @@ import { redactText, secretValues } from '../core/redact.js';
 import { VERSION } from '../version.js';
 import { registerCommands } from './commands/index.js';
 import { onInterrupt } from './job-harness.js';
+import { addRunNameOption, applyRunName } from './run-name.js';
 import { applySandboxFlags, closeSandboxes } from './sandbox.js';
 
 const defaultHelp = new Help();
@@ -25,10 +26,14 @@ export function buildProgram(): Command {
         return option.mandatory && !base.includes('(required)') ? `${base} (required)` : base;
       },
     })
-    .hook('preAction', (_program, action) => applySandboxFlags(action))
+    .hook('preAction', (_program, action) => {
+      applySandboxFlags(action);
+      applyRunName(action);
+    })
     // The code sandbox's server removes its spare runs' folders and cgroups before the job ends.
     .hook('postAction', () => closeSandboxes());
   registerCommands(program);
+  forEachCommand(program, addRunNameOption);
   forEachCommand(program, reportUnknownOptionsFirst);
   return program;
 }

@@ -15,6 +15,8 @@ import type { SearchChunk, SearchDeps, SearchResult } from './types.js';
 /** One output line of a search over a data set. */
 export interface SearchRecord {
   id: string;
+  /** The question as the policy saw it, so the file stands alone (absent in older files). */
+  question?: string;
   strategy: string;
   /** Gold answer the final answer was checked against. */
   gold: string;
@@ -78,6 +80,7 @@ export function toSearchRecord(
 ): SearchRecord {
   return {
     id: problem.id,
+    question: problem.question,
     strategy: r.strategy,
     segmentation: options.segmentation ?? 'paragraph',
     gold: problem.answer,

@@ -69,6 +69,8 @@ export interface FilesResponse {
 /** A run that wrote a file, as `GET /api/file` lists it. */
 export interface FileRun {
   id: string;
+  /** The run's name (`--name`), null when it has none. */
+  name: string | null;
   command: string;
   status: RunStatus;
   simulated: boolean;

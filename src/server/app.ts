@@ -425,7 +425,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
     listRuns(store(), 10_000)
       .map(runView)
       .filter((r) => r.outputFile && safeResolve(roots[r.outputFile.root], r.outputFile.path) === abs)
-      .map((r) => ({ id: r.id, command: r.command, status: r.status, simulated: r.simulated }));
+      .map((r) => ({ id: r.id, name: r.name, command: r.command, status: r.status, simulated: r.simulated }));
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     let url: URL;

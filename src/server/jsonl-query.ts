@@ -150,36 +150,74 @@ function predicates(index: JsonlIndex, filters: Filters): Pred[] {
   return out.filter((p): p is Pred => p !== null);
 }
 
-/** Records matching every predicate, counted for a choice: a filter's choices show how many records each keeps. */
-function countWhere(index: JsonlIndex, pred: Pred): number {
-  let n = 0;
-  for (let i = 0; i < index.records; i++) if (pred(i)) n++;
-  return n;
+/** How many records have each value of an integer column (values outside [lo, hi] are clamped into the ends). */
+function histogram(col: { data: ArrayLike<number> }, n: number, lo: number, hi: number): number[] {
+  const out = new Array<number>(hi - lo + 1).fill(0);
+  const d = col.data;
+  for (let i = 0; i < n; i++) {
+    const v = d[i];
+    out[Math.min(hi, Math.max(lo, v)) - lo]++;
+  }
+  return out;
+}
+/** Records whose value in a column is above zero. */
+function positives(col: { data: ArrayLike<number> }, n: number): number {
+  const d = col.data;
+  let k = 0;
+  for (let i = 0; i < n; i++) if (d[i] > 0) k++;
+  return k;
+}
+/** Records with a number (not NaN) in a float column. */
+function present(col: { data: ArrayLike<number> }, n: number): number {
+  const d = col.data;
+  let k = 0;
+  for (let i = 0; i < n; i++) if (!Number.isNaN(d[i])) k++;
+  return k;
 }
 
-/** The filters this file's kind offers, each choice with the records it keeps (over the whole file). */
+const defsCache = new Map<string, FilterDef[]>();
+
+/**
+ * The filters this file's kind offers, each choice with the records it keeps (over the whole
+ * file): one pass over each column, cached per version of the index and signal.
+ */
 export function filterDefs(index: JsonlIndex, filters: Filters): FilterDef[] {
+  const signal = index.kind === 'labels' ? signalOf(index, filters) : undefined;
+  const key = `${keyOf(index)}\0${signal ?? ''}`;
+  const cached = defsCache.get(key);
+  if (cached) return cached;
+  const defs = computeFilterDefs(index, signal);
+  if (defsCache.size >= 64) defsCache.clear();
+  defsCache.set(key, defs);
+  return defs;
+}
+
+function computeFilterDefs(index: JsonlIndex, signal: string | undefined): FilterDef[] {
   const c = index.cols;
-  const count = (pred: Pred) => countWhere(index, pred);
-  const withWithout = (param: FilterParam, label: string, col: { get(i: number): number }) => ({
-    param,
-    label,
-    type: 'choice' as const,
-    choices: [
-      { value: 'with', label: 'with', count: count((i) => col.get(i) > 0) },
-      { value: 'without', label: 'without', count: count((i) => col.get(i) <= 0) },
-    ],
-  });
-  if (index.kind === 'search')
+  const n = index.records;
+  const withWithout = (param: FilterParam, label: string, col: { data: ArrayLike<number> }): FilterDef => {
+    const k = positives(col, n);
+    return {
+      param,
+      label,
+      type: 'choice',
+      choices: [
+        { value: 'with', label: 'with', count: k },
+        { value: 'without', label: 'without', count: n - k },
+      ],
+    };
+  };
+  if (index.kind === 'search') {
+    const [unchecked, wrong, right] = histogram(c.correct, n, -1, 1);
     return [
       {
         param: 'correct',
         label: 'final answer',
         type: 'choice',
         choices: [
-          { value: 'correct', label: 'correct', count: count((i) => c.correct.get(i) === 1) },
-          { value: 'wrong', label: 'wrong', count: count((i) => c.correct.get(i) === 0) },
-          { value: 'unchecked', label: 'unchecked', count: count((i) => c.correct.get(i) === -1) },
+          { value: 'correct', label: 'correct', count: right },
+          { value: 'wrong', label: 'wrong', count: wrong },
+          { value: 'unchecked', label: 'unchecked', count: unchecked },
         ],
       },
       withWithout('resets', 'rejected attempts (resets)', c.resets),
@@ -188,38 +226,48 @@ export function filterDefs(index: JsonlIndex, filters: Filters): FilterDef[] {
       withWithout('backtracks', 'backtracks', c.backtracks),
       withWithout('answer', 'no final answer', c.noAnswer),
     ];
+  }
   if (index.kind === 'labels') {
     const signals = [...c.firstError.keys()];
-    const signal = signalOf(index, filters);
-    const col = signal === undefined ? undefined : c.firstError.get(signal);
+    // Per signal: records without it (NO_SIGNAL), without an error (−1), at chunk 0 … FE_POSITIONS−1, and later.
+    const perSignal = new Map(
+      signals.map((s) => [s, histogram(c.firstError.get(s) as never, n, NO_SIGNAL, FE_POSITIONS)]),
+    );
+    const h = signal === undefined ? undefined : perSignal.get(signal);
+    const at = (v: number) => (h ? h[v - NO_SIGNAL] : 0);
+    const [, wrong, right] = histogram(c.correct, n, -1, 1);
+    const disagree = positives(c.disagree, n);
     return [
       {
         param: 'signal',
         label: 'signal',
         type: 'choice',
-        choices: signals.map((s) => ({
-          value: s,
-          label: s,
-          count: count((i) => (c.firstError.get(s)?.get(i) ?? NO_SIGNAL) !== NO_SIGNAL),
-        })),
+        choices: signals.map((s) => ({ value: s, label: s, count: n - (perSignal.get(s)?.[0] ?? 0) })),
       },
       {
         param: 'fe',
         label: `first error (${signal ?? 'no signal'})`,
         type: 'choice',
-        choices: feValues().map((v) => ({
-          value: v,
-          label: v === 'none' ? 'no error' : v === 'any' ? 'any error' : `at chunk ${v}`,
-          count: col ? count(fePred(v, col)) : 0,
-        })),
+        choices: feValues().map((v) => {
+          let count: number;
+          if (v === 'none') count = at(-1);
+          else if (v === 'any') count = h ? h.slice(2).reduce((x, y) => x + y, 0) : 0;
+          else if (v.endsWith('+')) count = at(FE_POSITIONS);
+          else count = at(Number(v));
+          return {
+            value: v,
+            label: v === 'none' ? 'no error' : v === 'any' ? 'any error' : `at chunk ${v}`,
+            count,
+          };
+        }),
       },
       {
         param: 'disagree',
         label: 'signals disagree on the first error',
         type: 'choice',
         choices: [
-          { value: 'yes', label: 'disagree', count: count((i) => c.disagree.get(i) === 1) },
-          { value: 'no', label: 'agree', count: count((i) => c.disagree.get(i) === 0) },
+          { value: 'yes', label: 'disagree', count: disagree },
+          { value: 'no', label: 'agree', count: n - disagree },
         ],
       },
       {
@@ -227,8 +275,8 @@ export function filterDefs(index: JsonlIndex, filters: Filters): FilterDef[] {
         label: 'final answer',
         type: 'choice',
         choices: [
-          { value: 'correct', label: 'correct', count: count((i) => c.correct.get(i) === 1) },
-          { value: 'wrong', label: 'wrong', count: count((i) => c.correct.get(i) === 0) },
+          { value: 'correct', label: 'correct', count: right },
+          { value: 'wrong', label: 'wrong', count: wrong },
         ],
       },
       {
@@ -236,52 +284,54 @@ export function filterDefs(index: JsonlIndex, filters: Filters): FilterDef[] {
         label: 'Q̂ range of',
         type: 'choice',
         choices: [
-          { value: 'q0', label: 'the empty prefix', count: count((i) => !Number.isNaN(c.q0.get(i))) },
-          { value: 'min', label: 'the lowest chunk', count: count((i) => !Number.isNaN(c.qMin.get(i))) },
+          { value: 'q0', label: 'the empty prefix', count: present(c.q0, n) },
+          { value: 'min', label: 'the lowest chunk', count: present(c.qMin, n) },
         ],
       },
       { param: 'qlo', label: 'Q̂ at least', type: 'range', min: 0, max: 1 },
       { param: 'qhi', label: 'Q̂ at most', type: 'range', min: 0, max: 1 },
     ];
   }
-  if (index.kind === 'predictions')
+  if (index.kind === 'predictions') {
+    const h = histogram(c.cls, n, -1, PREDICTION_CLASSES.length - 1);
     return [
       {
         param: 'pred',
         label: 'predicted first error',
         type: 'choice',
-        choices: PREDICTION_CLASSES.map((v, k) => ({
-          value: v,
-          label: v,
-          count: count((i) => c.cls.get(i) === k),
-        })),
+        choices: PREDICTION_CLASSES.map((v, k) => ({ value: v, label: v, count: h[k + 1] })),
       },
     ];
-  if (index.kind === 'chunk-judgments')
+  }
+  if (index.kind === 'chunk-judgments') {
+    const [none, disagree, agree] = histogram(c.cls, n, -1, 1);
     return [
       {
         param: 'agree',
         label: 'judge vs label',
         type: 'choice',
         choices: [
-          { value: 'agree', label: 'agree', count: count((i) => c.cls.get(i) === 1) },
-          { value: 'disagree', label: 'disagree', count: count((i) => c.cls.get(i) === 0) },
-          { value: 'none', label: 'not compared', count: count((i) => c.cls.get(i) === -1) },
+          { value: 'agree', label: 'agree', count: agree },
+          { value: 'disagree', label: 'disagree', count: disagree },
+          { value: 'none', label: 'not compared', count: none },
         ],
       },
     ];
-  if (index.kind === 'samples')
+  }
+  if (index.kind === 'samples') {
+    const k = positives(c.correct, n);
     return [
       {
         param: 'solved',
         label: 'a correct sample',
         type: 'choice',
         choices: [
-          { value: 'yes', label: 'with', count: count((i) => c.correct.get(i) > 0) },
-          { value: 'no', label: 'without', count: count((i) => c.correct.get(i) <= 0) },
+          { value: 'yes', label: 'with', count: k },
+          { value: 'no', label: 'without', count: n - k },
         ],
       },
     ];
+  }
   return [];
 }
 
@@ -354,15 +404,17 @@ async function textMatches(index: JsonlIndex, fd: number, text: string): Promise
     if (index.lengths.get(first) > MAX_LINE_BYTES) continue;
     const buf = await readRange(fd, from, to - from);
     if (ascii) {
-      // Lower-case ASCII letters in place, then a byte search; a hit maps to its record by offset.
-      for (let k = 0; k < buf.length; k++) if (buf[k] >= 65 && buf[k] <= 90) buf[k] += 32;
-      let at = buf.indexOf(needleBytes, 0);
+      // One byte a character (latin1, whose lower case keeps every length), so a hit's place in
+      // the text is its place in the bytes; it maps to its record by offset, and the search goes
+      // on after that record.
+      const hay = buf.toString('latin1').toLowerCase();
       let r = first;
-      while (at >= 0) {
+      for (let at = hay.indexOf(needle); at >= 0; ) {
         const pos = from + at;
         while (r < i - 1 && index.starts.get(r + 1) <= pos) r++;
-        if (pos + needleBytes.length <= index.starts.get(r) + index.lengths.get(r)) hits[r] = 1;
-        at = buf.indexOf(needleBytes, at + 1);
+        const end = index.starts.get(r) + index.lengths.get(r);
+        if (pos + needleBytes.length <= end) hits[r] = 1;
+        at = hay.indexOf(needle, Math.max(at + 1, end - from));
       }
     } else {
       for (let r = first; r < i; r++) {

@@ -36,6 +36,8 @@ export function interruptActiveRuns(): Array<{ id: string; command: string; outp
 /** One recorded run of a command: what ran, with which config, when, and how much it did. */
 export interface RunRecord {
   id: string;
+  /** The name the user gave it (`--name`, kept in its config), null when none. */
+  name: string | null;
   command: string;
   config: Record<string, unknown>;
   status: RunStatus;
@@ -67,11 +69,13 @@ interface RunRow {
 }
 
 function fromRow(r: RunRow): RunRecord {
+  // Redacted on the way out too: a store written before secrets were kept out still serves none.
+  const config = redactSecrets(JSON.parse(r.config) as Record<string, unknown>);
   return {
     id: r.id,
+    name: typeof config.name === 'string' ? config.name : null,
     command: r.command,
-    // Redacted on the way out too: a store written before secrets were kept out still serves none.
-    config: redactSecrets(JSON.parse(r.config)),
+    config,
     status: r.status,
     startedAt: r.started_at,
     endedAt: r.ended_at,
@@ -133,10 +137,20 @@ export function settleOrphanedRuns(db: Db): number {
 }
 
 /**
+ * The name the CLI's `--name` gives the runs this process starts (one command per process; see
+ * src/cli/run-name.ts). A config that names its run itself keeps its own name.
+ */
+let runName: string | undefined;
+export function setRunName(name: string | undefined): void {
+  runName = name;
+}
+
+/**
  * Record the start of a run; returns its id. The config is stored with its secrets redacted
  * (core/redact): an API key or URL credentials never reach the store, `stepwise runs` or the web.
  */
 export function startRun(db: Db, command: string, config: Record<string, unknown>, output?: string): string {
+  if (runName !== undefined && config.name === undefined) config = { ...config, name: runName };
   const id = `${new Date()
     .toISOString()
     .replace(/[-:.TZ]/g, '')

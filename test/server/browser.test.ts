@@ -111,7 +111,7 @@ beforeAll(async () => {
   runningId = startRun(
     store,
     'label',
-    { simulated: true, policy: POLICY, rollouts: 16 },
+    { simulated: true, policy: POLICY, rollouts: 16, name: 'long label job' },
     join(outputs, 'x.jsonl'),
   );
   updateRunCounts(store, runningId, { done: 3, total: 10, rollouts: 480 });
@@ -611,5 +611,172 @@ describe('web view in Chromium over real sim-world outputs', () => {
     await open(fileHash('demo/problems.jsonl'));
     expect(await text('main h1')).toContain('problems');
     expect(await count('#problems tbody tr')).toBe(20);
+  });
+  it('run names: a named run shows its name on the runs page and its run page', async () => {
+    await open('#/');
+    expect(await text(`#runs tr[data-run="${runningId}"] .run-name`)).toBe('long label job');
+    await open(`#/run/${runningId}`);
+    expect(await text('main h1')).toContain('long label job');
+  });
+
+  /** Records of a JSONL file of the demo, as written. */
+  const demoRows = <T>(name: string) => readJsonl<T>(join(demoDir, name));
+  /** Choose a value in a filter of the filter bar and wait for the page it draws. */
+  async function choose(param: string, value: string): Promise<void> {
+    await page.locator(`#filters select[data-param="${param}"]`).selectOption(value);
+    await page.waitForFunction(([p, v]) => new URLSearchParams(location.hash.split('?')[1]).get(p) === v, [
+      param,
+      value,
+    ] as const);
+    await page.waitForSelector('#filters');
+    await page.waitForLoadState('networkidle');
+  }
+  /** How many records the page says match. */
+  const matched = async () => Number((await text('.page-info')).match(/of ([\d,]+)/)?.[1].replace(/,/g, ''));
+
+  it('filters and search on every kind: labels, search, predictions, eval-chunk rows, samples; the address keeps them', async () => {
+    type Label = { id: string; firstError: Record<string, number>; finalAnswerCorrect: boolean; q0: number };
+    const labels = demoRows<Label>('labels.jsonl');
+    const signal = Object.keys(labels[0].firstError)[0];
+    await open(fileHash('demo/labels.jsonl'));
+    await choose('fe', 'any');
+    expect(await matched()).toBe(labels.filter((l) => l.firstError[signal] >= 0).length);
+    for (const card of await page.locator('section.solution').all())
+      expect(await card.locator('.fe-mark').count()).toBe(1);
+    await choose('final', 'wrong');
+    expect(await matched()).toBe(
+      labels.filter((l) => l.firstError[signal] >= 0 && !l.finalAnswerCorrect).length,
+    );
+    // The view is in the address: opened afresh, it is the same view.
+    const shared = await page.evaluate(() => location.hash);
+    await open(shared);
+    expect(await matched()).toBe(
+      labels.filter((l) => l.firstError[signal] >= 0 && !l.finalAnswerCorrect).length,
+    );
+    await shot('20-labels-filtered', false);
+    await open(fileHash('demo/labels.jsonl', '&qof=q0&qlo=0.5'));
+    expect(await matched()).toBe(labels.filter((l) => l.q0 >= 0.5 - 1e-6).length);
+    // Text search, id search and a jump to a page.
+    const target = labels[labels.length - 1];
+    await open(fileHash('demo/labels.jsonl'));
+    await page.locator('#text-search').fill(target.id);
+    await page.locator('#text-search').press('Enter');
+    await page.waitForFunction(() => location.hash.includes('text='));
+    await page.waitForSelector(`section.solution[data-id="${target.id}"]`);
+    await page.locator('#clear-filters').click();
+    await page.waitForFunction(() => !location.hash.includes('text='));
+    await page.locator('#find-id').fill(target.id);
+    await page.locator('#find-id').press('Enter');
+    await page.waitForSelector('#single-record');
+    expect(await page.locator('section.solution').first().getAttribute('data-id')).toBe(target.id);
+    await open(fileHash('demo/labels.jsonl'));
+    await page.locator('.page-jump').first().fill('2');
+    await page.locator('.page-jump').first().press('Enter');
+    await page.waitForSelector('section.solution[data-index="20"]');
+
+    type Search = { id: string; correct?: boolean; stats: Record<string, number> };
+    const reset = demoRows<Search>('search-chunk-reset.jsonl');
+    await open(fileHash('demo/search-chunk-reset.jsonl'));
+    await choose('correct', 'wrong');
+    expect(await matched()).toBe(reset.filter((r) => r.correct === false).length);
+    await choose('resets', 'with');
+    expect(await matched()).toBe(
+      reset.filter((r) => r.correct === false && (r.stats.resets ?? 0) > 0).length,
+    );
+    // Every search card shows its question.
+    expect(await count('section.search details.question pre')).toBe(await count('section.search'));
+
+    type Prediction = { label: number; prediction: number | null };
+    const preds = demoRows<Prediction>('processbench-predictions.jsonl');
+    await open(fileHash('demo/processbench-predictions.jsonl'));
+    await choose('pred', 'exact');
+    expect(await matched()).toBe(preds.filter((p) => p.prediction === p.label).length);
+    await choose('pred', 'missed');
+    expect(await matched()).toBe(preds.filter((p) => p.label >= 0 && p.prediction === -1).length);
+
+    const rowsName = demo.files.evalChunkRows;
+    const rows = demoRows<ChunkJudgmentRow>(rowsName);
+    await open(fileHash(`demo/${rowsName}`));
+    await choose('agree', 'disagree');
+    expect(await matched()).toBe(rows.filter((r) => r.agrees === false).length);
+    expect(await count('#chunk-rows-table tr.disagree')).toBe(Math.min(20, await matched()));
+
+    const samples = demoRows<{ samples: Array<{ correct: boolean }> }>('samples.jsonl');
+    await open(fileHash('demo/samples.jsonl'));
+    await choose('solved', 'no');
+    expect(await matched()).toBe(samples.filter((r) => !r.samples.some((x) => x.correct)).length);
+  });
+
+  it('compare: two searches over the same problems, the paired difference with its 95% interval, both traces side by side', async () => {
+    type Search = { id: string; correct?: boolean };
+    const a = new Map(demoRows<Search>('search-sample.jsonl').map((r) => [r.id, r.correct]));
+    const b = demoRows<Search>('search-chunk-reset.jsonl');
+    const diffs = b.filter((r) => a.has(r.id)).map((r) => Number(r.correct) - Number(a.get(r.id)));
+    const mean = diffs.reduce((x, y) => x + y, 0) / diffs.length;
+    const sd = Math.sqrt(diffs.reduce((x, d) => x + (d - mean) ** 2, 0) / (diffs.length - 1));
+    // 24 problems: t with 23 degrees of freedom.
+    const half = (2.0687 * sd) / Math.sqrt(diffs.length);
+    await open('#/files');
+    await follow('#compare-link', 'Compare two runs');
+    await page.locator('#compare-a').selectOption('0:demo/search-sample.jsonl');
+    await page.waitForFunction(() => location.hash.includes('apath='));
+    await page.locator('#compare-b').selectOption('0:demo/search-chunk-reset.jsonl');
+    await page.waitForSelector('#paired-difference');
+    await page.waitForLoadState('networkidle');
+    expect(await text('#compare-summary')).toContain('24');
+    const shown = await text('#paired-difference');
+    const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
+    expect(shown).toContain(`${mean > 0 ? '+' : ''}${pct(mean)}`);
+    expect(shown).toContain(`95% ${mean - half > 0 ? '+' : ''}${pct(mean - half)} to`);
+    expect(shown).toContain(`${mean + half > 0 ? '+' : ''}${pct(mean + half)}`);
+    expect(await count('#compare-rows tbody tr')).toBe(20);
+    await shot('21-compare');
+    await page.locator('#compare-only').selectOption('differ');
+    await page.waitForFunction(() => location.hash.includes('only=differ'));
+    await page.waitForLoadState('networkidle');
+    expect(await count('#compare-rows tbody tr')).toBe(diffs.filter((d) => d !== 0).length);
+    await follow('#compare-rows a.both-traces', 'both runs');
+    await page.waitForSelector('.pair-traces .tree svg');
+    expect(await count('.pair-traces section.search')).toBe(2);
+    await shot('22-compare-traces');
+  });
+
+  it('a file still being written grows on screen; a repeated file name is shown with its folder', async () => {
+    const growing = join(outputs, 'labels.jsonl');
+    const rows = readFileSync(join(demoDir, 'labels.jsonl'), 'utf8').split('\n').filter(Boolean);
+    writeFileSync(growing, `${rows.slice(0, 3).join('\n')}\n${rows[3].slice(0, 40)}`);
+    await open(fileHash('labels.jsonl'));
+    expect(await count('section.solution')).toBe(3);
+    expect(await count('#growing-file')).toBe(1);
+    writeFileSync(growing, `${rows.slice(0, 6).join('\n')}\n`);
+    await page.waitForFunction(
+      () => document.querySelector('.page-info')?.textContent?.includes('of 6'),
+      null,
+      {
+        timeout: 30_000,
+      },
+    );
+    expect(await count('section.solution')).toBe(6);
+    await open('#/files');
+    expect(await text('#files')).toContain('demo/');
+    expect(await count('#files .folder')).toBeGreaterThan(0);
+  });
+
+  it('charts: the accuracy axis is zoomed to the data, every point has its 95% error bar, the SVG is linked', async () => {
+    const bench = JSON.parse(readFileSync(join(demoDir, 'accuracy-vs-compute.json'), 'utf8')) as BenchReport;
+    await open(fileHash('demo/accuracy-vs-compute.json'));
+    expect(await count('#acc-chart path.error-bar')).toBe(bench.points.length);
+    expect(await count('#acc-table td.ci')).toBe(bench.points.length);
+    const lo = Number(await page.locator('#acc-chart svg').getAttribute('data-ylo'));
+    const hi = Number(await page.locator('#acc-chart svg').getAttribute('data-yhi'));
+    const accs = bench.points.map((p) => p.accuracy);
+    // Zoomed: the axis is not 0–100% unless the data (with its intervals) spans it.
+    expect(lo).toBeLessThanOrEqual(Math.min(...accs));
+    expect(hi).toBeGreaterThanOrEqual(Math.max(...accs));
+    expect(hi - lo).toBeLessThan(1);
+    const href = await page.locator('#chart-svg').getAttribute('href');
+    const svg = await fetch(`${server.url}${href}`);
+    expect(svg.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(await svg.text()).toContain('95% interval');
   });
 });

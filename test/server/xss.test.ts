@@ -71,6 +71,7 @@ const labelRecord = {
 };
 const searchRecord = {
   id: 'p1',
+  question: 'What is 2+2?',
   strategy: 'greedy-prm',
   gold: '4',
   answer: '5',
@@ -343,15 +344,23 @@ beforeAll(async () => {
       },
     ]),
     [`${PAYLOAD}.jsonl`]: jsonl([poison(problemRecord)]),
+    // The other side of a comparison: the same problem id (kept), every other field crafted.
+    // Numbers kept: first errors under a crafted signal name, offered in the filter bar.
+    'labels-numbers.jsonl': jsonl([poisonStrings(labelRecord)]),
+    'search-b.jsonl': jsonl([{ ...(poisonStrings(searchRecord) as object), id: 'p1' }]),
+    'search-a.jsonl': jsonl([{ ...(poisonStrings(searchRecord) as object), id: 'p1', correct: true }]),
   };
   for (const [name, text] of Object.entries(files)) writeFileSync(join(outputs, name), text);
+  // A folder named by the data, holding a file whose name repeats: listed with its folder.
+  mkdirSync(join(outputs, PAYLOAD), { recursive: true });
+  writeFileSync(join(outputs, PAYLOAD, 'labels.jsonl'), files['labels.jsonl']);
 
   const storePath = join(home, 'store.sqlite');
   const store = openStore(storePath);
   runId = startRun(
     store,
     PAYLOAD,
-    poison({ policy: 'sim', rollouts: 4 }) as Record<string, unknown>,
+    poison({ policy: 'sim', rollouts: 4, name: 'run' }) as Record<string, unknown>,
     PAYLOAD,
   );
   updateRunCounts(store, runId, { [PAYLOAD]: 3, done: 1, total: 2, rollouts: PAYLOAD } as unknown as Record<
@@ -484,6 +493,20 @@ describe('crafted output files in Chromium', () => {
       [file('select.jsonl'), 'section.selection tr.candidate'],
       [file('demo-numbers.json'), '#demo-curve circle.point'],
       [file(`${PAYLOAD}.jsonl`), '#problems tbody tr'],
+      // Filter bar, text and id search: crafted signal names, a crafted query in the address.
+      [`${file('labels.jsonl')}&text=${encodeURIComponent(PAYLOAD)}`, '#filters select'],
+      [`${file('labels-numbers.jsonl')}&fe=any&signal=${encodeURIComponent(PAYLOAD)}`, '#filters select'],
+      [`${file('labels.jsonl')}&id=${encodeURIComponent(PAYLOAD)}`, '#single-record'],
+      [`${file('search-a.jsonl')}&correct=correct`, 'section.search .question'],
+      [file('predictions.jsonl'), '#filters select'],
+      [file('eval-chunks.chunks.jsonl'), '#filters select'],
+      // Two runs side by side: ids, questions, answers, strategies and the traces of both.
+      [`#/compare?aroot=0&apath=search-a.jsonl&broot=0&bpath=search-b.jsonl`, '#compare-rows tbody tr'],
+      [
+        '#/compare/problem?aroot=0&apath=search-a.jsonl&broot=0&bpath=search-b.jsonl&id=p1',
+        '.pair-traces section.search',
+      ],
+      [file(`${PAYLOAD}/labels.jsonl`), 'section.solution'],
       ['#/runs?all=1', '#runs tbody tr'],
       ['#/', '#files tbody tr'],
       ['#/files', '#files tbody tr'],

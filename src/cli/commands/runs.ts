@@ -73,6 +73,7 @@ export function register(program: Command): void {
         })`;
         const rows = runs.map((r) => [
           r.id,
+          r.name ?? '-',
           r.command,
           r.status,
           r.startedAt.replace('T', ' ').slice(0, 19),
@@ -81,7 +82,7 @@ export function register(program: Command): void {
             .map(([k, v]) => `${k}=${v}`)
             .join(' '),
         ]);
-        const header = ['id', 'command', 'status', 'started', 'ended', 'counts'];
+        const header = ['id', 'name', 'command', 'status', 'started', 'ended', 'counts'];
         const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
         for (const row of [header, ...rows])
           process.stdout.write(
