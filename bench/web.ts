@@ -31,7 +31,7 @@ import {
   statSync,
   writeSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { createRng } from '../src/core/rng.js';
@@ -188,6 +188,7 @@ async function main(): Promise<void> {
       });
       return (performance.now() - t0) / 1000;
     };
+    const loadBefore = loadavg()[0];
     const rss: Record<string, { rssMb: number; peakMb: number }> = { idle: rssOf(pid) };
     // 1. The first visit: the server indexes the file (the page shows its progress), then draws.
     const firstVisit = await timed('');
@@ -226,6 +227,7 @@ async function main(): Promise<void> {
     const out = {
       bench: 'web',
       world: 'synthetic label rows (real label-row shape); timings of the server and the page, in Chromium',
+      machine: { cpus: availableParallelism(), loadAverage1m: { before: +loadBefore.toFixed(1), after: +loadavg()[0].toFixed(1) } },
       file: {
         rows: ROWS,
         bytes: statSync(file).size,

@@ -536,7 +536,7 @@ function filterBar(
               `<option value="${esc(c.value)}"${c.value === value ? ' selected' : ''}>${esc(c.label)} (${int(c.count)})</option>`,
           )
           .join('');
-        return `<label class="filter">${esc(f.label)} <select data-param="${esc(f.param)}"><option value="">${f.param === 'signal' ? 'first signal' : 'any'}</option>${options}</select></label>`;
+        return `<label class="filter">${esc(f.label)} <select data-param="${esc(f.param)}"><option value="">${f.param === 'signal' ? 'first signal' : 'all'}</option>${options}</select></label>`;
       }
       return `<label class="filter">${esc(f.label)} <input type="number" data-param="${esc(f.param)}" min="${num(f.min)}" max="${num(f.max)}" step="0.05" value="${esc(value)}"></label>`;
     })
