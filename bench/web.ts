@@ -227,7 +227,10 @@ async function main(): Promise<void> {
     const out = {
       bench: 'web',
       world: 'synthetic label rows (real label-row shape); timings of the server and the page, in Chromium',
-      machine: { cpus: availableParallelism(), loadAverage1m: { before: +loadBefore.toFixed(1), after: +loadavg()[0].toFixed(1) } },
+      machine: {
+        cpus: availableParallelism(),
+        loadAverage1m: { before: +loadBefore.toFixed(1), after: +loadavg()[0].toFixed(1) },
+      },
       file: {
         rows: ROWS,
         bytes: statSync(file).size,

@@ -90,3 +90,14 @@ export function serverOptionsOf(flags: ServerFlags): {
   const { baseUrl, apiKey, timeoutMs, maxRetries } = flags;
   return { baseUrl, apiKey, timeoutMs, maxRetries, storePath: flags.store ?? defaultStorePath() };
 }
+
+/**
+ * `--name <name>`: a name for the run a command records (src/cli/run-name.ts gives it to every
+ * run-recording command and to the runs it starts).
+ */
+export function runNameOption(parse: (value: string) => string): Option {
+  return new Option(
+    '--name <name>',
+    'a name for this run, kept in the store and shown by `stepwise runs` and the web view',
+  ).argParser(parse);
+}

@@ -1,5 +1,6 @@
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { setRunName } from '../store/runs.js';
+import { runNameOption } from './option-groups.js';
 
 /**
  * `--name <name>` on every command that records a run (sample, label, search, select,
@@ -43,12 +44,7 @@ function pathOf(cmd: Command): string {
 export function addRunNameOption(cmd: Command): void {
   if (!RUN_COMMANDS.includes(pathOf(cmd))) return;
   if (cmd.options.some((o) => o.long === '--name')) return;
-  cmd.addOption(
-    new Option(
-      '--name <name>',
-      'a name for this run, kept in the store and shown by `stepwise runs` and the web view',
-    ).argParser(parseRunName),
-  );
+  cmd.addOption(runNameOption(parseRunName));
 }
 
 /** Before a command runs: the runs it starts carry its `--name`. */
