@@ -256,6 +256,11 @@ export class JsonlIndex {
     this.summary = summaryAccumulator(kind);
   }
 
+  /** A build or an extension is under way. */
+  get isBuilding(): boolean {
+    return this.building !== null;
+  }
+
   get progress(): IndexProgress {
     return { bytes: this.indexedBytes, size: this.size, records: this.records, ready: !this.building };
   }
@@ -427,7 +432,10 @@ export class IndexCache {
       if (oldest === undefined) break;
       this.entries.delete(oldest);
     }
-    const current = index.size === now.size && index.mtimeMs === now.mtimeMs && index.version > 0;
+    // Current: read to the end of this version of the file, and no read under way (a build still
+    // running has set the size it is reading to, not reached it).
+    const current =
+      !index.isBuilding && index.size === now.size && index.mtimeMs === now.mtimeMs && index.version > 0;
     const ready = current ? Promise.resolve() : index.update(fd, now.size, now.mtimeMs);
     return { index, ready };
   }

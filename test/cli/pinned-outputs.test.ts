@@ -43,7 +43,7 @@ const PINNED: Record<string, { args: string[]; sha256: string; settingsHash: str
       '--strategy',
       'chunk-reset',
     ],
-    sha256: 'a2d0e27077fba19ea466ac8e9ebfc22bfa1ea8acea9f2922de7f8e872c04c371',
+    sha256: '8b6b8f1dd76cf309f6e9bf87a223dbc822b0fcfd726a0e68d7afb0721fe0adb2',
     settingsHash: 'c1791a7e265fae40',
   },
   'B.jsonl': {
@@ -60,7 +60,7 @@ const PINNED: Record<string, { args: string[]; sha256: string; settingsHash: str
       '--strategy',
       'beam',
     ],
-    sha256: '49527ba6cf3ad523667ec567f6b5110951a61318be15643cd6b55046e6a6384d',
+    sha256: '613617f8fe7ed295773f50823fa124199f35a600218f3b95e7ac2736935acd72',
     settingsHash: '0c0f70b1e129aa71',
   },
   'J.parquet': {

@@ -735,8 +735,10 @@ describe('web view in Chromium over real sim-world outputs', () => {
     expect(shown).toContain(`${mean + half > 0 ? '+' : ''}${pct(mean + half)}`);
     expect(await count('#compare-rows tbody tr')).toBe(20);
     await shot('21-compare');
+    await page.evaluate(() => document.querySelector('#compare-rows')?.setAttribute('data-old', '1'));
     await page.locator('#compare-only').selectOption({ value: 'differ' });
     await page.waitForFunction(() => location.hash.includes('only=differ'));
+    await page.waitForSelector('#compare-rows:not([data-old])');
     await page.waitForLoadState('networkidle');
     expect(await count('#compare-rows tbody tr')).toBe(diffs.filter((d) => d !== 0).length);
     await follow('#compare-rows a.both-traces', 'both runs');

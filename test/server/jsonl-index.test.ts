@@ -106,6 +106,30 @@ describe('JSONL index', () => {
     tail.close();
   });
 
+  it('a request that comes while the file is being indexed waits for the whole index, not a part of it', async () => {
+    const path = join(dir, 'building.jsonl');
+    // Over 4 MiB: the build reads it in more than one window, with the event loop free between them.
+    writeFileSync(
+      path,
+      lines(Array.from({ length: 30_000 }, (_, i) => ({ id: `b${i}`, pad: 'x'.repeat(200) }))),
+    );
+    const cache = new IndexCache();
+    const fd1 = openSync(path, 'r');
+    const fd2 = openSync(path, 'r');
+    try {
+      const first = cache.get(path, fd1, 'jsonl');
+      // The second request comes once the build has read its first window.
+      while (first.index.records === 0) await new Promise((done) => setImmediate(done));
+      const second = cache.get(path, fd2, 'jsonl');
+      await second.ready;
+      expect(second.index.records).toBe(30_000);
+      await first.ready;
+    } finally {
+      closeSync(fd1);
+      closeSync(fd2);
+    }
+  });
+
   it('a line longer than the longest record the view reads is a bad record, never parsed', async () => {
     const path = join(dir, 'long.jsonl');
     const fd = openSync(path, 'w');
