@@ -119,6 +119,8 @@ export interface ProcessBenchPrediction {
   judge: string;
   /** Votes and seed of the run that produced it (null = the judge's default). */
   settings: { votes: number | null; seed: number | null };
+  /** Present and true when the judge is simulated (every line says so, wherever it is read). */
+  simulated?: true;
 }
 
 /** How predictions are made from a judge's output. */
@@ -392,6 +394,7 @@ export async function runProcessBench(options: ProcessBenchRunOptions): Promise<
         cost: r.cost.judge,
         judge: judge.name,
         settings,
+        ...(isSimulatedJudge(judge) ? { simulated: true as const } : {}),
       };
     },
   });
@@ -422,8 +425,14 @@ export async function runProcessBench(options: ProcessBenchRunOptions): Promise<
   // Rows written before `replies` was recorded count their sampled replies instead.
   let replies = 0;
   let cost = emptyCost();
+  // A judge found simulated only by a reply (a server's own marking) marks the earlier lines too.
+  const simulated = isSimulatedJudge(judge);
   rewriteJsonl<ProcessBenchPrediction>(options.predictionsPath, (r) => {
-    const final = { ...r, prediction: predictionAt(r, t) };
+    const final = {
+      ...r,
+      prediction: predictionAt(r, t),
+      ...(simulated ? { simulated: true as const } : {}),
+    };
     scored.add({ subset: final.subset, label: final.label, prediction: final.prediction });
     samplesScored++;
     formatFailures += final.formatFailures;
@@ -434,7 +443,6 @@ export async function runProcessBench(options: ProcessBenchRunOptions): Promise<
   });
 
   const score = scored.result();
-  const simulated = isSimulatedJudge(judge);
   return {
     benchmark: 'ProcessBench',
     judge: judge.name,

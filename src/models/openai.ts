@@ -479,12 +479,16 @@ export class OpenAIModel implements LanguageModel {
   private modelList(endpoint: Endpoint<OpenAI>, signal: AbortSignal | undefined): Promise<unknown> {
     let list = this.modelLists.get(endpoint.url);
     if (!list) {
+      // Noted as in flight like any request: a job stalled on a hung server's model list says so.
+      const settled = requestStarted(endpoint.url);
       list = (
         endpoint.client.get('/models', {
           signal,
           timeout: Math.min(this.timeoutMs, 30_000),
         }) as Promise<unknown>
-      ).catch(() => null);
+      )
+        .catch(() => null)
+        .finally(settled);
       this.modelLists.set(endpoint.url, list);
     }
     return list;

@@ -75,6 +75,8 @@ describe('ProcessBench over HTTP against the sim server (acceptance 2)', () => {
     const { lines } = await import('../../src/jobs/jsonl.js').then((j) =>
       j.readJsonl(join(dir, 'sim.predictions.jsonl')),
     );
+    // Every prediction line says simulated, those written before a reply showed it too (issue 27, item 6).
+    expect(lines.every((l) => (l.value as { simulated?: boolean }).simulated === true)).toBe(true);
     const wanted = lines.reduce((s, l) => {
       const r = l.value as { prediction: number; steps: number };
       return s + (r.prediction === -1 ? r.steps : r.prediction + 1);
