@@ -207,6 +207,11 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
   const points: BenchPoint[] = [];
   // A policy or judge reached by any name that the sim server answered marks its records.
   let recordsSimulated = false;
+  const isSimulated = (): boolean =>
+    options.simulated === true ||
+    recordsSimulated ||
+    options.deps.judge?.simulated === true ||
+    options.problems.some((p) => p.source === 'sim');
   const limit = pLimit(Math.max(1, options.concurrency ?? 4));
   const file = options.pointsFile;
   if (file) {
@@ -240,7 +245,11 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
   for (const [i, run] of runs.entries()) {
     const had = kept.get(pointKey(run));
     if (had) {
-      const { [MADE_FROM_FIELD]: _digest, ...done } = had as BenchPoint & { madeFrom?: string };
+      const {
+        [MADE_FROM_FIELD]: _digest,
+        simulated: _simulated,
+        ...done
+      } = had as BenchPoint & { madeFrom?: string; simulated?: boolean };
       points.push(done);
       options.onPoint?.(done, i, runs.length);
       continue;
@@ -280,7 +289,12 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
       outcomes: outcomeString(ids, new Map(records.map((r) => [r.id, r.correct]))),
     };
     points.push(point);
-    const row = { ...point, [MADE_FROM_FIELD]: pointDigest(options.problems, run, options.settings) };
+    // Every line of the points file says whether its world is simulated, as the report does.
+    const row = {
+      ...point,
+      ...(isSimulated() ? { simulated: true as const } : {}),
+      [MADE_FROM_FIELD]: pointDigest(options.problems, run, options.settings),
+    };
     if (file)
       appendFileSync(
         file,
@@ -289,11 +303,7 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
     options.onPoint?.(point, i, runs.length);
   }
   pools.clear();
-  const simulated =
-    options.simulated === true ||
-    recordsSimulated ||
-    options.deps.judge?.simulated === true ||
-    options.problems.some((p) => p.source === 'sim');
+  const simulated = isSimulated();
   const gold = options.deps.judgeUsedGold === true;
   return {
     simulated,

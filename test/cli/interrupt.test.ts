@@ -64,9 +64,11 @@ describe('Ctrl-C: runs recorded as interrupted; bench search keeps each finished
     const report = JSON.parse(again.stdout) as { points: Array<Record<string, unknown>> };
     expect(report.points).toHaveLength(17);
     // The finished points were taken as they were, not computed again (the report adds each
-    // point's paired difference against plain sampling, which is not stored in the points file).
+    // point's paired difference against plain sampling, which is not stored in the points file;
+    // the file's lines say simulated, which the report says once).
     for (const p of kept) {
-      const { job: _job, madeFrom: _madeFrom, ...point } = p;
+      expect(p.simulated).toBe(true);
+      const { job: _job, madeFrom: _madeFrom, simulated: _simulated, ...point } = p;
       expect(report.points).toContainEqual(expect.objectContaining(point));
     }
     expect(lines(points)).toHaveLength(17);

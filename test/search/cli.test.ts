@@ -151,6 +151,10 @@ describe('CLI (spawned from bin/stepwise.js; needs `npm run build`)', () => {
     const report = JSON.parse(readFileSync(join(dir, 'b.json'), 'utf8'));
     expect(report.points).toHaveLength(3);
     expect(report.simulated).toBe(true);
+    // Every line of the points file says simulated too (issue 27, item 6).
+    const pointLines = readFileSync(join(dir, 'b.points.jsonl'), 'utf8').trim().split('\n');
+    expect(pointLines).toHaveLength(3);
+    expect(pointLines.every((l) => JSON.parse(l).simulated === true)).toBe(true);
     expect(readFileSync(join(dir, 'b.svg'), 'utf8')).toContain('SIMULATED');
   });
 });
