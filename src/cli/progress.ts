@@ -39,6 +39,9 @@ export function createProgressBar(label: string, options: { quiet?: boolean } = 
       notTTYSchedule: 5000,
       hideCursor: tty,
       clearOnComplete: false,
+      // An unknown eta (no progress yet: cli-progress's 'INF'/'NULL') reads "eta --", not "eta NFs".
+      formatTime: (t, opts, roundTo) =>
+        typeof t === 'number' && Number.isFinite(t) ? cliProgress.Format.TimeFormat(t, opts, roundTo) : '--',
     },
     cliProgress.Presets.shades_classic,
   );

@@ -123,6 +123,9 @@ describe('a hung server', () => {
     expect(stderr).toMatch(waiting);
     // Never "no request in flight" while the server holds one (its GET /v1/models hangs first).
     expect(stderr).not.toMatch(/no model request in flight/);
+    // An unknown eta is said so, not cli-progress's padded 'INF' ("eta NFs").
+    expect(stderr).not.toMatch(/eta (NF|LL)s/);
+    expect(stderr).toMatch(/eta -- /);
     // The run store tells the same: 3 requests in flight, seconds without progress (web Runs page).
     let counts: Record<string, number> = {};
     for (let i = 0; i < 60 && !(counts.inFlight > 0); i++) {
