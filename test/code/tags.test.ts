@@ -126,7 +126,10 @@ describe('search on the code domain under tags', () => {
       '<chunk>\ndef add(a, b):\n    s = a + b\n</chunk>\n<chunk>\n    return s\n</chunk>\n',
       'def add(a, b):\n    return a + b\n',
     ];
-    const model = scriptedModel(() => solutions.map((text) => ({ text, stopReason: '\n```' })), {
+    // Each candidate of the pool is a request of its own (paired search): the k-th request is answered
+    // with the k-th solution.
+    let asked = 0;
+    const model = scriptedModel(() => [{ text: solutions[asked++ % 2], stopReason: '\n```' }], {
       capabilities: { logprobs: false },
     });
     judged.length = 0;

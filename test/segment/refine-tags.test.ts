@@ -7,6 +7,7 @@ import { createOrmJudge } from '../../src/judge/orm.js';
 import { createRolloutJudge } from '../../src/judge/rollout.js';
 import { createPolicy } from '../../src/models/policy.js';
 import type { ChatMessage, GenerateRequest, LanguageModel } from '../../src/models/types.js';
+import { loadChatTemplate } from '../../src/prompts/chat-template.js';
 import { parseOrmPrompt } from '../../src/prompts/orm.js';
 import { parsePolicyPrompt, TAGS_POLICY_INSTRUCTION } from '../../src/prompts/policy.js';
 import { PROMPT_READERS } from '../../src/prompts/readers.js';
@@ -20,6 +21,7 @@ import { runStrategy } from '../../src/search/registry.js';
 import { simDatasetProblems } from '../../src/sim/dataset.js';
 import { createSimModel } from '../../src/sim/model.js';
 import { exportTrainingData, type RefinePrefix } from '../../src/train/export.js';
+import { sharedData } from '../support/shared-data.js';
 import { tempDir } from '../support/temp.js';
 
 /**
@@ -160,6 +162,8 @@ describe('export --task refine-local under tags', () => {
     firstError: { 'abs-q': 1 },
   });
 
+  const qwenTemplate = loadChatTemplate(sharedData('chat-templates/Qwen-Qwen2.5-7B-Instruct.jinja'));
+
   it("quotes the label record's written text and continues it from right after </chunk>", async () => {
     const from = join(dir, 'labels.jsonl');
     writeFileSync(from, `${JSON.stringify(record(true))}\n`);
@@ -172,6 +176,8 @@ describe('export --task refine-local under tags', () => {
         task: 'refine-local',
         format: 'openrlhf',
         out,
+        // OpenRLHF refine-local rows are prompt strings rendered by the model's own template (#28 A).
+        chatTemplate: qwenTemplate,
         findContinuation: async (_q, _gold, prefix) => {
           asked.push(prefix);
           return reply;
@@ -183,9 +189,10 @@ describe('export --task refine-local under tags', () => {
       { chunks: ['First.'], text: '<chunk>\nFirst.\n</chunk>', segmentation: 'tags' },
     ]);
     const row = JSON.parse(readFileSync(out, 'utf8').trim());
-    expect(row.prompt[0].content).toContain('<chunk> and </chunk>');
-    expect(row.prompt[0].content).toContain(`<chunk>\n${BAD_MARKER} Second.\n</chunk>`);
-    expect(row.prompt[1]).toEqual({ role: 'assistant', content: '<chunk>\nFirst.\n</chunk>' });
+    // The user turn quotes the draft with its tags; the assistant turn is open on the good prefix.
+    expect(row.prompt).toContain('<chunk> and </chunk>');
+    expect(row.prompt).toContain(`<chunk>\n${BAD_MARKER} Second.\n</chunk>`);
+    expect(row.prompt.endsWith('<|im_start|>assistant\n<chunk>\nFirst.\n</chunk>')).toBe(true);
     expect(row.response).toBe('\n<chunk>\nSo \\boxed{3}.\n</chunk>');
 
     // A record without its text (older files): rebuilt in tags, still ending right after </chunk>.
@@ -203,6 +210,7 @@ describe('export --task refine-local under tags', () => {
         task: 'refine-local',
         format: 'openrlhf',
         out,
+        chatTemplate: qwenTemplate,
         findContinuation: async () => 'x',
       }),
     ).rejects.toThrow(/line 1, field "written": solution s1: does not match its chunks/);

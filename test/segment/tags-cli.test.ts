@@ -6,6 +6,7 @@ import { parseJudgePrompt } from '../../src/prompts/judge.js';
 import { parsePolicyPrompt } from '../../src/prompts/policy.js';
 import { parseRefinePrompt } from '../../src/prompts/refine.js';
 import { startCli } from '../support/cli.js';
+import { sharedData } from '../support/shared-data.js';
 import { type SimServeCli, startSimServeCli } from '../support/sim-serve.js';
 import { tempDir } from '../support/temp.js';
 import { type ProxiedRequest, startLoggingProxy } from './logging-proxy.js';
@@ -135,6 +136,8 @@ describe('--segmentation tags against stepwise sim serve (issue 15)', () => {
         'openai:sim',
         '--base-url',
         `${proxy.url}/v1`,
+        '--chat-template',
+        sharedData('chat-templates/Qwen-Qwen2.5-7B-Instruct.jinja'),
         '--out',
         out,
       ]);
@@ -148,10 +151,15 @@ describe('--segmentation tags against stepwise sim serve (issue 15)', () => {
         .trim()
         .split('\n')
         .map((l) => JSON.parse(l));
-      const withPrefix = rows.filter((r) => r.prompt.length > 1);
+      // OpenRLHF rows are rendered prompts (#28 A): the good prefix is the open assistant turn.
+      const assistantTurn = '<|im_start|>assistant\n';
+      const prefixes = rows.map((r) => {
+        const prompt = r.prompt as string;
+        return prompt.slice(prompt.lastIndexOf(assistantTurn) + assistantTurn.length);
+      });
+      const withPrefix = prefixes.filter((prefix) => prefix.length > 0);
       expect(withPrefix.length).toBeGreaterThan(0);
-      for (const r of withPrefix) {
-        const prefix = r.prompt[1].content as string;
+      for (const prefix of withPrefix) {
         expect(prefix.endsWith('</chunk>')).toBe(true);
         expect([...written].some((t) => t.startsWith(prefix))).toBe(true);
         expect(continued.some((p) => p.prefix === prefix)).toBe(true);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { createModel } from '../../models/index.js';
 import { createPolicy } from '../../models/policy.js';
+import { isSimulatedModel } from '../../models/simulated.js';
 import { loadChatTemplate } from '../../prompts/chat-template.js';
 import {
   EXPORT_FORMATS,
@@ -90,9 +91,15 @@ export function register(program: Command): void {
           storePath: o.store,
         });
         close = () => model.close?.() ?? Promise.resolve();
+        // The simulated world reads stepwise's own prompts, not a real model's rendering of them:
+        // it is asked in chat form, while the rows are still rendered with the template.
+        const policyTemplate = isSimulatedModel(model) ? undefined : chatTemplate;
         findContinuation = async (question, gold, prefix) => {
           // Asked as the label file's policy was (its segmentation), continuing its own prefix text.
-          const policy = createPolicy(model, { chatTemplate, segmentation: prefix.segmentation });
+          const policy = createPolicy(model, {
+            chatTemplate: policyTemplate,
+            segmentation: prefix.segmentation,
+          });
           const result = await policy.continue(question, prefix.text, {
             n: o.attempts,
             temperature: DEFAULT_TEMPERATURE,
