@@ -69,7 +69,7 @@ describe('a SIGKILLed job is not "running" forever', () => {
     expect(killed?.status).toBe('interrupted');
     expect(killed?.endReason).toContain(`pid ${run.child.pid}`);
     const table = await startCli(['runs'], home).done;
-    expect(table.stdout).toMatch(new RegExp(`${id}\\s+search\\s+interrupted`));
+    expect(table.stdout).toMatch(new RegExp(`${id}\\s+-\\s+search\\s+interrupted`));
 
     const server = await startWebServer({ roots: [dir], storePath });
     try {
