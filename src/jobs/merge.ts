@@ -2,7 +2,7 @@ import { closeSync, existsSync, openSync, readSync, renameSync, rmSync, writeSyn
 import { InputError, StepwiseError, UsageError } from '../core/errors.js';
 import { detectFileKind, FILE_KIND_NAMES, type FileKind } from '../core/file-kind.js';
 import { jsonArrayError, readLinesSync, streamJsonl } from './lines.js';
-import { recordedSettings } from './settings.js';
+import { type JobSettings, recordedSettings, recordedShard, type Shard } from './settings.js';
 
 export interface MergeOptions {
   files: readonly string[];
@@ -43,6 +43,20 @@ export interface MergeSummary {
   missingKeys: string[];
   /** With `input`: records whose key is not in the input (written last). */
   notInInput: number;
+  /**
+   * Without `input`: the parts of a job written with `--shard K/N` (rows recording `job.shard`)
+   * that no file holds, per job (command and settings hash). Any exits 1 unless `allowMissing`.
+   */
+  missingShards: Array<{ command: string; hash: string; index: number; count: number }>;
+  /** Without `input`: jobs whose rows record their shard (their completeness was checked). */
+  shardedJobs: number;
+  /**
+   * Without `input`: files with rows that record no shard (unsharded outputs, rows written before
+   * rows recorded it, export rows), whose completeness cannot be checked without `input`.
+   */
+  uncheckedFiles: string[];
+  /** Files that hold no record (a shard whose part of the input was empty looks like this). */
+  emptyFiles: string[];
   out: string;
 }
 
@@ -52,6 +66,41 @@ interface Slot {
   offset: number;
   length: number;
   placed: boolean;
+  /** The row records `job.shard` (dropped from the merge when it is the whole job). */
+  sharded: boolean;
+}
+
+/** The parts of one job (command and settings hash) the files hold. */
+interface JobParts {
+  command: string;
+  hash: string;
+  /** Shard count N → the parts K seen. */
+  shards: Map<number, Set<number>>;
+  /** Some rows of this job record no shard: its parts cannot be told apart. */
+  unsharded: boolean;
+}
+
+/** `rec` without `job.shard`, its fields in the same order: what the unsharded job writes. */
+function withoutShard(rec: Record<string, unknown>): Record<string, unknown> {
+  const { shard: _shard, ...job } = rec.job as Record<string, unknown>;
+  return { ...rec, job };
+}
+
+/** `shard 3/3 of label (hash …) is missing`, or `shards 2/3, 3/3 of … are missing`, per job. */
+export function missingShardsPhrase(missing: MergeSummary['missingShards']): string {
+  const byJob = new Map<string, { command: string; hash: string; parts: string[] }>();
+  for (const m of missing) {
+    const key = `${m.command}\u0000${m.hash}`;
+    const job = byJob.get(key) ?? { command: m.command, hash: m.hash, parts: [] };
+    job.parts.push(`${m.index}/${m.count}`);
+    byJob.set(key, job);
+  }
+  return [...byJob.values()]
+    .map(
+      (j) =>
+        `${j.parts.length === 1 ? 'shard' : 'shards'} ${j.parts.join(', ')} of ${j.command} (hash ${j.hash}) ${j.parts.length === 1 ? 'is' : 'are'} missing`,
+    )
+    .join('; ');
 }
 
 /**
@@ -105,7 +154,31 @@ export function mergeJsonl(o: MergeOptions): MergeSummary {
     missingInputRows: 0,
     missingKeys: [],
     notInInput: 0,
+    missingShards: [],
+    shardedJobs: 0,
+    uncheckedFiles: [],
+    emptyFiles: [],
     out: o.out,
+  };
+  const jobs = new Map<string, JobParts>();
+  const unchecked = new Set<number>();
+  /** Notes the part of a job a row came from (without `input`, where shards are checked). */
+  const noteShard = (fi: number, job: JobSettings | undefined, shard: Shard | undefined) => {
+    if (!shard) unchecked.add(fi);
+    if (!job) return;
+    const key = `${job.command}\u0000${job.hash}`;
+    let parts = jobs.get(key);
+    if (!parts) {
+      parts = { command: job.command, hash: job.hash, shards: new Map(), unsharded: false };
+      jobs.set(key, parts);
+    }
+    if (!shard) {
+      parts.unsharded = true;
+      return;
+    }
+    const seen = parts.shards.get(shard.count);
+    if (seen) seen.add(shard.index);
+    else parts.shards.set(shard.count, new Set([shard.index]));
   };
   const noteMissing = (keys: string[]) => {
     summary.missing += keys.length;
@@ -131,10 +204,17 @@ export function mergeJsonl(o: MergeOptions): MergeSummary {
     readSync(fds[s.file], buf, 0, s.length, s.offset);
     return buf;
   };
+  /** The bytes of a row as the merge writes them (`strip`: without `job.shard`). */
+  const rowOf = (s: Slot, strip: boolean): Buffer => {
+    const buf = read(s);
+    if (!strip || !s.sharded) return buf;
+    return Buffer.from(JSON.stringify(withoutShard(JSON.parse(buf.toString('utf8')))), 'utf8');
+  };
   let firstKind: { kind: FileKind; file: string } | undefined;
   let jobRowsOnly = true;
   try {
     o.files.forEach((file, fi) => {
+      let rows = 0;
       for (const l of readLinesSync(file)) {
         if (l.text.trim() === '') continue;
         let rec: Record<string, unknown>;
@@ -168,27 +248,67 @@ export function mergeJsonl(o: MergeOptions): MergeSummary {
           throw new InputError({ file, line: l.line, field: keyField }, 'missing record key');
         }
         // Rows a job wrote record its settings: such a job owes one row per input record.
-        if (recordedSettings(rec) === undefined) jobRowsOnly = false;
+        const job = recordedSettings(rec);
+        if (job === undefined) jobRowsOnly = false;
+        const shard = recordedShard(rec, (message) => {
+          throw new InputError({ file, line: l.line, field: 'job.shard' }, message);
+        });
+        if (!o.input) noteShard(fi, job, shard);
+        rows++;
         const k = String(key);
         const kept = slots.get(k);
+        const slot = {
+          file: fi,
+          offset: l.offset,
+          length: l.length,
+          placed: false,
+          sharded: shard !== undefined,
+        };
         if (kept) {
           summary.duplicates++;
-          if (!read(kept).equals(Buffer.from(l.text, 'utf8'))) summary.conflicts++;
+          // Two parts of the same row (e.g. of a 2-way and a 3-way run) differ in their shard only.
+          const same =
+            read(kept).equals(Buffer.from(l.text, 'utf8')) ||
+            ((kept.sharded || slot.sharded) && rowOf(kept, true).equals(rowOf(slot, true)));
+          if (!same) summary.conflicts++;
           continue;
         }
-        slots.set(k, { file: fi, offset: l.offset, length: l.length, placed: false });
+        slots.set(k, slot);
         order.push(k);
       }
+      if (rows === 0) summary.emptyFiles.push(file);
     });
     summary.records = slots.size;
-    const tmp = `${o.out}.tmp-${process.pid}`;
-    const out = openSync(tmp, 'w');
-    try {
+    // Without the input, the rows that record their shard say which parts of their job are here:
+    // a job whose parts of some count N are not all of 1..N is missing a part.
+    for (const parts of jobs.values()) {
+      if (parts.shards.size === 0) continue;
+      summary.shardedJobs++;
+      // Rows without a shard may be any part: such a job cannot be checked (it is in uncheckedFiles).
+      if (parts.unsharded) continue;
+      if ([...parts.shards].some(([count, seen]) => seen.size === count)) continue;
+      for (const [count, seen] of [...parts.shards].sort((a, b) => a[0] - b[0]))
+        for (let index = 1; index <= count; index++)
+          if (!seen.has(index))
+            summary.missingShards.push({ command: parts.command, hash: parts.hash, index, count });
+    }
+    summary.uncheckedFiles = [...unchecked].sort((a, b) => a - b).map((fi) => o.files[fi]);
+    if (summary.missingShards.length > 0 && !o.allowMissing) {
+      const empty =
+        summary.emptyFiles.length > 0
+          ? ` (${summary.emptyFiles.join(', ')} ${summary.emptyFiles.length === 1 ? 'holds' : 'hold'} no rows: a part whose share of the input was empty looks like that)`
+          : '';
+      throw new StepwiseError(
+        `merge: ${missingShardsPhrase(summary.missingShards)}: pass ${summary.missingShards.length === 1 ? 'it' : 'them'}, or --input to count the missing rows, or --allow-missing${empty}. Nothing written to ${o.out}`,
+        { exitCode: 1 },
+      );
+    }
+    /** Keys in the order they are written. */
+    const sequence: string[] = [];
+    {
       const write = (k: string) => {
-        const s = slots.get(k)!;
-        s.placed = true;
-        writeSync(out, read(s));
-        writeSync(out, '\n');
+        slots.get(k)!.placed = true;
+        sequence.push(k);
       };
       if (o.input) {
         // Keys by input id: `id` itself, then its sub-keys `id#0`, `id#1`, … in order (see SUB_KEY).
@@ -238,13 +358,10 @@ export function mergeJsonl(o: MergeOptions): MergeSummary {
           if (o.input) summary.notInInput++;
           write(k);
         }
-    } finally {
-      closeSync(out);
     }
     // Export rows are a selection (unlabeled chunks, balancing): an input record without one is
     // not missing work, so only the outputs of jobs (rows with settings) must be complete.
     if (summary.missing > 0 && !o.allowMissing && jobRowsOnly) {
-      rmSync(tmp, { force: true });
       throw new StepwiseError(
         `merge: ${summary.missing} of ${summary.expected} ${summary.missingUnit} of ${o.input} have no record in any file ` +
           `(${summary.missingInputRows} input rows affected; first missing: ${summary.missingKeys.join(', ')}): ` +
@@ -252,6 +369,22 @@ export function mergeJsonl(o: MergeOptions): MergeSummary {
         { exitCode: 1 },
       );
     }
+    // A merge of the whole job is what the unsharded job writes: its rows lose their shard. A
+    // partial merge (--allow-missing) keeps them, so merging it later with the rest is checked.
+    const whole = o.input ? summary.missing === 0 : summary.missingShards.length === 0;
+    const tmp = `${o.out}.tmp-${process.pid}`;
+    const out = openSync(tmp, 'w');
+    try {
+      for (const k of sequence) {
+        writeSync(out, rowOf(slots.get(k)!, whole));
+        writeSync(out, '\n');
+      }
+    } catch (e) {
+      closeSync(out);
+      rmSync(tmp, { force: true });
+      throw e;
+    }
+    closeSync(out);
     renameSync(tmp, o.out);
   } finally {
     closeAll();

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { UsageError } from '../core/errors.js';
 import { MADE_FROM_FIELD, madeFromDigest, type ResumeVerdict } from './made-from.js';
 import { OrderedOutput } from './ordered-output.js';
-import { assertSameSettings, type JobSettings, withSettings } from './settings.js';
+import { assertSameSettings, type JobSettings, type Shard, withSettings } from './settings.js';
 
 /**
  * Where a job stands, in its unit of work (`unit`: items unless the job says, e.g. label's
@@ -20,11 +20,7 @@ export interface JobProgress {
   redone?: number;
 }
 
-/** Part K of N of a job (1-based): the items whose key hashes to K − 1 modulo N. */
-export interface Shard {
-  index: number;
-  count: number;
-}
+export type { Shard } from './settings.js';
 
 /** Parse `K/N` (1 ≤ K ≤ N). */
 export function parseShard(text: string, flag = '--shard'): Shard {
@@ -61,7 +57,8 @@ export interface StreamJobOptions<I, O extends object> {
   /**
    * The job's settings: recorded on every output row, and a resumed output must have been made
    * with the same ones (exit 2 naming the differences otherwise, unless `fresh`). A shard is not
-   * a setting: it changes which rows, not what a row holds, so shard outputs merge and resume.
+   * a setting: it changes which rows, not what a row holds, so shard outputs merge and resume;
+   * it is recorded beside the settings (`job.shard`), so `merge` can check every part was given.
    */
   settings?: JobSettings;
   /** Items in the job, when known before reading (for progress; `plan` counts them instead). */
@@ -265,7 +262,7 @@ export async function runStreamJob<I, O extends object>(
         continue;
       }
       const row = { ...record, [MADE_FROM_FIELD]: digest } as O;
-      out.append(settings ? withSettings(row, settings) : row, got.position);
+      out.append(settings ? withSettings(row, settings, opts.shard) : row, got.position);
       progress.done += units;
       doneItems++;
       report();

@@ -22,6 +22,20 @@ export interface JobSettings {
   settings: Record<string, unknown>;
 }
 
+/** Part K of N of a job (1-based): the items whose key hashes to K − 1 modulo N (jobs/run-job). */
+export interface Shard {
+  index: number;
+  count: number;
+}
+
+/**
+ * The job record a row carries: its settings and, when it was written by `--shard K/N`, the part
+ * (`shard`, last). The shard is not a setting — it changes which rows, not what a row holds — so
+ * it is outside `settings` and the hash: parts resume and merge as one job, and `merge` can tell
+ * from the rows alone whether every part of a job was given. Unsharded rows have no `shard`.
+ */
+export type RowJob = JobSettings & { shard?: Shard };
+
 /**
  * Build the settings record of a job. `undefined` values are dropped (an unset option). Secrets
  * (a key, URL credentials) are redacted before hashing: the hash never depends on them, and the
@@ -98,8 +112,32 @@ export function assertSameSettings(file: string, line: number, row: unknown, cur
   );
 }
 
-/** `row` with its job's settings attached (field `job`, last). */
-export function withSettings<T extends object>(row: T, settings: JobSettings): T & { job: JobSettings } {
+/** `row` with its job's settings attached (field `job`, last), and its shard when it has one. */
+export function withSettings<T extends object>(
+  row: T,
+  settings: JobSettings,
+  shard?: Shard,
+): T & { job: RowJob } {
   const { job: _old, ...rest } = row as T & { job?: unknown };
-  return { ...(rest as T), job: settings };
+  const job: RowJob = shard ? { ...settings, shard: { index: shard.index, count: shard.count } } : settings;
+  return { ...(rest as T), job };
+}
+
+/**
+ * The shard a row records (`job.shard`), undefined when it records none (an unsharded job, or a
+ * row written before rows recorded it). A malformed one goes to `invalid`, which throws.
+ */
+export function recordedShard(row: unknown, invalid: (message: string) => never): Shard | undefined {
+  const shard = ((row as { job?: unknown } | null)?.job as { shard?: unknown } | undefined)?.shard;
+  if (shard === undefined) return undefined;
+  const { index, count } = (shard ?? {}) as { index?: unknown; count?: unknown };
+  if (
+    !Number.isSafeInteger(index) ||
+    !Number.isSafeInteger(count) ||
+    (count as number) < 1 ||
+    (index as number) < 1 ||
+    (index as number) > (count as number)
+  )
+    invalid(`expected {index: K, count: N} with 1 ≤ K ≤ N, got ${JSON.stringify(shard)}`);
+  return { index: index as number, count: count as number };
 }

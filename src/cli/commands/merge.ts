@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { mergeJsonl } from '../../jobs/merge.js';
+import { mergeJsonl, missingShardsPhrase } from '../../jobs/merge.js';
 import { jsonOption } from '../option-groups.js';
 import { JSON_HELP, reportJob } from '../summary.js';
 
@@ -14,7 +14,7 @@ export function register(program: Command): void {
     .option('--key <field>', 'field holding the record key', 'id')
     .option(
       '--allow-missing',
-      'with --input: write the merge even when records of the input are missing (default: exit 1 naming how many)',
+      'write the merge even when a part is missing: records of the --input, or (without it) shards of the job (default: exit 1 naming them)',
     )
     .addHelpText(
       'after',
@@ -24,7 +24,10 @@ export function register(program: Command): void {
         'Summary: records, duplicates, conflicts (same key, different content), missing (records the input\n' +
         'calls for that no file holds: one per solution <id>#<k> of a sample row when the files hold solutions,\n' +
         'else one per input id; any missing exits 1 unless --allow-missing), notInInput; as JSON on stdout\n' +
-        'with --json. See docs/scale.md.',
+        'with --json. Without --input, rows written with --shard K/N record their part (job.shard): merge\n' +
+        'exits 1 naming the parts of 1..N no file holds (missingShards) unless --allow-missing; files whose\n' +
+        'rows record no shard are listed (uncheckedFiles): only --input can check them. A whole merge drops\n' +
+        'job.shard, so it is byte for byte the unsharded output. See docs/scale.md.',
     )
     .addOption(jsonOption(JSON_HELP))
     .action(
@@ -42,6 +45,14 @@ export function register(program: Command): void {
         if (summary.conflicts > 0)
           process.stderr.write(
             `warning: ${summary.conflicts} keys have different records in different files; the first file's was kept\n`,
+          );
+        if (summary.missingShards.length > 0)
+          process.stderr.write(
+            `warning: ${missingShardsPhrase(summary.missingShards)}; merged what there is (--allow-missing)\n`,
+          );
+        if (flags.input === undefined && summary.uncheckedFiles.length > 0)
+          process.stderr.write(
+            `note: ${summary.uncheckedFiles.join(', ')} ${summary.uncheckedFiles.length === 1 ? 'records' : 'record'} no shard (unsharded output, export rows, or rows written before rows recorded their shard): whether every part is here cannot be checked without --input\n`,
           );
         if (summary.missing > 0)
           process.stderr.write(
@@ -62,7 +73,16 @@ export function register(program: Command): void {
                     ] as const,
                     ['not in input', String(summary.notInInput)] as const,
                   ]
-                : []),
+                : summary.shardedJobs > 0
+                  ? [
+                      [
+                        'shards',
+                        summary.missingShards.length > 0
+                          ? missingShardsPhrase(summary.missingShards)
+                          : `every part of ${summary.shardedJobs === 1 ? 'the job' : `${summary.shardedJobs} jobs`} given`,
+                      ] as const,
+                    ]
+                  : []),
             ],
             wrote: [summary.out],
           },
