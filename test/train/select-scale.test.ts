@@ -96,7 +96,9 @@ describe('select at scale', () => {
     const first = await selectUntil(big, out, 20);
     const second = await selectUntil(big, out, 20);
     const baseline = await selectUntil(small, join(dir, 'small-out.jsonl'), 20);
-    expect([first.code, second.code, baseline.code]).toEqual([130, 130, 130]);
+    expect([first.code, second.code]).toEqual([130, 130]);
+    // The 100-problem baseline only measures memory: on a quiet machine it may finish before the stop.
+    expect([0, 130]).toContain(baseline.code);
     const written = ids(out);
     expect(written.length).toBeGreaterThanOrEqual(40);
     expect(written.length).toBeLessThan(3000);
