@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { renderPolicyPrompt } from '../../src/prompts/index.js';
 import { SIM_MAX_OPERATIONS } from '../../src/sim/world.js';
@@ -5,8 +7,8 @@ import { type ServerCli, startServerCli } from '../support/server-cli.js';
 import { tempDir } from '../support/temp.js';
 
 /**
- * No request holds a server (issue #32, item 2): while the worst inputs found for the reward and
- * sim servers (bench/servers.ts) are in flight, /health still answers within a second, and
+ * No request holds a server (issue #32, item 2): while the worst inputs found for the reward,
+ * sim and web view servers (bench/servers.ts) are in flight, /health still answers within a second, and
  * SIGTERM ends the busy server within 3 s. The limits are far above what a free event loop needs
  * (milliseconds), so a loaded machine does not make them flaky; the old code took 21 s and
  * minutes on these inputs.
@@ -131,6 +133,46 @@ describe('servers stay up under their worst inputs', () => {
       post(url, huge),
       post(url, wide),
       post(url, wide),
+    ]);
+    expect(exitMs).toBeLessThan(3000);
+  });
+
+  it('serve (web view): health < 1 s while a 40 MB JSONL file is indexed and searched for text; SIGTERM < 3 s while busy', async () => {
+    const dir = join(home, 'web');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(dir, { recursive: true });
+    const chunk = { text: 'y'.repeat(100), q: 0.5, labels: { 'abs-q': true } };
+    const rows: string[] = [];
+    for (let i = 0; i < 16_000; i++)
+      rows.push(
+        JSON.stringify({
+          id: `p${i}`,
+          problem: `P${i}`,
+          chunks: Array(20).fill(chunk),
+          firstError: { 'abs-q': -1 },
+        }),
+      );
+    // 16,000 rows of ~2.5 KB: the index is built, then every record is read for a text no row holds.
+    writeFileSync(join(dir, 'big.jsonl'), `${rows.join('\n')}\n`);
+    const s = await serve(['serve', '--dir', dir]);
+    const get = async (path: string) => {
+      try {
+        const res = await fetch(`${s.url}${path}`);
+        await res.arrayBuffer();
+        return res.status;
+      } catch {
+        return 0;
+      }
+    };
+    const search = '/api/file?root=0&path=big.jsonl&text=nowhere-to-be-found';
+    const busy = Promise.all([get('/api/file?root=0&path=big.jsonl&offset=15900'), get(search)]);
+    const slowest = await slowestHealthDuring(`${s.url}/api/health`, busy);
+    expect(slowest).toBeLessThan(1000);
+    expect(await busy).toEqual([200, 200]);
+    writeFileSync(join(dir, 'big.jsonl'), `${rows.join('\n')}\n${rows[0]}\n`);
+    const exitMs = await sigtermWhileBusy(s, [
+      get(search),
+      get('/api/file?root=0&path=big.jsonl&text=p1599'),
     ]);
     expect(exitMs).toBeLessThan(3000);
   });
