@@ -1,10 +1,13 @@
-import { type ExactResult, exactEqual, scaleExact, toNumber } from './exact.js';
+import { type DecimalCtor, type ExactResult, exactEqual, scaleExact, toNumber } from './exact.js';
 import { MAX_ANSWER_CHARS, normalizeAnswer } from './normalize.js';
 import {
   type CompiledExpression,
   compileExpression,
+  decimalAt,
   engineLoadTime,
   type NumericValue,
+  PRECISE_DIGITS,
+  type PreciseValue,
   SAMPLE_POINTS,
   sameCanonicalForm,
   valuesAt,
@@ -453,7 +456,7 @@ function sameValues(
     const ea = ca.exact?.(k) ?? null;
     const eb = cb.exact?.(k) ?? null;
     if (ea !== null && eb !== null) {
-      if (!exactEqual(scaleResult(ea, sa), scaleResult(eb, sb), ctx.tol)) return false;
+      if (!exactEqual(scaleResult(ea, sa), scaleResult(eb, sb))) return false;
       compared++;
       continue;
     }
@@ -467,15 +470,104 @@ function sameValues(
     const ga = ca.variables.length === 0 ? ea : null;
     const gb = cb.variables.length === 0 ? eb : null;
     if (!finiteOrTrueInfinity(va, ga) || !finiteOrTrueInfinity(vb, gb)) return false;
+    if (points === 1 && ca.precise && cb.precise) {
+      // Constants are decided beyond doubles; doubles only screen out clear differences (within
+      // the tolerance, or within a written decimal's half unit).
+      const pa = ca.precise();
+      const pb = cb.precise();
+      const x = scale(va, sa);
+      const y = scale(vb, sb);
+      // Doubles-only by nature: no high-precision reading on either side (compute-engine
+      // notation), or a complex value on a side (e^{iπ} vs −1, √−4 vs 2i): decimal.js is real-only.
+      const complex = (v: NumericValue) => v.im.some((t) => t !== 0);
+      if ((pa === null && pb === null) || complex(va) || complex(vb)) {
+        if (!valuesEqual(x, y, ctx.tol)) return false;
+        compared++;
+        continue;
+      }
+      // A written decimal against a rational is judged at its written precision alone; against an
+      // irrational value (π, √2) it must also be within the relative tolerance (3.14 ≠ π).
+      const rationals = pa !== null && pb !== null && 'exact' in pa && 'exact' in pb;
+      const half = rationals ? Math.max(writtenHalf(pa), writtenHalf(pb)) : 0;
+      const near =
+        valuesEqual(x, y, ctx.tol) ||
+        (half > 0 &&
+          x.shape.length === 0 &&
+          y.shape.length === 0 &&
+          Math.abs(x.re[0] - y.re[0]) <= half * 1.01);
+      if (!near) return false;
+      // A constant that cannot be evaluated beyond doubles is not called equal on doubles alone.
+      if (pa === null || pb === null || !preciseEqual(pa, pb, sa, sb)) return false;
+      compared++;
+      continue;
+    }
     if (!valuesEqual(scale(va, sa), scale(vb, sb), ctx.tol)) return false;
     compared++;
   }
   return compared > 0;
 }
 
+/** ½·10^−d for a side that is a written decimal with d digits after the point, else 0. */
+function writtenHalf(p: PreciseValue | null): number {
+  return p !== null && 'exact' in p && p.exact.decimal ? 0.5 * 10 ** -(p.exact.decimals ?? 0) : 0;
+}
+
+/**
+ * Two constants compared beyond doubles: exactly when both are rationals; otherwise with decimal.js
+ * at PRECISE_DIGITS significant digits plus the digits of the integer part (so the resolution is
+ * 10^−(PRECISE_DIGITS−20) whatever the size: `e^{100}` ≠ `e^{100}+1`). A written decimal matches
+ * what rounds to it (|x − y| ≤ ½·10^−d, less the evaluation error); other values must agree to
+ * the resolution.
+ */
+function preciseEqual(pa: PreciseValue, pb: PreciseValue, sa: number, sb: number): boolean {
+  if ('exact' in pa && 'exact' in pb) return exactEqual(scaleResult(pa.exact, sa), scaleResult(pb.exact, sb));
+  const at = (precision: number): [DecimalCtor, DecimalCtor] | null => {
+    const D = decimalAt(precision);
+    const one = (p: PreciseValue, s: number) => {
+      const v =
+        'exact' in p
+          ? p.exact.value.kind === 'rational'
+            ? new D(p.exact.value.n.toString()).div(p.exact.value.d.toString())
+            : null
+          : p.digits(precision);
+      return v === null ? null : s === 1 ? v : v.times(s);
+    };
+    const x = one(pa, sa);
+    const y = one(pb, sb);
+    return x === null || y === null ? null : [x, y];
+  };
+  let pair = at(PRECISE_DIGITS);
+  if (pair === null) return false;
+  const magnitude = Math.max(pair[0].e, pair[1].e, 0);
+  let precision = PRECISE_DIGITS;
+  if (magnitude > 0) {
+    precision += magnitude;
+    if (precision > 2000) return false;
+    pair = at(precision);
+    if (pair === null) return false;
+  }
+  const [x, y] = pair;
+  const D = decimalAt(precision);
+  const diff = x.minus(y).abs();
+  const error = D.max(x.abs(), y.abs(), 1).times(new D(10).pow(-(precision - 20)));
+  const d =
+    'exact' in pa && pa.exact.decimal
+      ? (scaleResult(pa.exact, sa).decimals ?? 0)
+      : 'exact' in pb && pb.exact.decimal
+        ? (scaleResult(pb.exact, sb).decimals ?? 0)
+        : null;
+  if (d === null) return diff.lte(error);
+  return diff.lte(new D(10).pow(-d).div(2).minus(error));
+}
+
 function scaleResult(r: ExactResult, s: number): ExactResult {
   if (s === 1) return r;
-  return { value: scaleExact(r.value, 1n, BigInt(Math.round(1 / s))), decimal: r.decimal };
+  // A percent moves the written precision two places: 33.3% stands for 0.333.
+  return {
+    value: scaleExact(r.value, 1n, BigInt(Math.round(1 / s))),
+    decimal: r.decimal,
+    ...(r.decimal ? { decimals: (r.decimals ?? 0) + Math.round(Math.log10(1 / s)) } : {}),
+  };
 }
 
 /** A double read of a side is usable: finite, or ±∞ where the exact reading is that infinity. */

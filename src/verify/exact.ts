@@ -13,8 +13,13 @@ export type ExactValue = { kind: 'rational'; n: bigint; d: bigint } | { kind: 'i
 /** An exact value and whether the answer is a decimal by nature (a rounded value: tolerance applies). */
 export interface ExactResult {
   value: ExactValue;
-  /** A decimal literal with digits after the point, outside scientific notation (`0.0833`, not `1.5e3`). */
+  /**
+   * The whole answer is one decimal literal with digits after the point, outside scientific
+   * notation (`0.0833`, `-2.50`; not `1.5e3`, not `1.5^{2}`): a rounded value.
+   */
   decimal: boolean;
+  /** Digits written after the point when `decimal` (its precision: it stands for ±½·10^−decimals). */
+  decimals?: number;
 }
 
 /** Values larger than this many bits are not built (a `10^{10^9}` must not take the process down). */
@@ -180,7 +185,12 @@ function floorOf(x: ExactValue, up: boolean): ExactValue {
 }
 
 /** A parsed literal: its exact value, and whether it is written as a decimal with a fractional part. */
-function literal(text: string): { value: ExactValue; decimal: boolean; scientific: boolean } {
+function literal(text: string): {
+  value: ExactValue;
+  decimal: boolean;
+  decimals: number;
+  scientific: boolean;
+} {
   const m = /^(\d*)(?:\.(\d*))?(?:[eE]([-+]?\d+))?$/.exec(text);
   if (!m) throw new NotExact('number');
   const whole = m[1] ?? '';
@@ -194,7 +204,8 @@ function literal(text: string): { value: ExactValue; decimal: boolean; scientifi
   }
   if (Math.abs(exp) * 3.33 > MAX_BITS) throw new NotExact('too large');
   const value = exp >= 0 ? rational(digits * 10n ** BigInt(exp)) : rational(digits, 10n ** BigInt(-exp));
-  return { value, decimal: /[1-9]/.test(frac) && m[3] === undefined, scientific: m[3] !== undefined };
+  const decimal = /[1-9]/.test(frac) && m[3] === undefined;
+  return { value, decimal, decimals: decimal ? frac.length : 0, scientific: m[3] !== undefined };
 }
 
 type Node =
@@ -321,16 +332,13 @@ function isPowerOfTen(n: Node): boolean {
 }
 
 interface EvalState {
-  decimal: boolean;
   scope?: (name: string) => ExactValue | null;
 }
 
 function evaluate(n: Node, st: EvalState): ExactValue {
   switch (n.t) {
     case 'num': {
-      const lit = literal(n.text);
-      if (lit.decimal) st.decimal = true;
-      return lit.value;
+      return literal(n.text).value;
     }
     case 'inf':
       return { kind: 'infinity', sign: 1 };
@@ -408,10 +416,15 @@ export function compileExact(source: string): ExactFunction | null {
   } catch {
     return null;
   }
+  // Only a side that is one decimal literal is a rounded value; inside an expression (`1.5^{100}`)
+  // a decimal is the exact number it spells.
+  const bare = tree.t === 'neg' ? tree.x : tree;
+  const lit = bare.t === 'num' ? literal(bare.text) : null;
+  const written = lit?.decimal ? { decimal: true, decimals: lit.decimals } : { decimal: false };
   return (scope) => {
-    const st: EvalState = { decimal: false, scope };
+    const st: EvalState = { scope };
     try {
-      return { value: evaluate(tree, st), decimal: st.decimal };
+      return { value: evaluate(tree, st), ...written };
     } catch (err) {
       if (err instanceof NotExact || err instanceof RangeError) return null;
       throw err;
@@ -434,7 +447,11 @@ export function plainExact(s: string): ExactResult | null {
     let m = /^([-+]?)(\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)$/.exec(t);
     if (m) {
       const lit = literal(m[2]);
-      return { value: m[1] === '-' ? neg(lit.value) : lit.value, decimal: lit.decimal };
+      return {
+        value: m[1] === '-' ? neg(lit.value) : lit.value,
+        decimal: lit.decimal,
+        ...(lit.decimal ? { decimals: lit.decimals } : {}),
+      };
     }
     const ratio = (sg: string, a: string, b: string, whole?: string): ExactResult => {
       const la = literal(a.replace(/^-/, ''));
@@ -443,7 +460,8 @@ export function plainExact(s: string): ExactResult | null {
       let v = mul(la.value, inv(lb.value));
       if ((a.startsWith('-') ? 1 : 0) + (b.startsWith('-') ? 1 : 0) === 1) v = neg(v);
       if (whole !== undefined) v = add(rational(BigInt(whole)), v);
-      return { value: sg === '-' ? neg(v) : v, decimal: la.decimal || lb.decimal };
+      // A ratio is an exact value even when its parts have decimal points.
+      return { value: sg === '-' ? neg(v) : v, decimal: false };
     };
     m = /^([-+]?)(\d+(?:\.\d+)?)\/(\d+(?:\.\d+)?)$/.exec(t);
     if (m) return ratio(m[1], m[2], m[3]);
@@ -476,26 +494,35 @@ export function scaleExact(x: ExactValue, n: bigint, d: bigint): ExactValue {
 }
 
 /**
- * Whether two exact values are equal: exactly, or, when one side is a decimal by nature (a rounded
- * value), within relative tolerance `tol` — computed in rationals, so no overflow. Infinities equal
- * only infinities of the same sign.
+ * Whether two exact values are equal: exactly, or, when a side is a decimal by nature (one written
+ * decimal literal, a rounded value), at its written precision — the other value rounds to it:
+ * |x − y| ≤ ½·10^−d for d digits after the point (the fewer digits when both are decimals), in
+ * rationals. `7` ≠ `7.0000001`, `0.333` = `1/3`. Infinities equal only infinities of the same sign.
  */
-export function exactEqual(a: ExactResult, b: ExactResult, tol: number): boolean {
+export function exactEqual(a: ExactResult, b: ExactResult): boolean {
   const x = a.value;
   const y = b.value;
   if (x.kind === 'infinity' || y.kind === 'infinity')
     return x.kind === 'infinity' && y.kind === 'infinity' && x.sign === y.sign;
   if (x.n === y.n && x.d === y.d) return true;
-  if (!(a.decimal || b.decimal) || !(tol > 0)) return false;
-  // |x − y| ≤ tol·max(|x|, |y|) + 1e−12, all in rationals.
-  const t = rationalOfNumber(tol);
-  if (t === null || t.kind !== 'rational') return false;
+  const d = writtenDecimals(a, b);
+  if (d === null) return false;
   const diff = add(x, neg(y));
-  const ax = sign(x) < 0 ? neg(x) : x;
-  const ay = sign(y) < 0 ? neg(y) : y;
-  const big = compare(ax, ay) >= 0 ? ax : ay;
-  const bound = add(mul(t, big), rational(1n, 10n ** 12n));
-  return compare(sign(diff) < 0 ? neg(diff) : diff, bound) <= 0;
+  return compare(sign(diff) < 0 ? neg(diff) : diff, halfUnit(d)) <= 0;
+}
+
+/** Digits after the point of the coarser decimal-by-nature side, or null when neither is one. */
+export function writtenDecimals(a: ExactResult, b: ExactResult): number | null {
+  const da = a.decimal ? (a.decimals ?? 0) : null;
+  const db = b.decimal ? (b.decimals ?? 0) : null;
+  if (da === null) return db;
+  if (db === null) return da;
+  return Math.min(da, db);
+}
+
+/** ½·10^−d as an exact rational. */
+export function halfUnit(d: number): ExactValue {
+  return rational(1n, 2n * 10n ** BigInt(d));
 }
 
 /** Order of two rationals. */
@@ -512,4 +539,132 @@ export function toNumber(x: ExactValue): number {
   const shift = Math.max(0, bits(x.d) - bits(x.n) + 64);
   const q = (x.n << BigInt(shift)) / x.d;
   return Number(q) / 2 ** shift;
+}
+
+/** The parts of decimal.js used by {@link compileDecimal} (a Decimal constructor at some precision). */
+// biome-ignore lint/suspicious/noExplicitAny: decimal.js constructor and values.
+export type DecimalCtor = any;
+
+/**
+ * Compile a constant mathjs-syntax source to an evaluator over decimal.js at a given precision
+ * (π, e, roots, logarithms, trigonometry), or null when it does not parse. The evaluator returns
+ * null for a non-finite or non-real value, and throws NotExact for notation it does not know.
+ */
+export function compileDecimal(source: string): ((D: DecimalCtor) => DecimalCtor | null) | null {
+  let tree: Node;
+  try {
+    tree = new Parser(source).parse();
+  } catch {
+    return null;
+  }
+  return (D) => {
+    const v = evaluateDecimal(tree, D);
+    return v.isFinite() ? v : null;
+  };
+}
+
+/** Whether a failure of {@link compileDecimal}'s evaluator is "notation not covered". */
+export function isUnsupported(err: unknown): boolean {
+  return err instanceof NotExact;
+}
+
+function evaluateDecimal(n: Node, D: DecimalCtor): DecimalCtor {
+  const integer = (x: DecimalCtor, max: number) => {
+    if (!x.isInteger() || x.isNegative() || x.gt(max)) throw new NotExact('range');
+    return x.toNumber() as number;
+  };
+  switch (n.t) {
+    case 'num':
+      return new D(n.text);
+    case 'inf':
+      return new D(Number.NaN);
+    case 'var':
+      if (n.name === 'pi') return D.acos(-1);
+      if (n.name === 'e') return D.exp(1);
+      throw new NotExact(`name ${n.name}`);
+    case 'neg':
+      return evaluateDecimal(n.x, D).neg();
+    case 'bin': {
+      const a = evaluateDecimal(n.a, D);
+      const b = evaluateDecimal(n.b, D);
+      if (n.op === '+') return a.plus(b);
+      if (n.op === '-') return a.minus(b);
+      if (n.op === '*') return a.times(b);
+      if (n.op === '/') return b.isZero() ? new D(Number.NaN) : a.div(b);
+      if (b.abs().gt(1e6)) throw new NotExact('exponent');
+      return a.pow(b);
+    }
+    case 'call': {
+      const args = n.args.map((x) => evaluateDecimal(x, D));
+      const x = args[0];
+      if (args.length === 2) {
+        if (n.name === 'log') return D.ln(x).div(D.ln(args[1]));
+        if (n.name === 'nroot') {
+          const k = integer(args[1], 64);
+          if (x.isNegative() && k % 2 === 1) return x.neg().pow(new D(1).div(k)).neg();
+          return x.pow(new D(1).div(k));
+        }
+        if (n.name === 'combinations') {
+          const k = integer(args[1], MAX_FACTORIAL);
+          const m = integer(x, 1e15);
+          let r = new D(1);
+          for (let j = 1; j <= k; j++) r = r.times(m - k + j).div(j);
+          return r.round();
+        }
+        throw new NotExact(`function ${n.name}`);
+      }
+      if (args.length !== 1) throw new NotExact(`function ${n.name}`);
+      switch (n.name) {
+        case 'sqrt':
+          return x.isNegative() ? new D(Number.NaN) : x.sqrt();
+        case 'abs':
+          return x.abs();
+        case 'exp':
+          return x.exp();
+        case 'log':
+        case 'ln':
+          return x.ln();
+        case 'log10':
+          return x.log(10);
+        case 'log2':
+          return x.log(2);
+        case 'sin':
+          return x.sin();
+        case 'cos':
+          return x.cos();
+        case 'tan':
+          return x.tan();
+        case 'sec':
+          return new D(1).div(x.cos());
+        case 'csc':
+          return new D(1).div(x.sin());
+        case 'cot':
+          return new D(1).div(x.tan());
+        case 'asin':
+          return x.asin();
+        case 'acos':
+          return x.acos();
+        case 'atan':
+          return x.atan();
+        case 'sinh':
+          return x.sinh();
+        case 'cosh':
+          return x.cosh();
+        case 'tanh':
+          return x.tanh();
+        case 'floor':
+          return x.floor();
+        case 'ceil':
+          return x.ceil();
+        case 'factorial': {
+          const k = integer(x, MAX_FACTORIAL);
+          let r = new D(1);
+          for (let j = 2; j <= k; j++) r = r.times(j);
+          return r;
+        }
+        default:
+          throw new NotExact(`function ${n.name}`);
+      }
+    }
+  }
 }

@@ -5,7 +5,16 @@
  * created lazily, once per process; compiled expressions are cached.
  */
 import { createRequire } from 'node:module';
-import { compileExact, type ExactResult, type ExactValue, plainExact, rationalOfNumber } from './exact.js';
+import {
+  compileDecimal,
+  compileExact,
+  type DecimalCtor,
+  type ExactResult,
+  type ExactValue,
+  isUnsupported,
+  plainExact,
+  rationalOfNumber,
+} from './exact.js';
 import { compileFast, type FastFunction } from './fast-eval.js';
 import { LatexParseError, latexToMathjs } from './latex.js';
 
@@ -34,6 +43,90 @@ export interface CompiledExpression {
    * values); absent or null where the expression is not exact (pi, irrational roots, too large).
    */
   exact?: (point: number) => ExactResult | null;
+  /**
+   * A constant's value beyond doubles: exact (a rational, with its written decimals), or a
+   * 120-significant-digit BigNumber (π, e, irrational roots, logarithms, trigonometry); null when
+   * it cannot be evaluated that way (complex values, compute-engine notation). Absent for
+   * expressions with variables.
+   */
+  precise?: () => PreciseValue | null;
+}
+
+/**
+ * See {@link CompiledExpression.precise}: an exact rational, or an evaluator giving the value as a
+ * decimal.js number at a requested number of significant digits (null where it is not finite and
+ * real, or cannot be had at that precision).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: decimal.js values.
+export type PreciseValue = { exact: ExactResult } | { digits: (precision: number) => any };
+
+/** Significant digits of the high-precision evaluation of constants (more for large values). */
+export const PRECISE_DIGITS = 60;
+
+const decimalCtors = new Map<number, DecimalCtor>();
+
+/** A decimal.js constructor working at `precision` significant digits. */
+export function decimalAt(precision: number): DecimalCtor {
+  let D = decimalCtors.get(precision);
+  if (D === undefined) {
+    D = require('decimal.js').clone({ precision, rounding: 4, toExpPos: 9e15, toExpNeg: -9e15 });
+    if (decimalCtors.size > 64) decimalCtors.clear();
+    decimalCtors.set(precision, D);
+  }
+  return D;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: mathjs instance with BigNumber numbers.
+let bigInstance: any = null;
+
+/** mathjs with BigNumbers at {@link PRECISE_DIGITS} digits, for notation our evaluator does not cover. */
+// biome-ignore lint/suspicious/noExplicitAny: see above.
+export function mathBig(): any {
+  if (bigInstance) return bigInstance;
+  const started = Date.now();
+  const mathjs = require('mathjs');
+  const m = mathjs.create(mathjs.all, { number: 'BigNumber', precision: PRECISE_DIGITS });
+  // mathjs loops n times for factorial(n) and k times for combinations(n, k): refused here.
+  const refuse = () => {
+    throw new Error('not evaluated at high precision');
+  };
+  m.import({ factorial: refuse, combinations: refuse, gamma: refuse }, { override: true });
+  bigInstance = m;
+  engineLoadMs += Date.now() - started;
+  return m;
+}
+
+/**
+ * A constant mathjs source as a high-precision evaluator: our decimal.js evaluator at any
+ * precision, or (notation it does not cover) mathjs BigNumbers at {@link PRECISE_DIGITS} digits
+ * only, trusted for values below 1e20 (the caller's bound then resolves 1e−20).
+ */
+function preciseEvaluator(source: string): ((precision: number) => DecimalCtor | null) | null {
+  const f = compileDecimal(source);
+  return (precision: number) => {
+    if (f !== null) {
+      try {
+        return f(decimalAt(precision));
+      } catch (err) {
+        if (!isUnsupported(err)) return null;
+      }
+    }
+    if (precision !== PRECISE_DIGITS) return null;
+    const v = evaluateBig(source);
+    return v === null || v.abs().gte('1e20') ? null : new (decimalAt(precision))(v.toString());
+  };
+}
+
+/** A constant mathjs source evaluated at {@link PRECISE_DIGITS} digits: a finite real BigNumber, or null. */
+// biome-ignore lint/suspicious/noExplicitAny: a BigNumber.
+function evaluateBig(source: string): any {
+  try {
+    const m = mathBig();
+    const v = m.evaluate(source);
+    return m.isBigNumber(v) && v.isFinite() ? v : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -152,6 +245,7 @@ function ce(): any {
  */
 export function warmUpEngines(): void {
   math().compile('x + 1').evaluate({ x: 1 });
+  decimalAt(PRECISE_DIGITS).acos(-1).sqrt();
   ce();
 }
 
@@ -230,9 +324,18 @@ function memoize(c: CompiledExpression): CompiledExpression {
   const fast = c.fast;
   const exact = c.exact;
   const exactValues: Array<ExactResult | null | undefined> = [];
+  let preciseValue: PreciseValue | null | undefined;
+  const precise = c.precise;
   return {
     engine: c.engine,
     variables: c.variables,
+    precise:
+      precise === undefined
+        ? undefined
+        : () => {
+            if (preciseValue === undefined) preciseValue = precise();
+            return preciseValue;
+          },
     exact:
       exact === undefined
         ? undefined
@@ -281,6 +384,10 @@ function compileFresh(latex: string): CompiledExpression | null {
       variables: [],
       evaluate: () => value,
       fast: () => value,
+      precise: () => {
+        const e = plainExact(latex);
+        return e === null ? null : { exact: e };
+      },
       // Integers and fractions of integers are always exact (100000001 ≠ 100000000); plain
       // decimals are read exactly only when they are long.
       ...(EXACT_NEEDED.test(latex) || !/[.eE]/.test(latex)
@@ -315,6 +422,15 @@ function compileFresh(latex: string): CompiledExpression | null {
       engine: 'mathjs',
       variables,
       exact: exactFn === null ? undefined : (point: number) => exactFn(exactScope(point)),
+      precise:
+        variables.length > 0 || matrix
+          ? undefined
+          : () => {
+              const e = (exactFn ?? compileExact(source))?.(() => null) ?? null;
+              if (e !== null) return { exact: e };
+              const digits = preciseEvaluator(source);
+              return digits === null ? null : { digits };
+            },
       evaluate(point: number): NumericValue | null {
         if (codeError) return null;
         try {

@@ -54,8 +54,11 @@ describe('isEquivalent: numbers', () => {
   });
 
   it('float tolerance option', () => {
-    ne('3.14159', '3.1416');
-    expect(isEquivalent('3.14159', '3.1416', { floatTolerance: 1e-4 })).toBe(true);
+    // Written precision: 3.14159 rounds to 3.1416; against an irrational the tolerance applies too.
+    eq('3.14159', '3.1416');
+    ne('3.1415', '3.1417');
+    ne('\\sqrt{2}', '1.41421');
+    expect(isEquivalent('\\sqrt{2}', '1.41421', { floatTolerance: 1e-4 })).toBe(true);
   });
 
   it('units, currency and degrees', () => {
