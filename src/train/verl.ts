@@ -39,6 +39,16 @@ export interface VerlExtraInfo {
 const str = (name: string, repetition: 'REQUIRED' | 'OPTIONAL' = 'OPTIONAL') =>
   ({ name, type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: repetition }) as const;
 
+/** A list<struct<role, content>> column in the standard three-level LIST layout (as pyarrow writes). */
+const messageListColumns = (name: string) =>
+  [
+    { name, repetition_type: 'OPTIONAL', converted_type: 'LIST', num_children: 1 },
+    { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+    { name: 'element', repetition_type: 'OPTIONAL', num_children: 2 },
+    str('role'),
+    str('content'),
+  ] as const;
+
 /**
  * The explicit nested schema: `prompt` is list<struct<role, content>> in the standard three-level
  * LIST layout (what pandas/pyarrow write and verl reads), `reward_model` and `extra_info` structs.
@@ -46,11 +56,7 @@ const str = (name: string, repetition: 'REQUIRED' | 'OPTIONAL' = 'OPTIONAL') =>
 export const VERL_SCHEMA = [
   { name: 'schema', num_children: 5 },
   str('data_source'),
-  { name: 'prompt', repetition_type: 'OPTIONAL', converted_type: 'LIST', num_children: 1 },
-  { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
-  { name: 'element', repetition_type: 'OPTIONAL', num_children: 2 },
-  str('role'),
-  str('content'),
+  ...messageListColumns('prompt'),
   str('ability'),
   { name: 'reward_model', repetition_type: 'OPTIONAL', num_children: 2 },
   str('style'),
@@ -197,11 +203,7 @@ export interface VerlSftRow {
 export const VERL_SFT_SCHEMA = [
   { name: 'schema', num_children: 4 },
   str('id'),
-  { name: 'messages', repetition_type: 'OPTIONAL', converted_type: 'LIST', num_children: 1 },
-  { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
-  { name: 'element', repetition_type: 'OPTIONAL', num_children: 2 },
-  str('role'),
-  str('content'),
+  ...messageListColumns('messages'),
   str('question'),
   str('answer'),
 ];
