@@ -4,16 +4,16 @@
  *
  *   npx tsx bench/search.ts [problems=300] [step_error=0.1] [sensitivity=0.9] [specificity=0.9]
  */
-// The composition root: registers the model providers (sim, openai, gguf) that createModel looks up.
-import '../src/providers/index.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createJudge } from '../src/judge/create.js';
 import { createPolicy } from '../src/models/policy.js';
-import { createModel } from '../src/models/spec.js';
+import { createModel } from '../src/models/registry.js';
+import { registerDefaultProviders } from '../src/providers/default.js';
 import { benchChart, benchSearch, DEFAULT_BENCH_SPECS } from '../src/search/bench.js';
 import { simDatasetProblems } from '../src/sim/dataset.js';
 
 const [count = 300, stepError = 0.1, sens = 0.9, spec = 0.9] = process.argv.slice(2).map(Number);
+registerDefaultProviders();
 const policySpec = `sim?step_error=${stepError}`;
 const judgeSpec = `sim:generative?sensitivity=${sens}&specificity=${spec}`;
 const policy = createPolicy(await createModel(policySpec));

@@ -17,12 +17,11 @@
  *
  *   npx tsx bench/segmentation.ts [--world sim|tiny] [--problems 60] [--n 4] [--rollouts 8] [--seed 0] [--tiny-dir models/tiny]
  */
-// The composition root: registers the model providers (sim, openai, gguf) that createModel looks up.
-import '../src/providers/index.js';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { wilson95 } from '../src/cli/commands/demo.js';
+import type { LanguageModel } from '../src/core/model.js';
 import type { Segmentation } from '../src/core/segment.js';
 import type { Problem } from '../src/core/types.js';
 import { createJudge } from '../src/judge/create.js';
@@ -31,8 +30,8 @@ import { readLabelInput } from '../src/label/input.js';
 import { labelSolution } from '../src/label/label.js';
 import { createPolicy } from '../src/models/policy.js';
 import { createModel } from '../src/models/registry.js';
-import type { LanguageModel } from '../src/models/types.js';
 import { PROMPT_READERS } from '../src/prompts/readers.js';
+import { registerDefaultProviders } from '../src/providers/default.js';
 import { sampleProblem } from '../src/sample/sample.js';
 import { runStrategy } from '../src/search/registry.js';
 import { simDatasetProblems } from '../src/sim/dataset.js';
@@ -45,6 +44,7 @@ function flag(name: string, fallback: string): string {
   return i > 0 && i + 1 < process.argv.length ? process.argv[i + 1] : fallback;
 }
 
+registerDefaultProviders();
 const problemsCount = Number(flag('problems', '60'));
 const n = Number(flag('n', '4'));
 const rollouts = Number(flag('rollouts', '8'));

@@ -3,8 +3,7 @@
  * re-exports its public API from its own index. Kept in alphabetical order (biome sorts it).
  */
 
-// The library works out of the box: importing it registers the shipped providers (openai, gguf, sim).
-import './providers/index.js';
+import { registerDefaultProviders } from './providers/default.js';
 
 export * from './code/index.js';
 export * from './core/cost.js';
@@ -33,3 +32,6 @@ export * from './train/index.js';
 export * from './verify/code/index.js';
 export * from './verify/index.js';
 export { VERSION } from './version.js';
+
+// The library works out of the box: the shipped providers (openai, gguf, sim) are registered.
+registerDefaultProviders();

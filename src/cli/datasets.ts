@@ -7,7 +7,7 @@ import type { Problem } from '../core/types.js';
 import { parseFieldMapping } from '../data/jsonl.js';
 import { assertDatasetName, problemSource } from '../data/load.js';
 import type { Policy, PromptForm } from '../models/policy.js';
-import { parseModelSpec } from '../models/spec.js';
+import { parseModelSpec } from '../models/registry.js';
 import { renderCodeProblem } from '../prompts/code.js';
 import { mathDomain, type SearchDomain } from '../search/domain.js';
 import { simDatasetProblemSequence } from '../sim/dataset.js';

@@ -1,6 +1,6 @@
+import type { LanguageModel } from '../core/model.js';
 import type { Segmentation } from '../core/segment.js';
 import { createPolicy, type Policy, type PromptForm } from '../models/policy.js';
-import type { LanguageModel } from '../models/types.js';
 import { codeTemplates } from './domain.js';
 
 /**

@@ -1,7 +1,7 @@
 import pLimit from 'p-limit';
 import { CostLedger } from '../core/cost.js';
+import type { LanguageModel, Usage } from '../core/model.js';
 import type { Cost, Judgment, Problem, Verdict } from '../core/types.js';
-import type { LanguageModel, Usage } from '../models/types.js';
 import type { JudgeOptions, JudgeResult, StepJudge } from './types.js';
 
 /** Default threshold of score-based verdicts: a chunk is negative when its score is below it. */

@@ -1,9 +1,9 @@
 import { UsageError } from '../core/errors.js';
+import type { LanguageModel } from '../core/model.js';
 import type { AnswerChecker } from '../label/estimate.js';
 import { LABEL_SIGNALS, type LabelSignal } from '../label/signals.js';
+import { type CreateModelOptions, createModel } from '../models/registry.js';
 import { wroteSimulated } from '../models/simulated.js';
-import { type CreateModelOptions, createModel } from '../models/spec.js';
-import type { LanguageModel } from '../models/types.js';
 import { createCriticJudge } from './critic.js';
 import { createGenerativeJudge } from './generative.js';
 import { createOrmJudge } from './orm.js';

@@ -1,5 +1,5 @@
+import type { LanguageModel, Sample } from '../core/model.js';
 import type { Judgment } from '../core/types.js';
-import type { LanguageModel, Sample } from '../models/types.js';
 import { parseCriticAnswer, renderCriticMessages } from '../prompts/critic.js';
 import { chunksToJudge, defineJudge, throwIfAborted } from './common.js';
 import type { StepJudge } from './types.js';

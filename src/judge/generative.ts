@@ -1,5 +1,5 @@
+import type { LanguageModel, Sample } from '../core/model.js';
 import type { Judgment, Problem } from '../core/types.js';
-import type { LanguageModel, Sample } from '../models/types.js';
 import { parseJudgeVerdict, renderJudgeMessages } from '../prompts/judge.js';
 import {
   chunksToJudge,

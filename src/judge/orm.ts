@@ -1,6 +1,6 @@
+import type { LanguageModel } from '../core/model.js';
 import { writtenPrefix } from '../core/segment.js';
 import type { Judgment, Problem } from '../core/types.js';
-import type { LanguageModel } from '../models/types.js';
 import { parseOrmVerdict, renderOrmMessages } from '../prompts/orm.js';
 import {
   DEFAULT_THRESHOLD,

@@ -1,6 +1,6 @@
 import { StepwiseError, UnsupportedCapabilityError } from '../core/errors.js';
+import type { LanguageModel } from '../core/model.js';
 import type { Judgment } from '../core/types.js';
-import type { LanguageModel } from '../models/types.js';
 import { renderQwenPrmInput } from '../prompts/prm.js';
 import { chunksToJudge, DEFAULT_THRESHOLD, defineJudge, throwIfAborted, verdictOf } from './common.js';
 import type { StepJudge } from './types.js';

@@ -1,4 +1,5 @@
 import { StepwiseError } from '../core/errors.js';
+import type { LanguageModel } from '../core/model.js';
 import type { Judgment } from '../core/types.js';
 import {
   type AnswerChecker,
@@ -18,7 +19,6 @@ import {
   signalLabels,
 } from '../label/signals.js';
 import { createPolicy, type PromptForm, prefixFromChunks } from '../models/policy.js';
-import type { LanguageModel } from '../models/types.js';
 import { checkSolution } from '../verify/check.js';
 import { chunksToJudge, defineJudge, judgeEach, throwIfAborted } from './common.js';
 import type { StepJudge } from './types.js';

@@ -1,6 +1,6 @@
 import { StepwiseError, UnsupportedCapabilityError } from '../core/errors.js';
+import type { LanguageModel, TokenLogprob } from '../core/model.js';
 import type { Judgment } from '../core/types.js';
-import type { LanguageModel, TokenLogprob } from '../models/types.js';
 import { renderShepherdInput } from '../prompts/prm.js';
 import {
   chunksToJudge,

@@ -1,6 +1,6 @@
+import type { LanguageModel } from '../core/model.js';
 import type { Segmentation } from '../core/segment.js';
 import type { Cost, Judgment, Problem } from '../core/types.js';
-import type { LanguageModel } from '../models/types.js';
 
 /**
  * One judge interface (METHODS §3): anything that gives each chunk of a solution a verdict and a

@@ -1,9 +1,6 @@
 import { createHash } from 'node:crypto';
 import { brotliCompressSync, brotliDecompressSync, constants as zlib } from 'node:zlib';
 import { canonicalJson } from '../core/canonical-json.js';
-import type { Db } from '../store/db.js';
-import { extractAnswer } from '../verify/extract.js';
-import { deriveSeed } from './seeds.js';
 import type {
   CallOptions,
   GenerateRequest,
@@ -12,7 +9,10 @@ import type {
   Sample,
   ScoreResult,
   Usage,
-} from './types.js';
+} from '../core/model.js';
+import type { Db } from '../store/db.js';
+import { extractAnswer } from '../verify/extract.js';
+import { deriveSeed } from './seeds.js';
 
 export { canonicalJson };
 

@@ -3,7 +3,6 @@ import { existsSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { StepwiseError } from '../core/errors.js';
-import { deriveSeed } from './seeds.js';
 import type {
   CallOptions,
   Capabilities,
@@ -16,7 +15,8 @@ import type {
   Sample,
   ScoreResult,
   TokenLogprob,
-} from './types.js';
+} from '../core/model.js';
+import { deriveSeed } from './seeds.js';
 
 /** Settings of a local GGUF model. */
 export interface GgufModelOptions {

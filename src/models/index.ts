@@ -1,5 +1,6 @@
 /** Model backends: policies, OpenAI-compatible servers, local GGUF, the call cache and the provider registry (the contract itself is `core/model.ts`). */
 
+export type * from '../core/model.js';
 export {
   type CachedModel,
   type CacheStats,
@@ -46,4 +47,3 @@ export {
   type RetryPolicy,
 } from './retry.js';
 export { deriveSeed, itemSeed } from './seeds.js';
-export type * from './types.js';

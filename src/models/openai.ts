@@ -2,6 +2,20 @@ import OpenAI from 'openai';
 import { canonicalJson } from '../core/canonical-json.js';
 import { ModelCallError, StepwiseError, UnsupportedCapabilityError } from '../core/errors.js';
 import { requestStarted } from '../core/in-flight.js';
+import type {
+  CallOptions,
+  Capabilities,
+  ChatMessage,
+  FinishReason,
+  GenerateRequest,
+  GenerateResult,
+  LanguageModel,
+  ModelWarning,
+  Sample,
+  ScoreResult,
+  TokenLogprob,
+  Usage,
+} from '../core/model.js';
 import { createRng, hashString, type Rng } from '../core/rng.js';
 import type { BatchExchange } from './batch.js';
 import { type Endpoint, EndpointPool } from './endpoints.js';
@@ -31,20 +45,6 @@ import {
   serverInfoFromModels,
   serverKindFromReply,
 } from './server-kind.js';
-import type {
-  CallOptions,
-  Capabilities,
-  ChatMessage,
-  FinishReason,
-  GenerateRequest,
-  GenerateResult,
-  LanguageModel,
-  ModelWarning,
-  Sample,
-  ScoreResult,
-  TokenLogprob,
-  Usage,
-} from './types.js';
 
 /** Settings of an OpenAI-compatible backend. */
 export interface OpenAIModelOptions {

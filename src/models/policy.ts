@@ -1,8 +1,8 @@
 import { UsageError } from '../core/errors.js';
+import type { CallOptions, ChatMessage, GenerateResult, LanguageModel } from '../core/model.js';
 import type { Segmentation } from '../core/segment.js';
 import { type ChatTemplate, continueAssistantTurn } from '../prompts/chat-template.js';
 import { prefixFromChunks, renderPolicyMessages, renderPolicyPrompt } from '../prompts/policy.js';
-import type { CallOptions, ChatMessage, GenerateResult, LanguageModel } from './types.js';
 
 /** Sampling settings for continuing a solution. */
 export interface ContinueOptions extends CallOptions {

@@ -1,4 +1,4 @@
-import type { GenerateResult, LanguageModel } from './types.js';
+import type { GenerateResult, LanguageModel } from '../core/model.js';
 
 /**
  * Whether a model is the simulated world, decided by what it is rather than how its spec is

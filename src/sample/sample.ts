@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { UsageError } from '../core/errors.js';
+import type { FinishReason } from '../core/model.js';
 import {
   codeWithoutTags,
   type Segmentation,
@@ -16,7 +17,6 @@ import type { JobSettings } from '../jobs/settings.js';
 import type { Policy } from '../models/policy.js';
 import { itemSeed } from '../models/seeds.js';
 import { wroteSimulated } from '../models/simulated.js';
-import type { FinishReason } from '../models/types.js';
 import { checkSolution } from '../verify/check.js';
 import { passAtK } from '../verify/code/passk.js';
 import { reportedKs } from './passk.js';

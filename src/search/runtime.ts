@@ -1,11 +1,11 @@
 import { CostLedger, emptyCost, emptyRoleCost } from '../core/cost.js';
 import { StepwiseError, UsageError } from '../core/errors.js';
+import type { ChatMessage, GenerateResult } from '../core/model.js';
 import { createRng, type Rng } from '../core/rng.js';
 import type { Judgment, Problem, RoleCost, Verdict } from '../core/types.js';
 import { formatFailureShare, repliesOf } from '../judge/common.js';
 import type { JudgeOptions, JudgeResult, StepJudge } from '../judge/types.js';
 import { wroteSimulated } from '../models/simulated.js';
-import type { ChatMessage, GenerateResult } from '../models/types.js';
 import { checkMathAnswer } from '../verify/index.js';
 import { aggregateScores, classifyStep } from './aggregate.js';
 import type { SearchConfig } from './config.js';

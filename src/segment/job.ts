@@ -1,12 +1,12 @@
 import { InputError } from '../core/errors.js';
 import { wrongKindError } from '../core/file-kind.js';
+import type { LanguageModel } from '../core/model.js';
 import { splitParagraphs } from '../core/segment.js';
 import type { Chunk } from '../core/types.js';
 import { readJsonl } from '../jobs/jsonl.js';
 import type { ResumeCounts } from '../jobs/made-from.js';
 import { runJsonlJob } from '../jobs/run-job.js';
 import { type JobSettings, jobSettings } from '../jobs/settings.js';
-import type { LanguageModel } from '../models/types.js';
 import { DEFAULT_SEGMENTER_ATTEMPTS, type LlmSegmenterOptions, segmentWithLlm } from './llm.js';
 
 /** One input row of `stepwise segment --segmentation llm`: a solution text (and, optionally, its problem). */

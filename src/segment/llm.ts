@@ -1,6 +1,6 @@
+import type { LanguageModel } from '../core/model.js';
 import { alignTaggedRewrite, splitParagraphs, type WhitespaceRule } from '../core/segment.js';
 import type { Chunk } from '../core/types.js';
-import type { LanguageModel } from '../models/types.js';
 import { renderSegmenterMessages } from '../prompts/segment.js';
 
 /** Settings of the LLM segmenter. */

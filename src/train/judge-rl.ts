@@ -1,7 +1,7 @@
 import { UsageError } from '../core/errors.js';
+import type { ChatMessage } from '../core/model.js';
 import { createRng, shuffled } from '../core/rng.js';
 import { softThresholdOf } from '../label/signals.js';
-import type { ChatMessage } from '../models/types.js';
 import { renderJudgeMessages } from '../prompts/judge.js';
 import { chunkLabel, type LabeledSolution } from './label-file.js';
 

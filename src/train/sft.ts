@@ -1,7 +1,7 @@
 import { UsageError } from '../core/errors.js';
+import type { ChatMessage } from '../core/model.js';
 import { createRng, type Rng, shuffled } from '../core/rng.js';
 import { type Segmentation, validateSelfSegmentation } from '../core/segment.js';
-import type { ChatMessage } from '../models/types.js';
 import { policyUserMessage, TAGS_POLICY_INSTRUCTION } from '../prompts/policy.js';
 import {
   renderGlobalRefineMessages,

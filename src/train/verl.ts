@@ -1,7 +1,7 @@
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type ColumnSource, fileWriter, ParquetWriter } from 'hyparquet-writer';
-import type { ChatMessage } from '../models/types.js';
+import type { ChatMessage } from '../core/model.js';
 
 /** hyparquet-writer's schema element (its own copy of hyparquet's type). */
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]['schema'][number];

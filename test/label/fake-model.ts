@@ -1,5 +1,5 @@
+import type { GenerateRequest, LanguageModel } from '../../src/core/model.js';
 import { createRng, hashString } from '../../src/core/rng.js';
-import type { GenerateRequest, LanguageModel } from '../../src/models/types.js';
 import { parsePolicyPrompt } from '../../src/prompts/policy.js';
 import { scriptedModel } from '../support/scripted-model.js';
 

@@ -1,11 +1,11 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { GenerateResult, LanguageModel } from '../../src/core/model.js';
 import type { Problem } from '../../src/core/types.js';
 import { runLabelJob } from '../../src/label/job.js';
 import type { SolutionToLabel } from '../../src/label/label.js';
 import { createPolicy } from '../../src/models/policy.js';
-import type { GenerateResult, LanguageModel } from '../../src/models/types.js';
 import { liveHeapBytes } from '../support/heap.js';
 import { POLICY_CAPABILITIES } from '../support/scripted-model.js';
 import { tempDir } from '../support/temp.js';

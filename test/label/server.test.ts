@@ -6,7 +6,7 @@ import { readLabelInput } from '../../src/label/input.js';
 import { runLabelJob } from '../../src/label/job.js';
 import type { LabeledSolutionRecord } from '../../src/label/label.js';
 import { createPolicy } from '../../src/models/policy.js';
-import { createModel } from '../../src/models/spec.js';
+import { createModel } from '../../src/models/registry.js';
 import { checkSolution } from '../../src/verify/check.js';
 import { tempDir } from '../support/temp.js';
 import { startScriptedServer } from './policy-server.js';

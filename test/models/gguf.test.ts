@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StepwiseError } from '../../src/core/errors.js';
 import { createGgufModel, flattenMessages, type GgufModel } from '../../src/models/gguf.js';
-import { parseModelSpec } from '../../src/models/spec.js';
+import { parseModelSpec } from '../../src/models/registry.js';
 import { sharedData } from '../support/shared-data.js';
 import { tempDir } from '../support/temp.js';
 

@@ -1,9 +1,9 @@
 import { emptyCost } from '../../src/core/cost.js';
+import type { GenerateRequest, LanguageModel, Sample } from '../../src/core/model.js';
 import { createRng } from '../../src/core/rng.js';
 import type { Judgment, Problem } from '../../src/core/types.js';
 import type { JudgeOptions, JudgeResult, StepJudge } from '../../src/judge/types.js';
 import { createPolicy, type Policy } from '../../src/models/policy.js';
-import type { GenerateRequest, LanguageModel, Sample } from '../../src/models/types.js';
 import { parsePolicyPrompt } from '../../src/prompts/policy.js';
 import { parseRefinePrompt } from '../../src/prompts/refine.js';
 import { scriptedModel } from '../support/scripted-model.js';

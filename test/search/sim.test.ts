@@ -7,7 +7,7 @@ import type { Problem } from '../../src/core/types.js';
 import { createGenerativeJudge } from '../../src/judge/generative.js';
 import { createJudge } from '../../src/judge/index.js';
 import { createPolicy } from '../../src/models/policy.js';
-import { createModel } from '../../src/models/spec.js';
+import { createModel } from '../../src/models/registry.js';
 import { PROMPT_READERS } from '../../src/prompts/readers.js';
 import { BAD_MARKER } from '../../src/prompts/refine.js';
 import { runStrategy } from '../../src/search/registry.js';

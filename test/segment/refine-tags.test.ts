@@ -1,12 +1,12 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { ChatMessage, GenerateRequest, LanguageModel } from '../../src/core/model.js';
 import { splitWritten } from '../../src/core/segment.js';
 import { createGenerativeJudge } from '../../src/judge/generative.js';
 import { createOrmJudge } from '../../src/judge/orm.js';
 import { createRolloutJudge } from '../../src/judge/rollout.js';
 import { createPolicy } from '../../src/models/policy.js';
-import type { ChatMessage, GenerateRequest, LanguageModel } from '../../src/models/types.js';
 import { loadChatTemplate } from '../../src/prompts/chat-template.js';
 import { parseOrmPrompt } from '../../src/prompts/orm.js';
 import { parsePolicyPrompt, TAGS_POLICY_INSTRUCTION } from '../../src/prompts/policy.js';

@@ -1,7 +1,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../../src/models/types.js';
+import type { ChatMessage } from '../../src/core/model.js';
 import { parseJudgePrompt } from '../../src/prompts/judge.js';
 import { parsePolicyPrompt } from '../../src/prompts/policy.js';
 import { parseRefinePrompt } from '../../src/prompts/refine.js';

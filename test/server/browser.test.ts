@@ -8,7 +8,7 @@ import type { ChunkEvalReport, ChunkJudgmentRow } from '../../src/evaluate/chunk
 import type { ProcessBenchReport } from '../../src/evaluate/processbench.js';
 import { createJudge } from '../../src/judge/create.js';
 import { createPolicy } from '../../src/models/policy.js';
-import { createModel } from '../../src/models/spec.js';
+import { createModel } from '../../src/models/registry.js';
 import type { BenchReport } from '../../src/search/bench.js';
 import type { SearchRecord } from '../../src/search/dataset.js';
 import { TRACE_STATUS_LEGEND } from '../../src/search/types.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LanguageModel } from '../../src/core/model.js';
 import { createModel } from '../../src/models/index.js';
-import type { LanguageModel } from '../../src/models/types.js';
 import { prefixFromChunks, renderPolicyPrompt } from '../../src/prompts/index.js';
 import { PROMPT_READERS } from '../../src/prompts/readers.js';
 import {

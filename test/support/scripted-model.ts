@@ -4,7 +4,7 @@ import type {
   GenerateResult,
   LanguageModel,
   Sample,
-} from '../../src/models/types.js';
+} from '../../src/core/model.js';
 
 /**
  * What an in-process policy model offers: n samples per request and continuing an assistant

@@ -15,7 +15,7 @@ import { labelJobSettings, resolveLabelConfig } from '../../label/config.js';
 import { runLabelJob } from '../../label/job.js';
 import type { SolutionToLabel } from '../../label/label.js';
 import { createPolicy, type Policy } from '../../models/policy.js';
-import { createModel } from '../../models/spec.js';
+import { createModel } from '../../models/registry.js';
 import { runSampleJob, summarizeSamples } from '../../sample/sample.js';
 import {
   type BenchPoint,

@@ -13,7 +13,7 @@ import {
 } from '../../core/segment.js';
 import type { Chunk } from '../../core/types.js';
 import { resumePhrase } from '../../jobs/made-from.js';
-import { createModel } from '../../models/spec.js';
+import { createModel } from '../../models/registry.js';
 import { readSegmentInput, runSegmentJob } from '../../segment/job.js';
 import { DEFAULT_SEGMENTER_ATTEMPTS } from '../../segment/llm.js';
 import { addConfigOption } from '../config-file.js';
