@@ -359,29 +359,13 @@ const PAGE = 20;
  */
 const recordsOf = (ctx, _kind) => /** @type {RecordOfKind[K][]} */ (ctx.file.records);
 
-/** The address parameters of a JSONL page that say what it shows (filters, text search), as the API takes them. */
-const QUERY_PARAMS = [
-  'text',
-  'correct',
-  'resets',
-  'fallbacks',
-  'format',
-  'backtracks',
-  'answer',
-  'signal',
-  'fe',
-  'disagree',
-  'final',
-  'qof',
-  'qlo',
-  'qhi',
-  'pred',
-  'agree',
-  'solved',
-];
-/** The filter and search part of a page's address, to pass on to the API (`&k=v…`). */
-function queryOf(/** @type {URLSearchParams} */ params) {
-  return QUERY_PARAMS.filter((k) => (params.get(k) ?? '') !== '')
+/**
+ * The filter and search part of a page's address, to pass on to the API (`&k=v…`): the parameters
+ * are the server's own list (GET /api/legend `queryParams`), so a filter added there needs no edit here.
+ */
+async function queryOf(/** @type {URLSearchParams} */ params) {
+  return (await legend()).queryParams
+    .filter((k) => (params.get(k) ?? '') !== '')
     .map((k) => `&${k}=${encodeURIComponent(params.get(k) ?? '')}`)
     .join('');
 }
@@ -394,12 +378,12 @@ function queryOf(/** @type {URLSearchParams} */ params) {
 async function indexOfFile(
   /** @type {RootRef} */ root,
   /** @type {string} */ path,
-  /** @type {URLSearchParams} */ params,
+  /** @type {string} */ query,
 ) {
   for (;;) {
     /** @type {IndexResponse} */
     const ix = await api(
-      `/api/index?root=${encodeURIComponent(root)}&path=${encodeURIComponent(path)}&wait=1500${queryOf(params)}`,
+      `/api/index?root=${encodeURIComponent(root)}&path=${encodeURIComponent(path)}&wait=1500${query}`,
     );
     if (ix.ready) return ix;
     const share = ix.size > 0 ? Math.max(0, Math.min(1, ix.bytes / ix.size)) : 0;
@@ -416,7 +400,8 @@ async function filePage(/** @type {URLSearchParams} */ params) {
   const offset = Math.max(0, Math.floor(Number(params.get('offset') || 0)) || 0);
   const id = params.get('id');
   const isJsonl = path.endsWith('.jsonl');
-  const index = isJsonl ? await indexOfFile(root, path, params) : null;
+  const query = isJsonl ? await queryOf(params) : '';
+  const index = isJsonl ? await indexOfFile(root, path, query) : null;
   /** @type {FileSummary['kind'][]} */
   const summaryKinds = ['search', 'labels', 'samples', 'predictions', 'chunk-judgments', 'selection'];
   const kindNow = index?.kind;
@@ -428,7 +413,7 @@ async function filePage(/** @type {URLSearchParams} */ params) {
       isJsonl
         ? id !== null
           ? `&id=${encodeURIComponent(id)}&limit=1`
-          : `&offset=${offset}&limit=${PAGE}${queryOf(params)}`
+          : `&offset=${offset}&limit=${PAGE}${query}`
         : '',
     ),
     isJsonl && summaryKinds.some((k) => k === kindNow) ? getSummary(root, path) : null,
@@ -467,7 +452,7 @@ async function filePage(/** @type {URLSearchParams} */ params) {
   const summary = summaryAnswer?.summary ?? null;
   // The trace statuses' meanings, from the code's TraceStatus (GET /api/legend).
   const statuses = file.kind === 'search' ? (statusesNow ?? (await traceLegend())) : null;
-  const filtered = queryOf(params) !== '';
+  const filtered = query !== '';
   const pager = isJsonl && id === null ? pagerHtml(ctx) : '';
   const single =
     isJsonl && id !== null

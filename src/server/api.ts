@@ -193,6 +193,8 @@ export interface LegendResponse {
   traceStatus: Readonly<Record<TraceStatus, string>>;
   /** Published ProcessBench average F1 of real models (src/evaluate/published.ts), shown beside a report, never ranked with it. */
   processbenchPublished: readonly PublishedResult[];
+  /** The address parameters a JSONL page passes on to /api/index and /api/page: `text` and every filter (FILTER_PARAMS). */
+  queryParams: readonly string[];
 }
 
 /** `POST /api/segment` */

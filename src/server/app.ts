@@ -492,6 +492,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
       sendJson(res, 200, {
         traceStatus: TRACE_STATUS_LEGEND,
         processbenchPublished: PUBLISHED_PROCESSBENCH,
+        queryParams: ['text', ...FILTER_PARAMS],
       } satisfies LegendResponse);
       return;
     }

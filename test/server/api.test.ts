@@ -6,6 +6,7 @@ import { createRng } from '../../src/core/rng.js';
 import { PUBLISHED_PROCESSBENCH } from '../../src/evaluate/published.js';
 import { TRACE_STATUS_LEGEND } from '../../src/search/types.js';
 import { type RunningWebServer, startWebServer } from '../../src/server/app.js';
+import { FILTER_PARAMS } from '../../src/server/jsonl-query.js';
 import {
   isSimSpec,
   isSimulatedConfig,
@@ -69,7 +70,12 @@ describe('web API', () => {
   it('serves the legend of the trace statuses from the code (TraceStatus), for the view to draw', async () => {
     const { status, json } = await get('/api/legend');
     expect(status).toBe(200);
-    expect(json).toEqual({ traceStatus: TRACE_STATUS_LEGEND, processbenchPublished: PUBLISHED_PROCESSBENCH });
+    expect(json).toEqual({
+      traceStatus: TRACE_STATUS_LEGEND,
+      processbenchPublished: PUBLISHED_PROCESSBENCH,
+      // The view's address parameters are the server's filters: declared once, in jsonl-query.ts.
+      queryParams: ['text', ...FILTER_PARAMS],
+    });
     // Every status a strategy writes, in legend order, each with its sentence.
     expect(Object.keys(json!.traceStatus as object)).toEqual([
       'accepted',
