@@ -1,7 +1,7 @@
 import type { JobProgress } from '../jobs/run-job.js';
 import { type Db, defaultStorePath, openStore } from '../store/db.js';
 import { finishRun, interruptActiveRuns, startRun } from '../store/runs.js';
-import { createProgressBar, type ProgressBar, restoreTerminal, trackJobProgress } from './progress.js';
+import { createProgressBar, type ProgressBar, restoreTerminal, trackRunCounts } from './progress.js';
 import { type JobSummary, reportJob } from './summary.js';
 
 /**
@@ -21,8 +21,24 @@ export interface JobSpec<R> {
   record: Record<string, unknown>;
   quiet?: boolean;
   json?: boolean;
-  /** The job itself: report progress through `onProgress`. */
-  run(job: { db: Db; runId: string; bar: ProgressBar; onProgress: (p: JobProgress) => void }): Promise<R>;
+  /** The progress bar's label (default: the command), e.g. `search beam`. */
+  label?: string;
+  /**
+   * Start the run record when the job calls `onStart` (once its output is known to be resumable),
+   * not before it runs: a rerun the output refuses then leaves no run behind (search).
+   */
+  startWhenResumable?: boolean;
+  /**
+   * The job itself: report progress through `onProgress` (`detail`: what the bar says after the
+   * unit, e.g. `correct 3`). `runId` starts the run record if it is not started yet.
+   */
+  run(job: {
+    db: Db;
+    runId: string;
+    bar: ProgressBar;
+    onProgress: (p: JobProgress, detail?: string) => void;
+    onStart: () => void;
+  }): Promise<R>;
   /** The run record's final counts. */
   counts(result: R): Record<string, number>;
   /** The summary, readable and as JSON. */
@@ -31,21 +47,51 @@ export interface JobSpec<R> {
   cleanup?: () => unknown;
 }
 
+/** What the bar says beside its count: the unit, a detail, and what was resumed or redone. */
+function progressText(p: JobProgress, detail?: string): string {
+  const notes = [p.resumed ? `${p.resumed} resumed` : '', p.redone ? `${p.redone} redone` : ''].filter(
+    Boolean,
+  );
+  const what = [p.unit, detail].filter(Boolean).join(', ');
+  return `${what}${notes.length ? ` (${notes.join(', ')})` : ''}`.trim();
+}
+
 /** Run a job command: see {@link JobSpec}. */
 export async function runJobCommand<R>(spec: JobSpec<R>): Promise<R> {
   const db = openStore(spec.store ?? defaultStorePath());
-  const runId = startRun(db, spec.command, spec.record, spec.out);
-  const bar = createProgressBar(spec.command, { quiet: spec.quiet });
+  let runId: string | undefined;
+  let counts: ((p: JobProgress) => void) | undefined;
+  const start = (): string => {
+    if (runId === undefined) {
+      runId = startRun(db, spec.command, spec.record, spec.out);
+      counts = trackRunCounts(db, runId);
+    }
+    return runId;
+  };
+  if (!spec.startWhenResumable) start();
+  const bar = createProgressBar(spec.label ?? spec.command, { quiet: spec.quiet });
   try {
-    const result = await spec.run({ db, runId, bar, onProgress: trackJobProgress(bar, db, runId) });
+    const result = await spec.run({
+      db,
+      get runId() {
+        return start();
+      },
+      bar,
+      onProgress: (p, detail) => {
+        bar.update(p.done, p.total, progressText(p, detail));
+        counts?.(p);
+      },
+      onStart: () => void start(),
+    });
     bar.stop();
-    finishRun(db, runId, 'done', spec.counts(result));
-    const { readable, json } = spec.summary(result, runId);
+    const id = start();
+    finishRun(db, id, 'done', spec.counts(result));
+    const { readable, json } = spec.summary(result, id);
     reportJob(readable, json, { json: spec.json });
     return result;
   } catch (e) {
     bar.stop();
-    finishRun(db, runId, 'failed');
+    if (runId !== undefined) finishRun(db, runId, 'failed');
     throw e;
   } finally {
     await spec.cleanup?.();
