@@ -1,0 +1,33 @@
+import type { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { buildProgram } from '../../src/cli/main.js';
+
+/** Every command and subcommand of the program, with its full name (`bench search`). */
+function commandsOf(cmd: Command, prefix = ''): Array<{ name: string; cmd: Command }> {
+  return cmd.commands.flatMap((c) => {
+    const name = `${prefix}${c.name()}`;
+    return [{ name, cmd: c }, ...commandsOf(c, `${name} `)];
+  });
+}
+
+const commands = commandsOf(buildProgram());
+
+describe('every required option says so in --help (README: required options are marked)', () => {
+  it('the program has the commands this checks', () => {
+    expect(commands.map((c) => c.name)).toEqual(
+      expect.arrayContaining(['label', 'sample', 'search', 'eval processbench']),
+    );
+    expect(commands.some((c) => c.cmd.options.some((o) => o.mandatory))).toBe(true);
+  });
+
+  it.each(commands)('$name', ({ cmd }) => {
+    // The help as --help prints it: each mandatory option's entry, up to the next option's, says "(required)".
+    const help = cmd.helpInformation();
+    for (const option of cmd.options.filter((o) => o.mandatory)) {
+      const at = help.indexOf(`${option.flags}  `);
+      expect(at, `${option.flags} in the help`).toBeGreaterThanOrEqual(0);
+      const entry = help.slice(at).split(/\n\s+--?[a-zA-Z]/)[0];
+      expect(entry, option.flags).toContain('(required)');
+    }
+  });
+});
