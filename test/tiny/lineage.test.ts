@@ -46,6 +46,13 @@ function closure(module: string): Set<string> {
   return seen;
 }
 
+/** Modules of python/tiny a script runs (`-m tiny.x`, `from tiny.x import`). */
+function modulesRun(script: string): Set<string> {
+  const run = new Set<string>();
+  for (const m of read(script).matchAll(/-m tiny\.(\w+)|from tiny\.(\w+) import/g)) run.add(m[1] ?? m[2]);
+  return run;
+}
+
 describe("the tiny judge's training path never reads exact truth", () => {
   it('the scripts run no truth module (tiny.task only writes the problem rows) and no filter against an oracle', () => {
     for (const script of SCRIPTS) {
@@ -65,8 +72,7 @@ describe("the tiny judge's training path never reads exact truth", () => {
 
   it('every module the scripts run imports neither tiny.task nor tiny.truth, directly or through another', () => {
     const run = new Set<string>();
-    for (const script of SCRIPTS)
-      for (const m of read(script).matchAll(/-m tiny\.(\w+)|from tiny\.(\w+) import/g)) run.add(m[1] ?? m[2]);
+    for (const script of SCRIPTS) for (const m of modulesRun(script)) run.add(m);
     run.delete('task');
     // The training path as it stands (a module added to it is checked the same way).
     for (const m of ['train_judge', 'grpo_judge', 'judge_analyses', 'from_gguf', 'signals', 'build_judge'])
@@ -156,4 +162,138 @@ print(json.dumps({"loaded": sorted(m for m in sys.modules if m.startswith("tiny.
       expect(log.some((r) => r.eval)).toBe(true);
     }, 300_000);
   });
+});
+
+/**
+ * The data selection ablation (python/tiny/data_selection.sh) trains policies: its training set is
+ * what `stepwise select` picked among the policy's correct samples (final answers checked against
+ * the problem's answer) by the committed judge's scores. Exact truth may score the result
+ * (tiny.selection_traces, run by hand after training) and nothing else.
+ */
+describe('the data selection path never reads exact truth', () => {
+  const SCRIPT = 'python/tiny/data_selection.sh';
+
+  it('the script writes training and held-out problem rows only, trains on the select output, and evaluates after training', () => {
+    const lines = read(SCRIPT)
+      .split('\n')
+      .filter((l) => !l.trimStart().startsWith('#'));
+    const at = (re: RegExp) => lines.flatMap((l, i) => (re.test(l) ? [i] : []));
+    for (const line of lines) {
+      expect(line, line).not.toMatch(/tiny\.truth|selection_traces|from tiny import truth|consistent-only/);
+      if (/tiny\.task/.test(line))
+        expect(line).toMatch(/-m tiny\.task --split train |-m tiny\.task --split heldout --offset 1300 /);
+    }
+    // The fine-tune reads the select output and the committed policy's weights, nothing else.
+    const sft = at(/-m tiny\.select_sft/);
+    expect(sft.length).toBe(1);
+    expect(lines[sft[0]]).toMatch(
+      /--selected "\$OUT\/selected\.jsonl" --pick "\$PICK" --init "\$OUT\/base\/policy\.pt"/,
+    );
+    expect(lines.join('\n')).toMatch(
+      /-m tiny\.from_gguf models\/tiny\/policy\.gguf "\$OUT\/base\/policy\.pt"/,
+    );
+    expect(lines.join('\n')).toMatch(
+      /select --input "\$OUT\/samples\.jsonl" --judge generative:gguf:models\/tiny\/judge\.gguf/,
+    );
+    // Held-out problems are written after the last training line: they cannot feed a fine-tune.
+    const heldout = at(/--split heldout/);
+    expect(heldout.length).toBe(1);
+    expect(heldout[0]).toBeGreaterThan(Math.max(...sft, ...at(/tiny\.export_gguf/)));
+  });
+
+  it('no module the script runs reaches tiny.task or tiny.truth', () => {
+    const run = modulesRun(SCRIPT);
+    run.delete('task');
+    for (const m of ['select_sft', 'from_gguf', 'export_gguf', 'selection_compare'])
+      expect(run.has(m), `tiny.${m} is on the data selection path`).toBe(true);
+    for (const m of run) {
+      const reached = [...closure(m)].filter((x) => TRUTH.has(x));
+      expect(reached, `tiny.${m} reaches ${reached.join(', ')}`).toEqual([]);
+    }
+  });
+
+  it('the fine-tune runs with tiny.task and tiny.truth unimportable and trains on exactly the pick it is given', () => {
+    const dir = tempDir('stepwise-tiny-select-lineage-');
+    const row = (id: string, chosen: string | null, outcome: string | null) => ({
+      id,
+      question: 'Start with 7. Add 4, then multiply by 2. What is the final number?',
+      chosen: chosen === null ? null : { index: 0, text: chosen, meanScore: 1 },
+      outcomeOnly: outcome === null ? null : { index: 1, text: outcome },
+      candidates: [],
+    });
+    const rows = [
+      row(
+        'a',
+        '<chunk>7+4=11</chunk>\n<chunk>11×2=22 \\boxed{22}</chunk>',
+        '<chunk>7+4=11</chunk>\n<chunk>11×2=22 \\boxed{22}</chunk>',
+      ),
+      row(
+        'b',
+        '<chunk>7+4=11</chunk>\n<chunk>11×2=22 \\boxed{22}</chunk>',
+        '<chunk>7+4=12</chunk>\n<chunk>11×2=22 \\boxed{22}</chunk>',
+      ),
+      row('c', null, null),
+    ];
+    writeFileSync(join(dir, 'selected.jsonl'), `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+    writeFileSync(join(dir, 'bad.jsonl'), `${JSON.stringify({ id: 'x', question: 'q' })}\n`);
+    const script = `
+import importlib.abc, json, sys
+class NoTruth(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name in ("tiny.task", "tiny.truth"):
+            raise ImportError("exact truth reached the data selection path: " + name)
+        return None
+sys.meta_path.insert(0, NoTruth())
+import torch
+from tiny import select_sft, selection_compare
+from tiny.model import Config, Decoder
+from tiny.vocab import policy_vocab
+d = sys.argv[1]
+torch.manual_seed(0)
+policy = Decoder(Config(vocab=len(policy_vocab()), dim=16, layers=1, heads=2, ffn=32))
+torch.save({"model": policy.state_dict(), "config": policy.cfg.to_dict()}, d + "/policy.pt")
+for pick in ("chosen", "outcomeOnly"):
+    sys.argv = ["select_sft", "--selected", d + "/selected.jsonl", "--pick", pick, "--init", d + "/policy.pt",
+                "--out", d + "/" + pick, "--steps", "2", "--batch", "2", "--warmup", "1"]
+    select_sft.main()
+print(json.dumps({"loaded": sorted(m for m in sys.modules if m.startswith("tiny."))}))
+`;
+    const run = spawnSync('/usr/bin/python3', ['-c', script, dir], {
+      env: { ...process.env, PYTHONPATH: PY, OPENBLAS_NUM_THREADS: '1', OMP_NUM_THREADS: '1' },
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const loaded = JSON.parse(run.stdout.trim().split('\n').pop() as string).loaded as string[];
+    expect(loaded).toContain('tiny.select_sft');
+    expect(loaded.filter((m) => m === 'tiny.task' || m === 'tiny.truth')).toEqual([]);
+    const start = (pick: string) =>
+      JSON.parse(readFileSync(join(dir, pick, 'log.jsonl'), 'utf8').split('\n')[0]).start as {
+        rows: number;
+        distinctResponses: number;
+      };
+    // Both sets cover the same two problems (none for the problem without a correct response);
+    // the judge's pick repeats one text, the outcome-only pick holds two.
+    expect(start('chosen')).toMatchObject({ rows: 2, distinctResponses: 1 });
+    expect(start('outcomeOnly')).toMatchObject({ rows: 2, distinctResponses: 2 });
+    // A file that is not a select output is refused, naming the file, line and field.
+    const bad = spawnSync(
+      '/usr/bin/python3',
+      [
+        '-m',
+        'tiny.select_sft',
+        '--selected',
+        join(dir, 'bad.jsonl'),
+        '--pick',
+        'chosen',
+        '--init',
+        join(dir, 'policy.pt'),
+        '--out',
+        join(dir, 'bad'),
+      ],
+      { env: { ...process.env, PYTHONPATH: PY, OMP_NUM_THREADS: '1' }, encoding: 'utf8', timeout: 120_000 },
+    );
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toContain(`${join(dir, 'bad.jsonl')}:1: no field 'chosen'`);
+  }, 300_000);
 });
