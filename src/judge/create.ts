@@ -1,16 +1,10 @@
-import { UsageError } from '../core/errors.js';
 import type { LanguageModel } from '../core/model.js';
+import { checkSettings, settingFields } from '../core/settings-schema.js';
 import type { AnswerChecker } from '../label/estimate.js';
-import { LABEL_SIGNALS, type LabelSignal } from '../label/signals.js';
+import type { LabelSignal } from '../label/signals.js';
 import { type CreateModelOptions, createModel } from '../models/registry.js';
 import { wroteSimulated } from '../models/simulated.js';
-import { createCriticJudge } from './critic.js';
-import { createGenerativeJudge } from './generative.js';
-import { createOrmJudge } from './orm.js';
-import { createPoolingPrmJudge } from './prm.js';
-import { createRolloutJudge } from './rollout.js';
-import { createShepherdJudge } from './shepherd.js';
-import { type JudgeSpec, numberOption, parseJudgeSpec } from './spec.js';
+import { type JudgeSpec, judgeKindOf, parseJudgeSpec } from './spec.js';
 import type { StepJudge } from './types.js';
 
 /**
@@ -39,19 +33,16 @@ export interface CreateJudgeOptions extends CreateModelOptions {
   criticTemplate?: string;
 }
 
-function pick<T>(flag: T | undefined, fromSpec: T | undefined): T | undefined {
-  return flag !== undefined ? flag : fromSpec;
-}
-
 /**
  * Build a judge from a spec — the one way every area (search, training, web, eval) gets a judge.
  *
- * Spec: `<kind>:<model spec>[?options]`, kind one of `generative`, `prm`, `shepherd`, `critic`,
- * `rollout`, `orm`; the model spec is anything `createModel` takes (`openai:<model>` with a base
- * URL, `gguf:<file>`, `sim[?…]`). `sim:<kind>[?…]` is short for `<kind>:sim[?…]`. Judge options in
- * the query (`votes`, `threshold`, `temperature`, `top_p`, `max_tokens`, `concurrency`, `method`,
- * `top_logprobs`, `rollouts`, `signal`, `rollout_tokens`, `gamma`, `alpha`, `soft_threshold`) are taken out; the rest stays with the
- * model spec. See docs/judges.md.
+ * Spec: `<kind>:<model spec>[?settings]`, kind one of src/judge/kinds.ts (`generative`, `prm`,
+ * `shepherd`, `critic`, `rollout`, `orm`); the model spec is anything `createModel` takes
+ * (`openai:<model>` with a base URL, `gguf:<file>`, `sim[?…]`). `sim:<kind>[?…]` is short for
+ * `<kind>:sim[?…]`. Query keys that are settings of a judge kind are checked against the kind's
+ * schema and taken out; the rest stays with the model spec. Options given here (a CLI flag) beat
+ * the same setting in the spec; an option the kind has no setting for is ignored (`votes` of a
+ * PRM). See docs/judges.md.
  *
  * @example
  * const judge = await createJudge('generative:openai:Qwen2.5-7B-Instruct?votes=8', { baseUrl: 'http://127.0.0.1:8000/v1' });
@@ -59,6 +50,7 @@ function pick<T>(flag: T | undefined, fromSpec: T | undefined): T | undefined {
  */
 export async function createJudge(spec: string, options: CreateJudgeOptions = {}): Promise<StepJudge> {
   const parsed: JudgeSpec = parseJudgeSpec(spec);
+  const kind = judgeKindOf(parsed.kind);
   const {
     model: given,
     votes,
@@ -70,28 +62,31 @@ export async function createJudge(spec: string, options: CreateJudgeOptions = {}
     rollouts,
     signal,
     checker,
+    criticTemplate,
     ...modelOptions
   } = options;
-  const specVotes = numberOption(parsed, 'votes', { min: 1, integer: true });
-  const specThreshold = numberOption(parsed, 'threshold');
-  const common = {
-    name: spec.trim(),
-    temperature: pick(temperature, numberOption(parsed, 'temperature', { min: 0 })),
-    topP: pick(topP, numberOption(parsed, 'top_p', { min: 0, max: 1 })),
-    maxTokens: pick(maxTokens, numberOption(parsed, 'max_tokens', { min: 1, integer: true })),
-    seed,
-  };
-  const v = pick(votes, specVotes);
-  const t = pick(threshold, specThreshold);
-  if (v !== undefined && (!Number.isInteger(v) || v < 1))
-    throw new UsageError(`votes must be a positive integer, got ${v}`);
-  if (t !== undefined && !Number.isFinite(t)) throw new UsageError(`threshold must be a number, got ${t}`);
-  const modelConcurrency = numberOption(parsed, 'concurrency', { min: 1, integer: true });
+  // A flag beats the spec: the options this kind has a setting for (under its own name).
+  const fields = new Set(settingFields(kind.settings).map((f) => f.key));
+  const overrides: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries({
+    votes,
+    threshold,
+    temperature,
+    topP,
+    maxTokens,
+    rollouts,
+    signal,
+  })) {
+    const field = kind.aliases?.[key] ?? key;
+    if (value !== undefined && fields.has(field)) overrides[field] = value;
+  }
+  checkSettings(kind.settings, overrides, (f) => f, `${parsed.kind} judge`);
+  const settings = kind.settings.parse({ ...parsed.settings, ...overrides }) as Record<string, unknown>;
   const model =
     given ??
     (await createModel(parsed.model, {
       ...modelOptions,
-      concurrency: modelOptions.concurrency ?? modelConcurrency,
+      concurrency: modelOptions.concurrency ?? (settings.concurrency as number | undefined),
     }));
 
   // Simulated by what the model is: a sim backend or sim-spec name, or — for a judge reached as
@@ -101,18 +96,7 @@ export async function createJudge(spec: string, options: CreateJudgeOptions = {}
   const watched = watchReplies(model, () => {
     marked = true;
   });
-  const built = buildJudge(parsed, watched, {
-    common,
-    v,
-    t,
-    seed,
-    rollouts,
-    signal,
-    checker,
-    maxTokens,
-    modelConcurrency,
-    criticTemplate: options.criticTemplate,
-  });
+  const built = kind.create(watched, settings, { name: spec.trim(), seed, checker, criticTemplate });
   return Object.defineProperty({ ...built, model }, 'simulated', {
     get: () => named || marked,
     enumerable: true,
@@ -145,69 +129,4 @@ function watchReplies(model: LanguageModel, onSimulated: () => void): LanguageMo
  */
 export function isSimulatedModel(model: LanguageModel): boolean {
   return model.provider === 'sim' || /^sim(?:$|[:?[])/.test(model.modelId);
-}
-
-function buildJudge(
-  parsed: JudgeSpec,
-  model: LanguageModel,
-  o: {
-    common: { name: string; temperature?: number; topP?: number; maxTokens?: number; seed?: number };
-    v?: number;
-    t?: number;
-    seed?: number;
-    rollouts?: number;
-    signal?: LabelSignal;
-    checker?: AnswerChecker;
-    maxTokens?: number;
-    modelConcurrency?: number;
-    criticTemplate?: string;
-  },
-): StepJudge {
-  const { common, v, t, seed, rollouts, signal, checker, maxTokens, modelConcurrency } = o;
-  switch (parsed.kind) {
-    case 'generative':
-      return createGenerativeJudge(model, {
-        ...common,
-        votes: v,
-        threshold: t,
-        concurrency: modelConcurrency,
-      });
-    case 'prm':
-      return createPoolingPrmJudge(model, { name: common.name, threshold: t });
-    case 'shepherd': {
-      const method = parsed.options.method;
-      if (method !== undefined && method !== 'logprobs' && method !== 'score')
-        throw new UsageError(`judge option method=${method}: expected logprobs or score`);
-      return createShepherdJudge(model, {
-        name: common.name,
-        threshold: t,
-        method,
-        topLogprobs: numberOption(parsed, 'top_logprobs', { min: 2, integer: true }),
-      });
-    }
-    case 'critic':
-      return createCriticJudge(model, { ...common, votes: v, template: o.criticTemplate });
-    case 'orm':
-      return createOrmJudge(model, { ...common, votes: v, threshold: t });
-    case 'rollout': {
-      const sig = pick(signal, parsed.options.signal as LabelSignal | undefined);
-      if (sig !== undefined && !(LABEL_SIGNALS as readonly string[]).includes(sig))
-        throw new UsageError(`judge option signal=${sig}: expected one of ${LABEL_SIGNALS.join(', ')}`);
-      return createRolloutJudge(model, {
-        name: common.name,
-        rollouts: pick(rollouts, numberOption(parsed, 'rollouts', { min: 1, integer: true })),
-        signal: sig,
-        params: {
-          gamma: numberOption(parsed, 'gamma', { min: 0 }),
-          alpha: numberOption(parsed, 'alpha', { min: 0 }),
-          softThreshold: numberOption(parsed, 'soft_threshold', { min: 0, max: 1 }),
-        },
-        temperature: common.temperature,
-        topP: common.topP,
-        maxTokens: pick(maxTokens, numberOption(parsed, 'rollout_tokens', { min: 1, integer: true })),
-        seed,
-        checker,
-      });
-    }
-  }
 }

@@ -1,8 +1,11 @@
+import { z } from 'zod';
 import type { LanguageModel, Sample } from '../core/model.js';
+import { setting } from '../core/settings-schema.js';
 import type { Judgment } from '../core/types.js';
 import { parseCriticAnswer, renderCriticMessages } from '../prompts/critic.js';
 import { chunksToJudge, defineJudge, throwIfAborted } from './common.js';
-import type { StepJudge } from './types.js';
+import { JUDGE_MODEL_SETTINGS, maxTokensSetting, topPSetting, votesSetting } from './settings.js';
+import { defineJudgeKind, type StepJudge } from './types.js';
 
 /** Settings of the ProcessBench critic. */
 export interface CriticJudgeSettings {
@@ -21,6 +24,18 @@ export interface CriticJudgeSettings {
 }
 
 /** The outcome of maj@k over critic samples. */
+/** The settings a `critic:` spec's query may carry (ProcessBench's protocol by default). */
+export const CRITIC_SETTINGS = z.object({
+  votes: votesSetting(8, 'samples voted on (maj@k; ProcessBench: 8)'),
+  temperature: setting(z.number().min(0).default(1), {
+    help: 'sampling temperature (ProcessBench: 1)',
+    arg: 't',
+  }),
+  topP: topPSetting(0.9),
+  maxTokens: maxTokensSetting(4096, 'room for the paragraph-by-paragraph critique'),
+});
+const DEFAULTS = CRITIC_SETTINGS.parse({});
+
 export interface CriticVote {
   /** The majority index (−1 = no error); −1 as well when `abstained`. */
   firstError: number;
@@ -68,14 +83,14 @@ export function createCriticJudge(model: LanguageModel, settings: CriticJudgeSet
   return defineJudge(model, { name, scalar: false }, async (problem, chunks, options, cost) => {
     if (chunks.length === 0) return [];
     throwIfAborted(options.signal);
-    const votes = Math.max(1, Math.floor(options.votes ?? settings.votes ?? 8));
+    const votes = Math.max(1, Math.floor(options.votes ?? settings.votes ?? DEFAULTS.votes));
     const out = await model.generate(
       {
         messages: renderCriticMessages(problem.question, chunks, settings.template),
         n: votes,
-        temperature: settings.temperature ?? 1,
-        topP: settings.topP ?? 0.9,
-        maxTokens: settings.maxTokens ?? 4096,
+        temperature: settings.temperature ?? DEFAULTS.temperature,
+        topP: settings.topP ?? DEFAULTS.topP,
+        maxTokens: settings.maxTokens ?? DEFAULTS.maxTokens,
         seed: options.seed ?? settings.seed,
       },
       { signal: options.signal },
@@ -121,3 +136,15 @@ export function createCriticJudge(model: LanguageModel, settings: CriticJudgeSet
     };
   });
 }
+
+/** `critic:<model spec>[?k=v]`. */
+export const CRITIC_KIND = defineJudgeKind({
+  kind: 'critic',
+  help: 'ProcessBench critic: whole solution, earliest wrong paragraph in \\boxed{}, maj@k',
+  settings: CRITIC_SETTINGS.extend(JUDGE_MODEL_SETTINGS.shape),
+  create: (model, s, c) =>
+    createCriticJudge(model, {
+      ...{ name: c.name, votes: s.votes, temperature: s.temperature, topP: s.topP, maxTokens: s.maxTokens },
+      ...{ seed: c.seed, template: c.criticTemplate },
+    }),
+});

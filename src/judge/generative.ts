@@ -1,16 +1,24 @@
+import { z } from 'zod';
 import type { LanguageModel, Sample } from '../core/model.js';
 import type { Judgment, Problem } from '../core/types.js';
 import { parseJudgeVerdict, renderJudgeMessages } from '../prompts/judge.js';
 import {
   chunksToJudge,
-  DEFAULT_THRESHOLD,
   defineJudge,
   type JudgeCost,
   judgeEach,
   throwIfAborted,
   verdictOf,
 } from './common.js';
-import type { JudgeOptions, StepJudge } from './types.js';
+import {
+  JUDGE_MODEL_SETTINGS,
+  maxTokensSetting,
+  temperatureSetting,
+  thresholdSetting,
+  topPSetting,
+  votesSetting,
+} from './settings.js';
+import { defineJudgeKind, type JudgeOptions, type StepJudge } from './types.js';
 
 /** Settings of the StepWiser generative judge. */
 export interface GenerativeJudgeSettings {
@@ -31,6 +39,16 @@ export interface GenerativeJudgeSettings {
   /** Base seed sent with every request (offset by chunk index), for backends that honour it. */
   seed?: number;
 }
+
+/** The settings a `generative:` spec's query may carry (docs/judges.md's table is generated from it). */
+export const GENERATIVE_SETTINGS = z.object({
+  votes: votesSetting(1, 'sampled judgments per chunk (k; one request with n = k): maj@k'),
+  threshold: thresholdSetting(),
+  temperature: temperatureSetting('0 with one vote (greedy), 1 with several'),
+  topP: topPSetting(1),
+  maxTokens: maxTokensSetting(2048, 'room for the analysis before the boxed verdict'),
+});
+const DEFAULTS = GENERATIVE_SETTINGS.parse({});
 
 /** Share of Positive among the parsable verdicts of `samples`, and the counts. */
 export function tallyVerdicts(samples: readonly Sample[]): {
@@ -103,7 +121,7 @@ export function createGenerativeJudge(
   model: LanguageModel,
   settings: GenerativeJudgeSettings = {},
 ): StepJudge {
-  const threshold = settings.threshold ?? DEFAULT_THRESHOLD;
+  const threshold = settings.threshold ?? DEFAULTS.threshold;
   const name = settings.name ?? `generative:${model.provider}:${model.modelId}`;
 
   async function judgeChunk(
@@ -127,8 +145,8 @@ export function createGenerativeJudge(
         messages,
         n: votes,
         temperature: settings.temperature ?? (votes > 1 ? 1 : 0),
-        topP: settings.topP ?? 1,
-        maxTokens: settings.maxTokens ?? 2048,
+        topP: settings.topP ?? DEFAULTS.topP,
+        maxTokens: settings.maxTokens ?? DEFAULTS.maxTokens,
         seed: baseSeed === undefined ? undefined : baseSeed + i,
       },
       { signal: options.signal },
@@ -138,7 +156,7 @@ export function createGenerativeJudge(
   }
 
   return defineJudge(model, { name, scalar: false, threshold }, (problem, chunks, options, cost) => {
-    const votes = Math.max(1, Math.floor(options.votes ?? settings.votes ?? 1));
+    const votes = Math.max(1, Math.floor(options.votes ?? settings.votes ?? DEFAULTS.votes));
     return judgeEach(
       chunksToJudge(chunks.length, options),
       options,
@@ -147,3 +165,11 @@ export function createGenerativeJudge(
     );
   });
 }
+
+/** `generative:<model spec>[?k=v]`. */
+export const GENERATIVE_KIND = defineJudgeKind({
+  kind: 'generative',
+  help: 'StepWiser generative judge: analysis then \\boxed{Positive|Negative} per chunk; score = share of Positive',
+  settings: GENERATIVE_SETTINGS.extend(JUDGE_MODEL_SETTINGS.shape),
+  create: (model, settings, c) => createGenerativeJudge(model, { ...settings, name: c.name, seed: c.seed }),
+});

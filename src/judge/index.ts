@@ -11,6 +11,7 @@ export {
   judgmentFromVotes,
   tallyVerdicts,
 } from './generative.js';
+export { JUDGE_KIND_DEFINITIONS } from './kinds.js';
 export { createOrmJudge, type OrmJudgeSettings } from './orm.js';
 export { createPoolingPrmJudge, type PoolingPrmSettings, rewardsFromPoolingRows } from './prm.js';
 export { createRolloutJudge, type RolloutJudgeSettings } from './rollout.js';
@@ -22,6 +23,8 @@ export {
   type JudgeKind,
   type JudgeOptionKey,
   type JudgeSpec,
+  judgeKindOf,
   parseJudgeSpec,
+  specKeyOf,
 } from './spec.js';
 export type * from './types.js';

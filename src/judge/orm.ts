@@ -1,16 +1,18 @@
+import { z } from 'zod';
 import type { LanguageModel } from '../core/model.js';
 import { writtenPrefix } from '../core/segment.js';
 import type { Judgment, Problem } from '../core/types.js';
 import { parseOrmVerdict, renderOrmMessages } from '../prompts/orm.js';
+import { defineJudge, type JudgeCost, judgeEach, throwIfAborted, verdictOf } from './common.js';
 import {
-  DEFAULT_THRESHOLD,
-  defineJudge,
-  type JudgeCost,
-  judgeEach,
-  throwIfAborted,
-  verdictOf,
-} from './common.js';
-import type { JudgeOptions, StepJudge } from './types.js';
+  JUDGE_MODEL_SETTINGS,
+  maxTokensSetting,
+  temperatureSetting,
+  thresholdSetting,
+  topPSetting,
+  votesSetting,
+} from './settings.js';
+import { defineJudgeKind, type JudgeOptions, type StepJudge } from './types.js';
 
 /** Settings of the outcome model. */
 export interface OrmJudgeSettings {
@@ -26,6 +28,16 @@ export interface OrmJudgeSettings {
   maxTokens?: number;
   seed?: number;
 }
+
+/** The settings an `orm:` spec's query may carry. */
+export const ORM_SETTINGS = z.object({
+  votes: votesSetting(1, 'sampled verdicts (one request with n = k); score = share of Correct'),
+  threshold: thresholdSetting(),
+  temperature: temperatureSetting('0 with one vote (greedy), 1 with several'),
+  topP: topPSetting(1),
+  maxTokens: maxTokensSetting(1024, 'room for the reasoning before the boxed verdict'),
+});
+const DEFAULTS = ORM_SETTINGS.parse({});
 
 /** The solution the ORM reads: blank-line steps, or under tags the chunks in `<chunk>`s. */
 function solutionText(chunks: readonly string[], options: JudgeOptions): string {
@@ -44,7 +56,7 @@ function solutionText(chunks: readonly string[], options: JudgeOptions): string 
  * fail, the judgment is neutral with score 0.5.
  */
 export function createOrmJudge(model: LanguageModel, settings: OrmJudgeSettings = {}): StepJudge {
-  const threshold = settings.threshold ?? DEFAULT_THRESHOLD;
+  const threshold = settings.threshold ?? DEFAULTS.threshold;
   const name = settings.name ?? `orm:${model.provider}:${model.modelId}`;
 
   async function judgeUpTo(
@@ -55,14 +67,14 @@ export function createOrmJudge(model: LanguageModel, settings: OrmJudgeSettings 
     cost: JudgeCost,
   ): Promise<Judgment> {
     throwIfAborted(options.signal);
-    const votes = Math.max(1, Math.floor(options.votes ?? settings.votes ?? 1));
+    const votes = Math.max(1, Math.floor(options.votes ?? settings.votes ?? DEFAULTS.votes));
     const out = await model.generate(
       {
         messages: renderOrmMessages(problem.question, solutionText(chunks.slice(0, i + 1), options)),
         n: votes,
         temperature: settings.temperature ?? (votes > 1 ? 1 : 0),
-        topP: settings.topP ?? 1,
-        maxTokens: settings.maxTokens ?? 1024,
+        topP: settings.topP ?? DEFAULTS.topP,
+        maxTokens: settings.maxTokens ?? DEFAULTS.maxTokens,
         seed: options.seed ?? settings.seed,
       },
       { signal: options.signal },
@@ -116,3 +128,15 @@ export function createOrmJudge(model: LanguageModel, settings: OrmJudgeSettings 
     };
   });
 }
+
+/** `orm:<model spec>[?k=v]`. */
+export const ORM_KIND = defineJudgeKind({
+  kind: 'orm',
+  help: 'outcome model: one score for the whole solution',
+  settings: ORM_SETTINGS.extend(JUDGE_MODEL_SETTINGS.shape),
+  create: (model, s, c) =>
+    createOrmJudge(model, {
+      ...{ name: c.name, votes: s.votes, threshold: s.threshold, temperature: s.temperature },
+      ...{ topP: s.topP, maxTokens: s.maxTokens, seed: c.seed },
+    }),
+});

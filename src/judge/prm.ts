@@ -1,9 +1,11 @@
+import { z } from 'zod';
 import { StepwiseError, UnsupportedCapabilityError } from '../core/errors.js';
 import type { LanguageModel } from '../core/model.js';
 import type { Judgment } from '../core/types.js';
 import { renderQwenPrmInput } from '../prompts/prm.js';
 import { chunksToJudge, DEFAULT_THRESHOLD, defineJudge, throwIfAborted, verdictOf } from './common.js';
-import type { StepJudge } from './types.js';
+import { JUDGE_MODEL_SETTINGS, thresholdSetting } from './settings.js';
+import { defineJudgeKind, type StepJudge } from './types.js';
 
 /** Settings of the discriminative `/pooling` PRM. */
 export interface PoolingPrmSettings {
@@ -71,3 +73,11 @@ export function createPoolingPrmJudge(model: LanguageModel, settings: PoolingPrm
     );
   });
 }
+
+/** `prm:<model spec>[?k=v]`. */
+export const PRM_KIND = defineJudgeKind({
+  kind: 'prm',
+  help: 'discriminative PRM over vLLM /pooling (Qwen2.5-Math-PRM input); score = p_pos per step',
+  settings: z.object({ threshold: thresholdSetting() }).extend(JUDGE_MODEL_SETTINGS.shape),
+  create: (model, s, c) => createPoolingPrmJudge(model, { name: c.name, threshold: s.threshold }),
+});

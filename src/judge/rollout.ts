@@ -1,6 +1,9 @@
+import { z } from 'zod';
 import { StepwiseError } from '../core/errors.js';
 import type { LanguageModel } from '../core/model.js';
+import { setting } from '../core/settings-schema.js';
 import type { Judgment } from '../core/types.js';
+import { DEFAULT_LABEL_CONFIG } from '../label/config.js';
 import {
   type AnswerChecker,
   createPrefixMemo,
@@ -12,6 +15,7 @@ import {
   DEFAULT_SIGNAL_PARAMS,
   effectiveReward,
   isPositiveLabel,
+  LABEL_SIGNALS,
   type LabelSignal,
   PAPER_ROLLOUTS,
   relRatioLabel,
@@ -21,7 +25,8 @@ import {
 import { createPolicy, type PromptForm, prefixFromChunks } from '../models/policy.js';
 import { checkSolution } from '../verify/check.js';
 import { chunksToJudge, defineJudge, judgeEach, throwIfAborted } from './common.js';
-import type { StepJudge } from './types.js';
+import { JUDGE_MODEL_SETTINGS } from './settings.js';
+import { defineJudgeKind, type StepJudge } from './types.js';
 
 /** Settings of the rollout judge. */
 export interface RolloutJudgeSettings {
@@ -41,6 +46,47 @@ export interface RolloutJudgeSettings {
   /** Checks a full solution text against the problem's gold answer. Default: src/verify `checkSolution`. */
   checker?: AnswerChecker;
 }
+
+/**
+ * The settings a `rollout:` spec's query may carry: the signal and its parameters as `stepwise
+ * label` takes them (src/label/settings.ts), and the rollouts' sampling.
+ */
+export const ROLLOUT_SETTINGS = z.object({
+  rollouts: setting(z.number().int().min(1).optional(), {
+    help: "M, rollouts per prefix (the signal's paper)",
+    arg: 'M',
+    defaultText: '16 (abs-q, rel-ratio, rel-effective), 8 (ms-hard, ms-soft, sorm)',
+  }),
+  signal: setting(z.enum(LABEL_SIGNALS).default('abs-q'), {
+    help: 'the label rule that turns Q̂ into a verdict',
+    arg: 'signal',
+  }),
+  gamma: setting(z.number().min(0).default(DEFAULT_SIGNAL_PARAMS.gamma), {
+    help: 'rel-ratio: positive iff Q̂(i)/Q̂(i−1) > γ',
+    arg: 'g',
+  }),
+  alpha: setting(z.number().min(0).default(DEFAULT_SIGNAL_PARAMS.alpha), {
+    help: 'rel-effective: weight α of the best-of-n advantage',
+    arg: 'a',
+  }),
+  softThreshold: setting(z.number().min(0).max(1).default(DEFAULT_SIGNAL_PARAMS.softThreshold), {
+    help: 'ms-soft: Q̂ at or above which a chunk is positive',
+    arg: 't',
+  }),
+  temperature: setting(z.number().min(0).default(DEFAULT_LABEL_CONFIG.temperature), {
+    help: 'rollout temperature',
+    arg: 't',
+  }),
+  topP: setting(z.number().min(0).max(1).optional(), {
+    help: 'rollout nucleus sampling (top-p)',
+    arg: 'p',
+    defaultText: "the backend's",
+  }),
+  rolloutTokens: setting(z.number().int().min(1).default(DEFAULT_LABEL_CONFIG.maxTokens), {
+    help: 'token budget of one rollout',
+    arg: 'n',
+  }),
+});
 
 /** Signals whose label of chunk i also needs Q̂(i − 1) (so Q̂ of the bare problem for chunk 0). */
 const NEEDS_PREVIOUS: readonly LabelSignal[] = ['rel-ratio', 'rel-effective'];
@@ -222,3 +268,17 @@ export function createRolloutJudge(
     },
   );
 }
+
+/** `rollout:<policy model spec>[?k=v]`. */
+export const ROLLOUT_KIND = defineJudgeKind({
+  kind: 'rollout',
+  help: 'rollout judge: the Monte Carlo value Q̂ of each prefix (policy rollouts) as the score',
+  settings: ROLLOUT_SETTINGS.extend(JUDGE_MODEL_SETTINGS.shape),
+  aliases: { maxTokens: 'rolloutTokens' },
+  create: (model, s, c) =>
+    createRolloutJudge(model, {
+      ...{ name: c.name, rollouts: s.rollouts, signal: s.signal, temperature: s.temperature, topP: s.topP },
+      params: { gamma: s.gamma, alpha: s.alpha, softThreshold: s.softThreshold },
+      ...{ maxTokens: s.rolloutTokens, seed: c.seed, checker: c.checker },
+    }),
+});

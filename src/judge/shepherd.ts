@@ -1,5 +1,7 @@
+import { z } from 'zod';
 import { StepwiseError, UnsupportedCapabilityError } from '../core/errors.js';
 import type { LanguageModel, TokenLogprob } from '../core/model.js';
+import { setting } from '../core/settings-schema.js';
 import type { Judgment } from '../core/types.js';
 import { renderShepherdInput } from '../prompts/prm.js';
 import {
@@ -11,7 +13,8 @@ import {
   throwIfAborted,
   verdictOf,
 } from './common.js';
-import type { JudgeOptions, StepJudge } from './types.js';
+import { JUDGE_MODEL_SETTINGS, thresholdSetting } from './settings.js';
+import { defineJudgeKind, type JudgeOptions, type StepJudge } from './types.js';
 
 /** Settings of the Math-Shepherd token-probability PRM. */
 export interface ShepherdPrmSettings {
@@ -23,6 +26,22 @@ export interface ShepherdPrmSettings {
   /** `logprobs`: one-token completion with top log-probabilities; `score`: the backend's score(). Default: logprobs when available. */
   method?: 'logprobs' | 'score';
 }
+
+/** The settings a `shepherd:` spec's query may carry. */
+export const SHEPHERD_SETTINGS = z.object({
+  threshold: thresholdSetting(),
+  method: setting(z.enum(['logprobs', 'score']).optional(), {
+    help: "logprobs: top alternatives of a 1-token completion; score: the backend's score() (echo + logprobs, or a local GGUF)",
+    arg: 'method',
+    defaultText: 'logprobs when the backend returns them, else score',
+    requirement: 'logprobs or score',
+  }),
+  topLogprobs: setting(z.number().int().min(2).default(20), {
+    help: 'alternatives asked for at the step tag (vLLM caps this at 20 unless --max-logprobs)',
+    arg: 'n',
+  }),
+});
+const DEFAULTS = SHEPHERD_SETTINGS.parse({});
 
 /** The good and bad label tokens of Math-Shepherd. */
 const GOOD = '+';
@@ -89,7 +108,13 @@ export function createShepherdJudge(model: LanguageModel, settings: ShepherdPrmS
       return 1 / (1 + Math.exp(bad.logprob - good.logprob));
     }
     const out = await model.generate(
-      { prompt: prefix, n: 1, temperature: 0, maxTokens: 1, logprobs: settings.topLogprobs ?? 20 },
+      {
+        prompt: prefix,
+        n: 1,
+        temperature: 0,
+        maxTokens: 1,
+        logprobs: settings.topLogprobs ?? DEFAULTS.topLogprobs,
+      },
       { signal: options.signal },
     );
     cost.record(out.usage, out.samples.length, out.cached);
@@ -121,3 +146,17 @@ export function createShepherdJudge(model: LanguageModel, settings: ShepherdPrmS
     }),
   );
 }
+
+/** `shepherd:<model spec>[?k=v]`. */
+export const SHEPHERD_KIND = defineJudgeKind({
+  kind: 'shepherd',
+  help: "Math-Shepherd token PRM: P('+') vs P('-') after each step tag, over completions logprobs",
+  settings: SHEPHERD_SETTINGS.extend(JUDGE_MODEL_SETTINGS.shape),
+  create: (model, s, c) =>
+    createShepherdJudge(model, {
+      name: c.name,
+      threshold: s.threshold,
+      method: s.method,
+      topLogprobs: s.topLogprobs,
+    }),
+});

@@ -1,53 +1,63 @@
 import { UsageError } from '../core/errors.js';
+import { checkSettings, settingFields } from '../core/settings-schema.js';
+import { JUDGE_KIND_DEFINITIONS } from './kinds.js';
+import type { JudgeKindDefinition } from './types.js';
 
-/** The kinds of judge a spec can name. */
-export const JUDGE_KINDS = ['generative', 'prm', 'shepherd', 'critic', 'rollout', 'orm'] as const;
+/** The kinds of judge a spec can name (src/judge/kinds.ts). */
+export const JUDGE_KINDS = JUDGE_KIND_DEFINITIONS.map((k) => k.kind) as ReadonlyArray<
+  (typeof JUDGE_KIND_DEFINITIONS)[number]['kind']
+>;
 export type JudgeKind = (typeof JUDGE_KINDS)[number];
 
 /** One line per kind, for `--help` and the docs. */
-export const JUDGE_KIND_HELP: Record<JudgeKind, string> = {
-  generative:
-    'StepWiser generative judge: analysis then \\boxed{Positive|Negative} per chunk; score = share of Positive',
-  prm: 'discriminative PRM over vLLM /pooling (Qwen2.5-Math-PRM input); score = p_pos per step',
-  shepherd: "Math-Shepherd token PRM: P('+') vs P('-') after each step tag, over completions logprobs",
-  critic: 'ProcessBench critic: whole solution, earliest wrong paragraph in \\boxed{}, maj@k',
-  rollout: 'rollout judge: the Monte Carlo value Q̂ of each prefix (policy rollouts) as the score',
-  orm: 'outcome model: one score for the whole solution',
-};
+export const JUDGE_KIND_HELP = Object.fromEntries(
+  JUDGE_KIND_DEFINITIONS.map((k) => [k.kind, k.help]),
+) as Record<JudgeKind, string>;
 
-/**
- * Options a judge spec's query may carry (the rest of the query belongs to the model spec).
- * Keys are snake_case; camelCase is accepted too.
- */
-export const JUDGE_OPTION_KEYS = [
-  'votes',
-  'threshold',
-  'temperature',
-  'top_p',
-  'max_tokens',
-  'concurrency',
-  'method',
-  'top_logprobs',
-  'rollouts',
-  'signal',
-  'rollout_tokens',
-  'gamma',
-  'alpha',
-  'soft_threshold',
-] as const;
-export type JudgeOptionKey = (typeof JUDGE_OPTION_KEYS)[number];
-
-/** A parsed judge spec: `<kind>:<model spec>[?judge options & model options]`. */
-export interface JudgeSpec {
-  kind: JudgeKind;
-  /** The model spec handed to `createModel` (judge options removed from its query). */
-  model: string;
-  /** Judge options found in the query, raw strings by snake_case key. */
-  options: Partial<Record<JudgeOptionKey, string>>;
+/** `topP` → `top_p`: how a setting is written in a spec's query. */
+export function specKeyOf(field: string): string {
+  return field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
-function snake(key: string): string {
-  return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+/** `top_p` (or `topP`) → `topP`. */
+function fieldOf(key: string): string {
+  return key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** The definition of a kind: its settings schema and factory. */
+export function judgeKindOf(kind: JudgeKind): JudgeKindDefinition {
+  const found = JUDGE_KIND_DEFINITIONS.find((k) => k.kind === kind);
+  if (!found) throw new UsageError(`unknown judge kind "${kind}" (one of ${JUDGE_KINDS.join(', ')})`);
+  return found as unknown as JudgeKindDefinition;
+}
+
+/**
+ * Query keys that are judge settings of some kind (snake_case; camelCase is accepted too): they
+ * are taken out of a spec's query, the rest belong to the model spec.
+ */
+export const JUDGE_OPTION_KEYS: readonly string[] = [
+  ...new Set(JUDGE_KIND_DEFINITIONS.flatMap((k) => settingFields(k.settings).map((f) => specKeyOf(f.key)))),
+];
+export type JudgeOptionKey = string;
+
+/** A parsed judge spec: `<kind>:<model spec>[?judge settings & model options]`. */
+export interface JudgeSpec {
+  kind: JudgeKind;
+  /** The model spec handed to `createModel` (judge settings removed from its query). */
+  model: string;
+  /** The judge settings the query gave, checked against the kind's schema, keyed by field (`topP`). */
+  settings: Record<string, unknown>;
+}
+
+/** A query value as its field's type: numbers as numbers, words as words. */
+function queryValue(kind: JudgeKindDefinition, field: string, raw: string): unknown {
+  const f = settingFields(kind.settings).find((x) => x.key === field);
+  if (f?.kind === 'number' && raw.trim() !== '') {
+    const n = Number(raw);
+    return Number.isNaN(n) ? raw : n;
+  }
+  if (f?.kind === 'boolean' && (raw === 'true' || raw === 'false')) return raw === 'true';
+  return raw;
 }
 
 /**
@@ -55,8 +65,10 @@ function snake(key: string): string {
  * - `<kind>:<model spec>` — e.g. `generative:openai:Qwen2.5-7B-Instruct`, `prm:openai:Qwen/Qwen2.5-Math-PRM-7B`,
  *   `critic:sim?critic_accuracy=0.7`, `generative:gguf:/models/judge.gguf`;
  * - `sim:<kind>[?…]` — shorthand for `<kind>:sim[?…]` (a simulated judge);
- * - query keys that are judge options ({@link JUDGE_OPTION_KEYS}) are taken out; the others stay
- *   with the model spec (`generative:sim?sens=0.9&votes=4` → model `sim?sens=0.9`, votes 4).
+ * - query keys that are judge settings ({@link JUDGE_OPTION_KEYS}) are taken out and checked
+ *   against the kind's schema (a bad value, or a setting of another kind, is a usage error naming
+ *   the key); the others stay with the model spec (`generative:sim?sens=0.9&votes=4` → model
+ *   `sim?sens=0.9`, votes 4).
  */
 export function parseJudgeSpec(spec: string): JudgeSpec {
   const s = spec.trim();
@@ -82,23 +94,41 @@ export function parseJudgeSpec(spec: string): JudgeSpec {
     throw new UsageError(`judge spec "${spec}": unknown kind "${kind}" (one of ${JUDGE_KINDS.join(', ')})`);
   }
   if (rest.trim() === '') throw new UsageError(`judge spec "${spec}": no model spec after "${kind}:"`);
+  const definition = judgeKindOf(kind as JudgeKind);
+  const own = new Set(settingFields(definition.settings).map((f) => f.key));
   const q = rest.indexOf('?');
-  const options: Partial<Record<JudgeOptionKey, string>> = {};
+  const settings: Record<string, unknown> = {};
+  const written: Record<string, string> = {};
   let model = rest;
   if (q >= 0) {
     const kept: string[] = [];
     for (const part of rest.slice(q + 1).split('&')) {
       if (part === '') continue;
       const eq = part.indexOf('=');
-      const key = decodeURIComponent(eq < 0 ? part : part.slice(0, eq));
+      const key = decodeURIComponent(eq < 0 ? part : part.slice(0, eq)).trim();
       const value = eq < 0 ? '' : decodeURIComponent(part.slice(eq + 1));
-      const k = snake(key.trim());
-      if ((JUDGE_OPTION_KEYS as readonly string[]).includes(k)) options[k as JudgeOptionKey] = value;
-      else kept.push(part);
+      const snake = specKeyOf(key);
+      if (!JUDGE_OPTION_KEYS.includes(snake)) {
+        kept.push(part);
+        continue;
+      }
+      const field = fieldOf(snake);
+      if (!own.has(field))
+        throw new UsageError(
+          `judge spec "${spec}": ${snake} is not a setting of a ${kind} judge (its settings: ${[...own].map(specKeyOf).join(', ')})`,
+        );
+      settings[field] = queryValue(definition, field, value);
+      written[field] = value;
     }
     model = rest.slice(0, q) + (kept.length > 0 ? `?${kept.join('&')}` : '');
   }
-  return { kind: kind as JudgeKind, model, options };
+  checkSettings(
+    definition.settings,
+    settings,
+    (f) => `judge option ${specKeyOf(f)}=${written[f]}`,
+    `${kind} judge`,
+  );
+  return { kind: kind as JudgeKind, model, settings };
 }
 
 /**
@@ -136,28 +166,4 @@ export function judgeReadsGold(spec: string): boolean {
  */
 export function judgeReadsGoldIfSimulated(spec: string): boolean {
   return parseJudgeSpec(spec).kind === 'orm';
-}
-
-/** A judge option as a number, checked; undefined when absent. */
-export function numberOption(
-  spec: JudgeSpec,
-  key: JudgeOptionKey,
-  check: { min?: number; max?: number; integer?: boolean } = {},
-): number | undefined {
-  const raw = spec.options[key];
-  if (raw === undefined) return undefined;
-  const v = Number(raw);
-  const bad =
-    raw.trim() === '' ||
-    !Number.isFinite(v) ||
-    (check.integer && !Number.isInteger(v)) ||
-    (check.min !== undefined && v < check.min) ||
-    (check.max !== undefined && v > check.max);
-  if (bad) {
-    const range = `${check.integer ? 'an integer' : 'a number'}${check.min !== undefined ? ` ≥ ${check.min}` : ''}${
-      check.max !== undefined ? ` ≤ ${check.max}` : ''
-    }`;
-    throw new UsageError(`judge option ${key}=${raw} must be ${range}`);
-  }
-  return v;
 }

@@ -1,6 +1,9 @@
+import type { z } from 'zod';
 import type { LanguageModel } from '../core/model.js';
 import type { Segmentation } from '../core/segment.js';
+import type { SettingsSchema } from '../core/settings-schema.js';
 import type { Cost, Judgment, Problem } from '../core/types.js';
+import type { AnswerChecker } from '../label/estimate.js';
 
 /**
  * One judge interface (METHODS §3): anything that gives each chunk of a solution a verdict and a
@@ -73,4 +76,43 @@ export interface StepJudge {
   judge(problem: Problem, chunks: readonly string[], options?: JudgeOptions): Promise<JudgeResult>;
   /** Release the underlying model (sockets, native handles). */
   close?(): Promise<void>;
+}
+
+/** What every judge kind's factory is given besides its settings. */
+export interface JudgeKindContext {
+  /** The spec the judge was built from: its name. */
+  name: string;
+  /** Base seed of the judge's requests. */
+  seed?: number;
+  /** Rollout judge: the answer checker (default: math answer equivalence). */
+  checker?: AnswerChecker;
+  /** Critic: prompt template with `{problem}` and `{tagged_response}` slots, sent verbatim. */
+  criticTemplate?: string;
+}
+
+/**
+ * A kind of judge, declared once beside its algorithm: the name a spec gives it
+ * (`<kind>:<model spec>`), one line of help, the settings a spec's query may carry (a schema:
+ * types, bounds, defaults and help, see src/core/settings-schema.ts), and how it is built.
+ * src/judge/kinds.ts lists the kinds; parsing, validation, help and docs/judges.md follow.
+ */
+export interface JudgeKindDefinition<S extends SettingsSchema = SettingsSchema> {
+  kind: string;
+  /** One line for `--help` and the docs. */
+  help: string;
+  /** The query keys of its spec (field `topP` is key `top_p`; camelCase is accepted too). */
+  settings: S;
+  /**
+   * Options of `createJudge` (a CLI flag) that set a field of another name here: the rollout
+   * judge's `maxTokens` is its `rolloutTokens`.
+   */
+  aliases?: Readonly<Record<string, string>>;
+  create(model: LanguageModel, settings: z.output<S>, context: JudgeKindContext): StepJudge;
+}
+
+/** A judge kind, its settings typed by its schema. */
+export function defineJudgeKind<S extends SettingsSchema>(
+  kind: JudgeKindDefinition<S>,
+): JudgeKindDefinition<S> {
+  return kind;
 }

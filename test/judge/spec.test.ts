@@ -13,17 +13,17 @@ describe('parseJudgeSpec', () => {
     expect(parseJudgeSpec('generative:openai:Qwen2.5-7B-Instruct')).toEqual({
       kind: 'generative',
       model: 'openai:Qwen2.5-7B-Instruct',
-      options: {},
+      settings: {},
     });
     expect(parseJudgeSpec('generative:sim?sens=0.9&votes=4&spec=0.8&threshold=0.6')).toEqual({
       kind: 'generative',
       model: 'sim?sens=0.9&spec=0.8',
-      options: { votes: '4', threshold: '0.6' },
+      settings: { votes: 4, threshold: 0.6 },
     });
     expect(parseJudgeSpec('sim:critic?critic_accuracy=0.7&maxTokens=99')).toEqual({
       kind: 'critic',
       model: 'sim?critic_accuracy=0.7',
-      options: { max_tokens: '99' },
+      settings: { maxTokens: 99 },
     });
     expect(parseJudgeSpec('prm:openai:Qwen/Qwen2.5-Math-PRM-7B').model).toBe(
       'openai:Qwen/Qwen2.5-Math-PRM-7B',
@@ -35,6 +35,20 @@ describe('parseJudgeSpec', () => {
     expect(() => parseJudgeSpec('magic:openai:x')).toThrow(/unknown kind "magic"/);
     expect(() => parseJudgeSpec('critic:')).toThrow(/no model spec/);
     expect(() => parseJudgeSpec('sim:nothing')).toThrow(/needs a kind/);
+    // The query is checked against the kind's settings schema, naming the key.
+    expect(() => parseJudgeSpec('critic:sim?top_p=1.5')).toThrow(
+      'judge option top_p=1.5 must be a number between 0 and 1 (got 1.5)',
+    );
+    expect(() => parseJudgeSpec('shepherd:openai:x?method=guess')).toThrow(
+      'judge option method=guess must be logprobs or score',
+    );
+    expect(() => parseJudgeSpec('rollout:openai:x?signal=bogus')).toThrow(
+      /judge option signal=bogus must be abs-q/,
+    );
+    // A setting of another kind is refused, not silently dropped.
+    expect(() => parseJudgeSpec('prm:openai:x?votes=4')).toThrow(
+      'judge spec "prm:openai:x?votes=4": votes is not a setting of a prm judge (its settings: threshold, concurrency)',
+    );
   });
 });
 
@@ -55,7 +69,7 @@ describe('createJudge', () => {
     expect((await createJudge('rollout:openai:x?rollouts=4', { model })).scalar).toBe(true);
     expect((await createJudge('orm:openai:x', { model })).scalar).toBe(false);
     await expect(createJudge('generative:openai:x?votes=0', { model })).rejects.toThrow(
-      /votes=0 must be an integer ≥ 1/,
+      /judge option votes=0 must be a positive integer/,
     );
     await expect(createJudge('rollout:openai:x?signal=bogus', { model })).rejects.toThrow(/signal=bogus/);
   });
