@@ -5,7 +5,9 @@
 # (python -m tiny.compare). Problems 1300.. of split heldout: never used to train or choose
 # anything.
 #   [COUNT=300] [TEMPERATURE=1] [OUT=build/tiny/search] [STRATEGIES="sample chunk-reset best-of-2 best-of-4"]
-#   [SEGMENTATION=tags] [JUDGE_VOTES=1] [MAX_ATTEMPTS=5] [JUDGE=models/tiny/judge.gguf] sh python/tiny/search.sh
+#   [SEGMENTATION=tags] [JUDGE_VOTES=1] [MAX_ATTEMPTS=5] [JUDGE=models/tiny/judge.gguf] [SEED=0] sh python/tiny/search.sh
+# best-of-N for any N (best-of-3 …); MAX_ATTEMPTS=1 makes chunk-reset chunk-by-chunk sampling
+# without resets (the same first attempts), which separates the judge's resets from the draw.
 set -eu
 cd "$(dirname "$0")/../.."
 COUNT=${COUNT:-300}
@@ -25,7 +27,7 @@ run() { # NAME STRATEGY N
   node bin/stepwise.js search --dataset jsonl --path "$OUT/problems.jsonl" --strategy "$2" --n "$3" \
     --policy gguf:models/tiny/policy.gguf --judge "generative:gguf:${JUDGE:-models/tiny/judge.gguf}" \
     --segmentation "$SEGMENTATION" --judge-votes "$JUDGE_VOTES" --max-attempts "$MAX_ATTEMPTS" \
-    --temperature "$TEMPERATURE" --seed 0 --max-tokens 96 --max-step-tokens 48 --no-cache --quiet \
+    --temperature "$TEMPERATURE" --seed "${SEED:-0}" --max-tokens 96 --max-step-tokens 48 --no-cache --quiet \
     --out "$OUT/search-$1.jsonl" --json > "$OUT/summary-$1.json"
 }
 FILES=""
