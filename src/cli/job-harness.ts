@@ -1,3 +1,5 @@
+import { setMaxListeners } from 'node:events';
+import { StepwiseError } from '../core/errors.js';
 import type { JobProgress } from '../jobs/run-job.js';
 import { type Db, defaultStorePath, openStore } from '../store/db.js';
 import { finishRun, interruptActiveRuns, startRun } from '../store/runs.js';
@@ -29,8 +31,17 @@ export interface JobSpec<R> {
    */
   startWhenResumable?: boolean;
   /**
+   * The job stops on Ctrl-C by itself (it takes `signal`, sends nothing new once it is aborted
+   * and keeps what finished): the harness records the run as interrupted with the counts so far
+   * and exits 130 with the resume hint. Otherwise Ctrl-C ends the process ({@link onInterrupt}).
+   */
+  stopsOnInterrupt?: boolean;
+  /** Items the job has in all, for the counts of a run interrupted before its first progress. */
+  total?: number;
+  /**
    * The job itself: report progress through `onProgress` (`detail`: what the bar says after the
-   * unit, e.g. `correct 3`). `runId` starts the run record if it is not started yet.
+   * unit, e.g. `correct 3`). `runId` starts the run record if it is not started yet. `signal` is
+   * set when the job {@link stopsOnInterrupt}.
    */
   run(job: {
     db: Db;
@@ -38,6 +49,7 @@ export interface JobSpec<R> {
     bar: ProgressBar;
     onProgress: (p: JobProgress, detail?: string) => void;
     onStart: () => void;
+    signal?: AbortSignal;
   }): Promise<R>;
   /** The run record's final counts. */
   counts(result: R): Record<string, number>;
@@ -70,6 +82,12 @@ export async function runJobCommand<R>(spec: JobSpec<R>): Promise<R> {
   };
   if (!spec.startWhenResumable) start();
   const bar = createProgressBar(spec.label ?? spec.command, { quiet: spec.quiet });
+  const interrupt = spec.stopsOnInterrupt ? new AbortController() : undefined;
+  // One signal is shared by every request in flight (each adds an abort listener).
+  if (interrupt) setMaxListeners(1_000_000, interrupt.signal);
+  const onSigint = (): void => interrupt?.abort();
+  if (interrupt) process.once('SIGINT', onSigint);
+  let progress: Record<string, number> = { done: 0, total: spec.total ?? 0, resumed: 0 };
   try {
     const result = await spec.run({
       db,
@@ -78,11 +96,19 @@ export async function runJobCommand<R>(spec: JobSpec<R>): Promise<R> {
       },
       bar,
       onProgress: (p, detail) => {
+        progress = {
+          done: p.done,
+          total: p.total,
+          resumed: p.resumed,
+          ...(p.redone ? { redone: p.redone } : {}),
+        };
         bar.update(p.done, p.total, progressText(p, detail));
         counts?.(p);
       },
       onStart: () => void start(),
+      signal: interrupt?.signal,
     });
+    interrupt?.signal.throwIfAborted();
     bar.stop();
     const id = start();
     finishRun(db, id, 'done', spec.counts(result));
@@ -91,9 +117,16 @@ export async function runJobCommand<R>(spec: JobSpec<R>): Promise<R> {
     return result;
   } catch (e) {
     bar.stop();
+    if (interrupt?.signal.aborted) {
+      const id = start();
+      finishRun(db, id, 'interrupted', progress);
+      const hint = interruptMessage([{ id, command: spec.command, output: spec.out }]);
+      throw new StepwiseError(hint.trim().replace(/^stepwise: /, ''), { exitCode: 130 });
+    }
     if (runId !== undefined) finishRun(db, runId, 'failed');
     throw e;
   } finally {
+    if (interrupt) process.removeListener('SIGINT', onSigint);
     await spec.cleanup?.();
   }
 }

@@ -1,5 +1,8 @@
+import { LABEL_CODE_SETTINGS } from '../code/settings.js';
 import type { SettingsSchema } from '../core/settings-schema.js';
 import { LABEL_SETTINGS } from '../label/settings.js';
+import { SAMPLE_SETTINGS } from '../sample/settings.js';
+import { SELECT_SETTINGS } from '../train/select-settings.js';
 import { settingsTable } from './settings-options.js';
 
 /**
@@ -8,7 +11,12 @@ import { settingsTable } from './settings-options.js';
  * fails when the docs drift; `STEPWISE_WRITE_DOCS=1` rewrites them).
  */
 export function methodSettings(): ReadonlyArray<{ command: string; schema: SettingsSchema }> {
-  return [{ command: 'label', schema: LABEL_SETTINGS }];
+  return [
+    { command: 'label', schema: LABEL_SETTINGS },
+    { command: 'sample', schema: SAMPLE_SETTINGS },
+    { command: 'select', schema: SELECT_SETTINGS },
+    { command: 'label-code', schema: LABEL_CODE_SETTINGS },
+  ];
 }
 
 /** The generated block of one command in docs/cli.md, markers included. */

@@ -16,7 +16,9 @@ import {
  */
 export function addSettingsOptions(cmd: Command, schema: SettingsSchema): Command {
   for (const f of settingFields(schema)) {
-    cmd.addOption(settingOption(f));
+    // A field with no default is a required flag (`--config` may give it: see config-file.ts).
+    const option = settingOption(f);
+    cmd.addOption(f.required ? option.makeOptionMandatory() : option);
     if (f.meta.negate) cmd.addOption(new Option(`--no-${f.flag.slice(2)}`, f.meta.negate));
   }
   return cmd;
@@ -77,7 +79,7 @@ export function settingsTable(schema: SettingsSchema): string {
   const rows = settingFields(schema).map((f) => {
     const typed = flagsOf(f).replace(/<([^>]+)>/, (_, arg: string) => arg.toUpperCase());
     const flag = `\`${typed}\`${f.meta.negate ? `, \`--no-${f.flag.slice(2)}\`` : ''}`;
-    const dflt = defaultTextOf(f) ?? (f.kind === 'boolean' ? 'off' : '—');
+    const dflt = defaultTextOf(f) ?? (f.required ? 'required' : f.kind === 'boolean' ? 'off' : '—');
     const help = `${f.meta.help}${f.meta.runOnly ? '; not a recorded setting (does not change a row)' : ''}`;
     return `| ${flag} | ${cell(dflt)} | ${cell(requirementOf(f))} | ${cell(help)} |`;
   });

@@ -52,6 +52,8 @@ export interface SettingField {
   type: z.ZodType;
   /** The schema's default (undefined: none). */
   default: unknown;
+  /** Neither a default nor optional: the value must be given (the CLI marks the flag required). */
+  required: boolean;
   /** Choices, when the value (or one branch of it) is one of a few words. */
   choices?: readonly string[];
   /** `number` (with `int`, `min`, `max`), `boolean`, `choice`, `list` or `other`. */
@@ -82,12 +84,16 @@ export function settingFields(schema: SettingsSchema): SettingField[] {
     if (!meta) throw new Error(`setting ${key}: declared without help (use setting(type, {help}))`);
     let type: z.ZodType = declared;
     let dflt: unknown;
+    let required = true;
     for (;;) {
       if (type instanceof z.ZodDefault) {
         dflt = type.def.defaultValue;
+        required = false;
         type = type.unwrap() as z.ZodType;
-      } else if (type instanceof z.ZodOptional) type = type.unwrap() as z.ZodType;
-      else break;
+      } else if (type instanceof z.ZodOptional) {
+        required = false;
+        type = type.unwrap() as z.ZodType;
+      } else break;
     }
     const field: SettingField = {
       key,
@@ -96,6 +102,7 @@ export function settingFields(schema: SettingsSchema): SettingField[] {
       declared,
       type,
       default: dflt,
+      required,
       kind: 'other',
       orBoolean: false,
     };
@@ -188,6 +195,26 @@ export function checkSettings(
       throw new UsageError(`${nameOf(key)} must be ${requirementOf(f)} (got ${show(value)})`);
     }
   }
+}
+
+/**
+ * A method's settings resolved: the schema's defaults under the given values (undefined ones left
+ * out), each checked ({@link checkSettings}); a required field left unset is a UsageError
+ * `<name> is required`. What several fields must be together is the method's own check, after.
+ */
+export function resolveSettings<S extends SettingsSchema>(
+  schema: S,
+  values: Record<string, unknown>,
+  nameOf: (key: string) => string,
+  what = 'settings',
+): z.output<S> {
+  const defined = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
+  const resolved = { ...settingsDefaults(schema), ...defined };
+  checkSettings(schema, resolved, nameOf, what);
+  for (const f of settingFields(schema))
+    if (f.required && resolved[f.key] === undefined)
+      throw new UsageError(`${nameOf(f.key)} is required (${requirementOf(f)})`);
+  return resolved as z.output<S>;
 }
 
 /** The fields that change what a row holds (every one not marked `runOnly`): the hashed ones. */

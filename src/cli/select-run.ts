@@ -1,0 +1,229 @@
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
+import { InputError, UsageError } from '../core/errors.js';
+import { isSimulatedJudge } from '../evaluate/processbench.js';
+import { streamJsonl } from '../jobs/lines.js';
+import { resumePhrase } from '../jobs/made-from.js';
+import { runStreamJob } from '../jobs/run-job.js';
+import { flagName } from '../jobs/settings.js';
+import { formatFailureShare } from '../judge/common.js';
+import { createJudge } from '../judge/index.js';
+import { BatchPending } from '../models/batch.js';
+import { defaultStorePath } from '../store/db.js';
+import { validateRows } from '../train/label-file.js';
+import { type SelectionInput, type SelectionRow, selectByJudge } from '../train/select.js';
+import {
+  resolveSelectConfig,
+  SELECT_SETTINGS,
+  type SelectConfig,
+  selectJobSettings,
+} from '../train/select-config.js';
+import { batchOutcome, batchReport, openBatchFiles } from './batch.js';
+import { type DatasetFlags, loadDatasetProblems } from './datasets.js';
+import { runJobCommand } from './job-harness.js';
+import { type RunFlags, type ServerFlags, serverOptionsOf } from './option-groups.js';
+import { settingsFromFlags } from './settings-options.js';
+import { assertSimWorldInputs } from './sim-guard.js';
+
+const SampleRow = z.looseObject({
+  id: z.string(),
+  simulated: z.boolean().optional(),
+  question: z.string().optional(),
+  problem: z.string().optional(),
+  segmentation: z.enum(['paragraph', 'tags']).optional(),
+  samples: z.array(
+    z.looseObject({
+      text: z.string(),
+      correct: z.boolean(),
+      chunks: z.array(z.any()).optional(),
+      segmentation: z.enum(['paragraph', 'tags']).optional(),
+    }),
+  ),
+});
+
+/** The flags: the fields of {@link SelectConfig} by name (SELECT_SETTINGS), then where the job reads, writes and reaches. */
+export type SelectFlags = Partial<SelectConfig> &
+  RunFlags &
+  ServerFlags &
+  Partial<DatasetFlags> & {
+    input: string;
+    judge: string;
+    strictResume?: boolean;
+    batchOut?: string;
+    batchIn?: string;
+    simGuess?: boolean;
+  };
+
+/** Counts of a select job (the rows themselves stay on disk). */
+interface SelectTotals {
+  problems: number;
+  picked: number;
+  differ: number;
+  anySimulated: boolean;
+  formatFailures: number;
+  judgeReplies: number;
+}
+
+/**
+ * What `stepwise select` does once its flags are parsed: resolve the config, make the judge, and
+ * pick each problem's best correct response in the job harness (run record, progress in
+ * problems, summary). The input is read a line at a time as the job goes.
+ */
+export async function runSelectCommand(o: SelectFlags): Promise<void> {
+  const config = resolveSelectConfig(settingsFromFlags(SELECT_SETTINGS, { ...o }), flagName);
+  if (!existsSync(o.input)) throw new InputError({ file: o.input }, 'file not found');
+  // Question texts from --dataset, looked up only when a row lacks its own.
+  let questions: Map<string, string> | undefined;
+  const questionOf = async (r: z.infer<typeof SampleRow>): Promise<string> => {
+    const own = r.question ?? r.problem;
+    if (own !== undefined) return own;
+    if (!o.dataset)
+      throw new UsageError(
+        `${o.input} rows have no question text: pass --dataset and --path to look them up`,
+      );
+    if (!questions) {
+      const problems = await loadDatasetProblems({ ...o, dataset: o.dataset });
+      questions = new Map(problems.map((p) => [p.id, p.question]));
+    }
+    const q = questions.get(r.id);
+    if (q === undefined) throw new UsageError(`no question found for problem ${r.id}`);
+    return q;
+  };
+  // The input is read a line at a time as the job proceeds (a sample file can be far larger
+  // than memory); each row is checked as it is reached. Responses a simulated policy wrote
+  // keep saying so in the rows picked from them.
+  async function* inputs(): AsyncGenerator<SelectionInput & { simulated?: true }> {
+    for (const { line, value } of streamJsonl(o.input)) {
+      const [r] = validateRows(o.input, [{ line, value }], SampleRow, { kinds: ['sample'], who: 'select' });
+      const input = {
+        id: r.id,
+        question: await questionOf(r),
+        samples: r.samples,
+        ...(r.segmentation ? { segmentation: r.segmentation } : {}),
+        ...(r.simulated === true ? { simulated: true as const } : {}),
+      };
+      assertSimWorldInputs({ judge: o.judge }, [input], { guess: o.simGuess, source: o.input });
+      yield input;
+    }
+  }
+  const batch = openBatchFiles(o, o.store);
+  const judge = await createJudge(o.judge, { ...serverOptionsOf(o), storePath: o.store, batch });
+  const settings = selectJobSettings(config, { judge: o.judge });
+  const shard = o.shard ? { shard: `${o.shard.index}/${o.shard.count}` } : {};
+  const totals: SelectTotals = {
+    problems: 0,
+    picked: 0,
+    differ: 0,
+    anySimulated: false,
+    // Rows resumed from a file written before these counts were kept count as zero.
+    formatFailures: 0,
+    judgeReplies: 0,
+  };
+  await runJobCommand({
+    command: 'select',
+    out: o.out,
+    store: o.store ?? defaultStorePath(),
+    record: { input: o.input, judge: o.judge, ...shard, job: settings },
+    quiet: o.quiet,
+    json: o.json,
+    cleanup: () => judge.close?.(),
+    async run({ onProgress }) {
+      const result = await runStreamJob<SelectionInput & { simulated?: true }, SelectionRow>({
+        items: inputs(),
+        keyOf: (p) => p.id,
+        keyOfOutput: (r) => r.id,
+        out: o.out,
+        concurrency: config.concurrency,
+        fresh: o.fresh,
+        strictResume: o.strictResume,
+        onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
+        unit: 'problems',
+        shard: o.shard,
+        settings,
+        process: async (p) => {
+          try {
+            const { simulated: fromPolicy, ...input } = p;
+            const [row] = await selectByJudge([input], judge, { seed: config.seed });
+            // A simulated judge's pick (known by its name or its marked replies) says so on its
+            // own line, and so does a pick among a simulated policy's responses.
+            return judge.simulated || fromPolicy ? { ...row, simulated: true as const } : row;
+          } catch (e) {
+            // Its requests went to a batch file (--batch-out) or await one: a later round finishes it.
+            if (e instanceof BatchPending) return undefined;
+            throw e;
+          }
+        },
+        onRecord: (r) => {
+          totals.problems++;
+          if (r.chosen) totals.picked++;
+          if (r.chosen && r.outcomeOnly && r.chosen.index !== r.outcomeOnly.index) totals.differ++;
+          if (r.simulated === true) totals.anySimulated = true;
+          totals.formatFailures += r.formatFailures ?? 0;
+          totals.judgeReplies += r.judgeReplies ?? 0;
+        },
+        onProgress,
+      });
+      batch?.close();
+      if (batch) {
+        const failed = batchOutcome(o, batch, {
+          pending: result.pending,
+          unit: 'problems',
+          modelId: judge.model?.modelId ?? o.judge,
+          chat: true,
+        });
+        if (failed) throw failed;
+      }
+      return result;
+    },
+    counts: (result) => ({
+      problems: totals.problems,
+      picked: totals.picked,
+      ...(result.pending ? { pending: result.pending } : {}),
+    }),
+    summary: (result, runId) => {
+      const { problems, picked, differ, formatFailures, judgeReplies } = totals;
+      const simulated = isSimulatedJudge(judge) || totals.anySimulated;
+      const formatFailureRate = formatFailureShare(formatFailures, judgeReplies);
+      return {
+        readable: {
+          command: 'select',
+          headline: `a response picked for ${picked} of ${problems} problems by ${o.judge}`,
+          world: simulated ? `SIMULATED judge — not a real model` : undefined,
+          lines: [
+            ['vs outcome-only', `the judge's pick differs on ${differ} problems`],
+            [
+              'format fails',
+              `${formatFailures} of ${judgeReplies} judge replies (${(100 * formatFailureRate).toFixed(1)}%)`,
+            ],
+            ['resume', resumePhrase(result)],
+            ...(result.pending
+              ? ([['pending', `${result.pending} problems wait for batch answers`]] as Array<
+                  [string, string]
+                >)
+              : []),
+          ],
+          wrote: [o.out],
+          run: runId,
+        },
+        json: {
+          run: runId,
+          out: o.out,
+          judge: o.judge,
+          ...(simulated ? { simulated: true } : {}),
+          ...shard,
+          problems,
+          picked,
+          differsFromOutcomeOnly: differ,
+          formatFailures,
+          judgeReplies,
+          formatFailureRate,
+          resumed: result.resumed,
+          redone: result.redone,
+          unverified: result.unverified,
+          ...(result.pending ? { pending: result.pending } : {}),
+          ...(batch ? { batch: batchReport(o, batch) } : {}),
+        },
+      };
+    },
+  });
+}

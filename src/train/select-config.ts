@@ -1,0 +1,28 @@
+import type { z } from 'zod';
+import { resolveSettings, rowSettingKeys } from '../core/settings-schema.js';
+import { type JobSettings, jobSettings } from '../jobs/settings.js';
+import { SELECT_SETTINGS } from './select-settings.js';
+
+export { SELECT_SETTINGS };
+
+/** The settings of a select job, resolved: the output of {@link SELECT_SETTINGS}. */
+export type SelectConfig = z.output<typeof SELECT_SETTINGS>;
+
+/** Defaults filled in and every field checked; a UsageError names the field as `nameOf` says. */
+export function resolveSelectConfig(
+  partial: Partial<SelectConfig> = {},
+  nameOf: (field: string) => string = (f) => `select config: ${f}`,
+): SelectConfig {
+  return resolveSettings(SELECT_SETTINGS, partial, nameOf, 'select config');
+}
+
+/**
+ * The recorded settings of a select job (field `job` of every row and of the run record): every
+ * row setting of the config and what else the rows depend on (`context`: the judge spec).
+ */
+export function selectJobSettings(c: SelectConfig, context: Record<string, unknown> = {}): JobSettings {
+  const row = Object.fromEntries(rowSettingKeys(SELECT_SETTINGS).map((k) => [k, c[k as keyof SelectConfig]]));
+  for (const key of Object.keys(context))
+    if (key in row) throw new Error(`select settings: "${key}" belongs to the config, not the context`);
+  return jobSettings('select', { ...context, ...row });
+}
