@@ -1,9 +1,8 @@
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { UsageError } from '../core/errors.js';
-import type { Segmentation } from '../core/segment.js';
 import type { ResumeCounts } from '../jobs/made-from.js';
 import type { JobProgress } from '../jobs/run-job.js';
-import { jobSettings } from '../jobs/settings.js';
+import { flagName, jobSettings } from '../jobs/settings.js';
 import { createJudge } from '../judge/create.js';
 import { judgeReadsGold, judgeReadsGoldIfSimulated } from '../judge/spec.js';
 import { cacheStatsOf } from '../models/cache.js';
@@ -11,23 +10,32 @@ import { createPolicy, type PromptForm } from '../models/policy.js';
 import { type CreateModelOptions, createModel } from '../models/registry.js';
 import { isSimulatedModel } from '../models/simulated.js';
 import { loadChatTemplate } from '../prompts/chat-template.js';
-import { AGGREGATIONS, DEFAULT_SEARCH_CONFIG, type SearchConfig } from '../search/config.js';
+import {
+  DEFAULT_SEARCH_CONFIG,
+  resolveSearchConfig,
+  SEARCH_SETTINGS,
+  type SearchConfig,
+} from '../search/config.js';
 import { problemCount, type SearchJobOptions, type SearchSummary, searchDataset } from '../search/dataset.js';
 import { getStrategy } from '../search/registry.js';
-import type { Aggregation, SearchDeps } from '../search/types.js';
+import type { SearchDeps } from '../search/types.js';
 import type { Db } from '../store/db.js';
 import { finishRun, startRun } from '../store/runs.js';
 import { type DatasetFlags, datasetSettings } from './datasets.js';
-import { baseUrlOption, seedOption } from './option-groups.js';
-import { floatOption, intOption, segmentationOption } from './options.js';
+import { baseUrlOption } from './option-groups.js';
+import { intOption } from './options.js';
 import { trackRunCounts } from './progress.js';
+import { addSettingsOptions, settingsFromFlags } from './settings-options.js';
 import { isSimSpec } from './sim-guard.js';
 import { addAlias, apiKeyOption, msOption, promptFormOption, storeOption } from './vocabulary.js';
 
 export { isSimSpec };
 
-/** Flags shared by `solve`, `search` and `bench search`: models and strategy knobs. */
-export interface SearchFlags {
+/**
+ * Flags shared by `solve`, `search` and `bench search`: the models, and every search setting by
+ * its field's name (SEARCH_SETTINGS: the shared ones and each strategy's).
+ */
+export type SearchFlags = Partial<SearchConfig> & {
   policy: string;
   judge?: string;
   outcome?: string;
@@ -41,28 +49,8 @@ export interface SearchFlags {
   apiKey?: string;
   promptForm: PromptForm;
   chatTemplate?: string;
-  seed?: number;
-  temperature?: number;
-  topP?: number;
-  maxTokens?: number;
-  maxStepTokens?: number;
-  maxSteps?: number;
-  n?: number;
-  beamWidth?: number;
-  aggregation?: Aggregation;
-  maxAttempts?: number;
-  fallback?: 'best-scored' | 'last';
-  children?: number;
-  maxBacktracks?: number;
-  positiveAt?: number;
-  negativeBelow?: number;
-  judgeVotes?: number;
-  refineBelow?: number;
-  refinements?: 'both' | 'global' | 'local';
-  draftTemperature?: number;
   allowGoldJudge?: boolean;
-  segmentation?: Segmentation;
-}
+};
 
 /** Model flags: policy, judge, outcome model and how to reach them. */
 export function addModelOptions(
@@ -112,126 +100,38 @@ export function addModelOptions(
   return addAlias(cmd, '--prompt-form', '--form');
 }
 
-/** Strategy knobs (every field of SearchConfig). Unset flags keep the documented defaults. */
+/**
+ * The search settings' flags, derived from SEARCH_SETTINGS (src/search/registry.ts): one per
+ * field, named as the field, help with its default and, for a strategy's own, the strategy's
+ * name. Unset flags are undefined: the library fills the schema's defaults.
+ */
 export function addStrategyOptions(cmd: Command): Command {
-  return cmd
-    .addOption(seedOption('seed of every sampled call (default 0)', { min: 0 }))
-    .option(
-      '--temperature <t>',
-      `policy temperature (default ${DEFAULT_SEARCH_CONFIG.temperature})`,
-      floatOption('--temperature', 0, 10),
-    )
-    .option('--top-p <p>', 'policy nucleus mass (default 1)', floatOption('--top-p', 0, 1))
-    .option(
-      '--max-tokens <t>',
-      `tokens of a whole-solution call (default ${DEFAULT_SEARCH_CONFIG.maxTokens})`,
-      intOption('--max-tokens', 1),
-    )
-    .option(
-      '--max-step-tokens <t>',
-      'tokens of one step call (default 512)',
-      intOption('--max-step-tokens', 1),
-    )
-    .option(
-      '--max-steps <k>',
-      'most chunks in a step-wise solution (default 40)',
-      intOption('--max-steps', 1),
-    )
-    .option(
-      '--n <N>',
-      'solutions (best-of-n, majority, weighted-vote) or beams (beam) (default 8)',
-      intOption('--n', 1),
-    )
-    .option(
-      '--beam-width <m>',
-      'beam: keep N/m beams, expand each m ways (default 4)',
-      intOption('--beam-width', 1),
-    )
-    .addOption(
-      new Option('--aggregation <how>', 'step scores → solution score (default min)').choices([
-        ...AGGREGATIONS,
-      ]),
-    )
-    .option(
-      '--max-attempts <k>',
-      'chunk-reset: attempts per chunk (default 5)',
-      intOption('--max-attempts', 1),
-    )
-    .addOption(
-      new Option(
-        '--fallback <which>',
-        'chunk-reset: attempt kept after the last rejection (default best-scored)',
-      ).choices(['best-scored', 'last']),
-    )
-    .option('--children <k>', 'greedy-prm: children sampled per node (default 5)', intOption('--children', 1))
-    .option(
-      '--max-backtracks <k>',
-      'greedy-prm: backtracks per problem (default 5)',
-      intOption('--max-backtracks', 0),
-    )
-    .option(
-      '--positive-at <s>',
-      'score ≥ s is positive (set with --negative-below; default: the judge verdict)',
-      floatOption('--positive-at', 0, 1),
-    )
-    .option(
-      '--negative-below <s>',
-      'score < s is negative; between the two is neutral',
-      floatOption('--negative-below', 0, 1),
-    )
-    .option(
-      '--judge-votes <k>',
-      "sampled judgments per chunk (default: the judge spec's votes, else 1)",
-      intOption('--judge-votes', 1),
-    )
-    .option(
-      '--refine-below <s>',
-      'refine: refine drafts whose outcome score is below s (default 0.5)',
-      floatOption('--refine-below', 0, 1),
-    )
-    .option(
-      '--draft-temperature <t>',
-      'refine: temperature of the draft (default: --temperature; 0 = greedy drafts, as in GLoRe)',
-      floatOption('--draft-temperature', 0, 10),
-    )
-    .addOption(
-      new Option('--refinements <which>', 'refine: which refinements to try (default both)').choices([
-        'both',
-        'global',
-        'local',
-      ]),
-    )
-    .addOption(
-      segmentationOption(
-        'how the policy segments its solution; tags: step calls stop at </chunk>',
-        'paragraph',
-      ),
-    );
+  addSettingsOptions(cmd, SEARCH_SETTINGS);
+  // greedy-prm's budget was typed `--children` before the flag took its field's name.
+  return addAlias(cmd, '--children-per-node', '--children');
 }
 
-/** The strategy config the flags set (undefined fields keep the defaults). */
+/** The search settings the flags set (unset ones undefined: the defaults apply). */
 export function strategyConfig(f: SearchFlags): Partial<SearchConfig> {
+  return settingsFromFlags(SEARCH_SETTINGS, f);
+}
+
+/**
+ * The search config of the flags, resolved and checked before any work: an error names the flag
+ * (`--positive-at` without `--negative-below`, say).
+ */
+export function checkedStrategyConfig(f: SearchFlags): SearchConfig {
+  return resolveSearchConfig(strategyConfig(f), flagName);
+}
+
+/**
+ * The search settings a run records: the ones set (a default left out, as search always recorded
+ * them), and the segmentation even when defaulted (its flag had a default, so every file records it).
+ */
+export function recordedStrategyConfig(f: SearchFlags): Partial<SearchConfig> {
   return {
-    seed: f.seed,
-    temperature: f.temperature,
-    topP: f.topP,
-    maxTokens: f.maxTokens,
-    maxStepTokens: f.maxStepTokens,
-    maxSteps: f.maxSteps,
-    n: f.n,
-    beamWidth: f.beamWidth,
-    aggregation: f.aggregation,
-    maxAttempts: f.maxAttempts,
-    fallback: f.fallback,
-    childrenPerNode: f.children,
-    maxBacktracks: f.maxBacktracks,
-    positiveAt: f.positiveAt,
-    negativeBelow: f.negativeBelow,
-    judgeVotes: f.judgeVotes,
-    refineBelow: f.refineBelow,
-    refinements: f.refinements,
-    draftTemperature: f.draftTemperature,
-    segmentation: f.segmentation,
+    ...definedFields(strategyConfig(f)),
+    segmentation: f.segmentation ?? DEFAULT_SEARCH_CONFIG.segmentation,
   };
 }
 
@@ -243,7 +143,6 @@ export function definedFields<T extends object>(o: T): Partial<T> {
 /** Recorded search settings whose flag has another name: `--config` sets these flags from them. */
 export const SEARCH_SETTING_FLAGS: Readonly<Record<string, string>> = {
   form: 'promptForm',
-  childrenPerNode: 'children',
 };
 
 /**
@@ -262,7 +161,7 @@ export function searchSettings(
     outcome: f.outcome,
     form: f.promptForm,
     chatTemplate: f.chatTemplate ? loadChatTemplate(f.chatTemplate).id : undefined,
-    ...strategyConfig(f),
+    ...recordedStrategyConfig(f),
     ...extra,
   });
 }

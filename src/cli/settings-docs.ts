@@ -2,6 +2,7 @@ import { LABEL_CODE_SETTINGS } from '../code/settings.js';
 import type { SettingsSchema } from '../core/settings-schema.js';
 import { LABEL_SETTINGS } from '../label/settings.js';
 import { SAMPLE_SETTINGS } from '../sample/settings.js';
+import { SEARCH_SETTINGS } from '../search/registry.js';
 import { SELECT_SETTINGS } from '../train/select-settings.js';
 import { settingsTable } from './settings-options.js';
 
@@ -16,6 +17,8 @@ export function methodSettings(): ReadonlyArray<{ command: string; schema: Setti
     { command: 'sample', schema: SAMPLE_SETTINGS },
     { command: 'select', schema: SELECT_SETTINGS },
     { command: 'label-code', schema: LABEL_CODE_SETTINGS },
+    // The shared search settings and every strategy's own (search, solve and bench search take them).
+    { command: 'search', schema: SEARCH_SETTINGS },
   ];
 }
 

@@ -71,6 +71,11 @@ export const SETTINGS: readonly Setting[] = [
   },
   { flag: '--temperature', default: DEFAULT_TEMPERATURE, meaning: 'policy sampling temperature' },
   {
+    flag: '--children-per-node',
+    aliases: ['--children'],
+    meaning: 'greedy-prm: children sampled per node (the flag of the search setting childrenPerNode)',
+  },
+  {
     flag: '--max-tokens',
     default: DEFAULT_MAX_TOKENS,
     meaning: 'token budget of one policy completion',

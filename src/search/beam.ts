@@ -1,8 +1,10 @@
+import { z } from 'zod';
+import { setting } from '../core/settings-schema.js';
 import type { Problem } from '../core/types.js';
 import { aggregateScores, argmaxBy } from './aggregate.js';
-import type { SearchConfig } from './config.js';
 import { chunksAlong, pathTo } from './path.js';
 import { SearchRuntime } from './runtime.js';
+import type { StrategyConfig } from './settings.js';
 import type { SearchDeps, SearchResult, TraceNode } from './types.js';
 
 interface Beam {
@@ -13,6 +15,14 @@ interface Beam {
   score: number;
 }
 
+/** Beam search's own settings (N and the aggregation are shared: ./settings.ts). */
+export const BEAM_SETTINGS = z.object({
+  beamWidth: setting(z.number().int().min(1).default(4), {
+    help: 'keep the top N/m beams, expand each m ways (search-and-learn: m = 4)',
+    arg: 'm',
+  }),
+});
+
 /**
  * Beam search (search-and-learn): the bare problem is expanded N ways; at every depth each step
  * is judged, beams that end are set aside as finished, the top N/m open beams (by aggregated step
@@ -22,7 +32,7 @@ interface Beam {
  */
 export async function beamSearch(
   problem: Problem,
-  config: SearchConfig,
+  config: StrategyConfig<typeof BEAM_SETTINGS>,
   deps: SearchDeps,
 ): Promise<SearchResult> {
   const rt = new SearchRuntime('beam', problem, config, deps);

@@ -24,8 +24,8 @@ export interface BenchSpec {
 /** One (strategy, budget) point: accuracy and cost per problem. */
 export interface BenchPoint {
   strategy: string;
-  /** The config field the budget sets (`n`, `maxAttempts`, `childrenPerNode`), absent for fixed-cost strategies. */
-  knob?: keyof SearchConfig;
+  /** The setting the budget sets (`n`, `maxAttempts`, `childrenPerNode`), absent for fixed-cost strategies. */
+  knob?: string;
   budget?: number;
   accuracy: number;
   correct: number;
@@ -198,7 +198,7 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
   // One pool of whole solutions per problem for every pooled point: N_max samples, not Σn.
   const pools = new SolutionPools();
   const ids = options.problems.map((p) => p.id);
-  const runs: Array<{ strategy: string; knob?: keyof SearchConfig; budget?: number }> = [];
+  const runs: Array<{ strategy: string; knob?: string; budget?: number }> = [];
   for (const s of specs) {
     const knob = getStrategy(s.strategy).budget;
     if (!knob || s.budgets.length === 0) runs.push({ strategy: s.strategy });

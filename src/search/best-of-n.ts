@@ -1,7 +1,9 @@
+import { z } from 'zod';
+import { setting } from '../core/settings-schema.js';
 import type { Problem } from '../core/types.js';
 import { aggregateScores, argmaxBy } from './aggregate.js';
-import type { SearchConfig } from './config.js';
 import { SearchRuntime, type StepRuling } from './runtime.js';
+import type { StrategyConfig } from './settings.js';
 import type { SearchChunk, SearchDeps, SearchResult, TraceNode } from './types.js';
 
 /** A whole sampled solution with its step rulings and aggregate score. */
@@ -14,6 +16,13 @@ export interface ScoredCandidate {
   answer: string | null;
   node: TraceNode;
 }
+
+/** Best-of-N's own settings (N and the aggregation are shared: ./settings.ts). */
+export const BEST_OF_N_SETTINGS = z.object({
+  checkCandidates: setting(z.boolean().default(false), {
+    help: 'check every candidate too, not only the chosen one, and report oracle (some candidate is right: what a perfect verifier would reach) and passing (how many are); costs a check per candidate (code: a sandbox run each)',
+  }),
+});
 
 /**
  * The first N members of the problem's solution pool (src/search/pool.ts), each judged once on
@@ -73,7 +82,7 @@ const meanScore = (c: ScoredCandidate): number =>
  */
 export async function bestOfN(
   problem: Problem,
-  config: SearchConfig,
+  config: StrategyConfig<typeof BEST_OF_N_SETTINGS>,
   deps: SearchDeps,
 ): Promise<SearchResult> {
   const rt = new SearchRuntime('best-of-n', problem, config, deps);

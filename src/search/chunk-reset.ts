@@ -1,9 +1,23 @@
+import { z } from 'zod';
+import { setting } from '../core/settings-schema.js';
 import type { Problem } from '../core/types.js';
 import { argmaxBy, judgedFirst } from './aggregate.js';
-import type { SearchConfig } from './config.js';
 import { chunksAlong } from './path.js';
 import { SearchRuntime, type StepRuling } from './runtime.js';
+import type { StrategyConfig } from './settings.js';
 import type { SearchDeps, SearchResult, TraceNode } from './types.js';
+
+/** Chunk-reset's own settings. */
+export const CHUNK_RESET_SETTINGS = z.object({
+  maxAttempts: setting(z.number().int().min(1).default(5), {
+    help: 'attempts per chunk (StepWiser: 5)',
+    arg: 'k',
+  }),
+  fallback: setting(z.enum(['best-scored', 'last']).default('best-scored'), {
+    help: 'the attempt kept after the last one is rejected: the best-scored (earliest on ties), or the last',
+    arg: 'which',
+  }),
+});
 
 /**
  * StepWiser chunk-reset reasoning (METHODS §5): the policy writes one chunk (stop at the step
@@ -20,7 +34,7 @@ import type { SearchDeps, SearchResult, TraceNode } from './types.js';
  */
 export async function chunkReset(
   problem: Problem,
-  config: SearchConfig,
+  config: StrategyConfig<typeof CHUNK_RESET_SETTINGS>,
   deps: SearchDeps,
 ): Promise<SearchResult> {
   const rt = new SearchRuntime('chunk-reset', problem, config, deps);

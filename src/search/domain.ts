@@ -5,7 +5,7 @@ import type { PolicyTemplates } from '../models/policy.js';
 import { prefixFromChunks } from '../models/policy.js';
 import { extractAnswer } from '../verify/extract.js';
 import { checkMathAnswer } from '../verify/index.js';
-import type { SearchConfig } from './config.js';
+import type { SharedSearchConfig } from './settings.js';
 
 /** A sampled step: its trimmed text and whether it ends the solution. */
 export interface StepSample {
@@ -34,9 +34,9 @@ export interface SearchDomain {
   /** The policy's prompt templates (raw completion and chat) for this domain. */
   readonly templates?: PolicyTemplates;
   /** Config defaults of this domain, under whatever the caller sets (see `resolveSearchConfig`). */
-  readonly preset?: Partial<SearchConfig>;
+  readonly preset?: Partial<SharedSearchConfig>;
   /** The per-problem view (a domain may remember per problem how steps were written). */
-  open(problem: Problem, config: SearchConfig): DomainSession;
+  open(problem: Problem, config: SharedSearchConfig): DomainSession;
   /** Whether the final text solves the problem (math: answer against gold; code: the tests in the sandbox). */
   check(problem: Problem, text: string): DomainCheck | Promise<DomainCheck>;
 }

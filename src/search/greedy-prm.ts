@@ -1,9 +1,23 @@
+import { z } from 'zod';
+import { setting } from '../core/settings-schema.js';
 import type { Problem } from '../core/types.js';
 import { argmaxBy, judgedFirst } from './aggregate.js';
-import type { SearchConfig } from './config.js';
 import { chunksAlong } from './path.js';
 import { SearchRuntime } from './runtime.js';
+import type { StrategyConfig } from './settings.js';
 import type { SearchDeps, SearchResult, TraceNode } from './types.js';
+
+/** Greedy PRM search's own settings (the limits are chosen here: HGS-PRM does not fix them). */
+export const GREEDY_PRM_SETTINGS = z.object({
+  childrenPerNode: setting(z.number().int().min(1).default(5), {
+    help: 'children sampled per node before it counts as exhausted (the budget of a sweep)',
+    arg: 'k',
+  }),
+  maxBacktracks: setting(z.number().int().min(0).default(5), {
+    help: 'backtracks per problem; after that the best child is taken and the search goes on',
+    arg: 'k',
+  }),
+});
 
 /**
  * HGS-PRM greedy search with backtracking ("Let's reward step by step", METHODS §5).
@@ -21,7 +35,7 @@ import type { SearchDeps, SearchResult, TraceNode } from './types.js';
  */
 export async function greedyPrmSearch(
   problem: Problem,
-  config: SearchConfig,
+  config: StrategyConfig<typeof GREEDY_PRM_SETTINGS>,
   deps: SearchDeps,
 ): Promise<SearchResult> {
   const rt = new SearchRuntime('greedy-prm', problem, config, deps);

@@ -1,8 +1,12 @@
+import { z } from 'zod';
 import type { Problem } from '../core/types.js';
-import type { SearchConfig } from './config.js';
 import { SearchRuntime } from './runtime.js';
+import type { StrategyConfig } from './settings.js';
 import type { SearchDeps, SearchResult } from './types.js';
 import { tallyVotes, winningGroup } from './vote.js';
+
+/** Majority vote has no settings of its own: N is the shared budget `n` (./settings.ts). */
+export const MAJORITY_SETTINGS = z.object({});
 
 /**
  * Self-consistency: sample N solutions, vote by final answer (each counts 1), return the first
@@ -10,7 +14,7 @@ import { tallyVotes, winningGroup } from './vote.js';
  */
 export async function majorityVote(
   problem: Problem,
-  config: SearchConfig,
+  config: StrategyConfig<typeof MAJORITY_SETTINGS>,
   deps: SearchDeps,
 ): Promise<SearchResult> {
   const rt = new SearchRuntime('majority', problem, config, deps);

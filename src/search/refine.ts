@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { splitWritten } from '../core/segment.js';
+import { setting } from '../core/settings-schema.js';
 import type { Problem } from '../core/types.js';
 import {
   rebuiltDraft,
@@ -7,8 +9,8 @@ import {
   type WrittenDraft,
 } from '../prompts/refine.js';
 import { argmaxBy } from './aggregate.js';
-import type { SearchConfig } from './config.js';
 import { SearchRuntime } from './runtime.js';
+import type { StrategyConfig } from './settings.js';
 import type { SearchChunk, SearchDeps, SearchResult, TraceNode } from './types.js';
 
 interface Refinement {
@@ -18,6 +20,23 @@ interface Refinement {
   score: number;
   node: TraceNode;
 }
+
+/** GLoRe's own settings. */
+export const REFINE_SETTINGS = z.object({
+  refineBelow: setting(z.number().min(0).max(1).default(0.5), {
+    help: 'refine a draft whose outcome score is below s',
+    arg: 's',
+  }),
+  draftTemperature: setting(z.number().min(0).max(10).optional(), {
+    help: "temperature of the draft (0 = greedy drafts, as behind the paper's refinement numbers)",
+    arg: 't',
+    defaultText: '--temperature',
+  }),
+  refinements: setting(z.enum(['both', 'global', 'local']).default('both'), {
+    help: 'which refinements to try',
+    arg: 'which',
+  }),
+});
 
 /**
  * GLoRe refinement (METHODS §5). A draft is sampled; the outcome model (ORM) scores it and
@@ -32,7 +51,7 @@ interface Refinement {
  */
 export async function gloreRefine(
   problem: Problem,
-  config: SearchConfig,
+  config: StrategyConfig<typeof REFINE_SETTINGS>,
   deps: SearchDeps,
 ): Promise<SearchResult> {
   const rt = new SearchRuntime('refine', problem, config, deps);
@@ -115,7 +134,7 @@ export async function gloreRefine(
 function writtenDraft(
   text: string,
   chunks: string[],
-  segmentation: SearchConfig['segmentation'],
+  segmentation: StrategyConfig<typeof REFINE_SETTINGS>['segmentation'],
 ): WrittenDraft {
   if (segmentation !== 'tags') return rebuiltDraft(chunks, 'paragraph');
   const split = splitWritten(text, 'tags');

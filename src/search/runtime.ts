@@ -8,9 +8,9 @@ import type { JudgeOptions, JudgeResult, StepJudge } from '../judge/types.js';
 import { wroteSimulated } from '../models/simulated.js';
 import { checkMathAnswer } from '../verify/index.js';
 import { aggregateScores, classifyStep } from './aggregate.js';
-import type { SearchConfig } from './config.js';
 import { type DomainSession, mathDomain, type SearchDomain, type StepSample } from './domain.js';
 import { type PoolJudgment, type PoolMember, SolutionPool } from './pool.js';
+import type { SharedSearchConfig } from './settings.js';
 import type { Backtrack, SearchChecker, SearchChunk, SearchDeps, SearchResult, TraceNode } from './types.js';
 
 /** The default checker: final answer extracted and compared with the gold answer. */
@@ -48,7 +48,7 @@ export class SearchRuntime {
   constructor(
     readonly strategy: string,
     readonly problem: Problem,
-    readonly config: SearchConfig,
+    readonly config: SharedSearchConfig,
     readonly deps: SearchDeps,
   ) {
     this.rng = createRng(`${config.seed}:${strategy}:${problem.id}`);

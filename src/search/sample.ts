@@ -1,7 +1,11 @@
+import { z } from 'zod';
 import type { Problem } from '../core/types.js';
-import type { SearchConfig } from './config.js';
 import { SearchRuntime } from './runtime.js';
+import type { StrategyConfig } from './settings.js';
 import type { SearchDeps, SearchResult } from './types.js';
+
+/** The baseline has no settings of its own (it reads the shared ones: ./settings.ts). */
+export const SAMPLE_SETTINGS = z.object({});
 
 /**
  * The baseline: one sampled solution, no judge — member 0 of the problem's solution pool
@@ -9,7 +13,7 @@ import type { SearchDeps, SearchResult } from './types.js';
  */
 export async function singleSample(
   problem: Problem,
-  config: SearchConfig,
+  config: StrategyConfig<typeof SAMPLE_SETTINGS>,
   deps: SearchDeps,
 ): Promise<SearchResult> {
   const rt = new SearchRuntime('sample', problem, config, deps);

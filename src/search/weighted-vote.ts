@@ -1,10 +1,14 @@
+import { z } from 'zod';
 import type { Problem } from '../core/types.js';
 import { argmaxBy } from './aggregate.js';
 import { candidateChunks, sampleAndScore } from './best-of-n.js';
-import type { SearchConfig } from './config.js';
 import { SearchRuntime } from './runtime.js';
+import type { StrategyConfig } from './settings.js';
 import type { SearchDeps, SearchResult } from './types.js';
 import { tallyVotes, winningGroup } from './vote.js';
+
+/** Weighted vote has no settings of its own: N and the aggregation are shared (./settings.ts). */
+export const WEIGHTED_VOTE_SETTINGS = z.object({});
 
 /**
  * Weighted majority vote (METHODS §5): sample N solutions, score each like best-of-N, sum the
@@ -13,7 +17,7 @@ import { tallyVotes, winningGroup } from './vote.js';
  */
 export async function weightedVote(
   problem: Problem,
-  config: SearchConfig,
+  config: StrategyConfig<typeof WEIGHTED_VOTE_SETTINGS>,
   deps: SearchDeps,
 ): Promise<SearchResult> {
   const rt = new SearchRuntime('weighted-vote', problem, config, deps);
