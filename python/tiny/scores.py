@@ -72,6 +72,8 @@ def main() -> None:
         (("rel-effective", "generative", "SFT+RL"), ("abs-q", "generative", "SFT+RL")),
         (("rel-effective", "generative", "SFT+RL"), ("rel-ratio", "generative", "SFT+RL")),
         (("abs-q", "generative", "SFT+RL"), ("rel-ratio", "generative", "SFT+RL")),
+        (("rel-effective", "generative", "SFT"), ("abs-q", "generative", "SFT")),
+        (("rel-effective", "generative", "SFT"), ("rel-ratio", "generative", "SFT")),
         (("rel-effective", "generative", "SFT+RL"), ("rel-effective", "generative", "SFT")),
         (("abs-q", "generative", "SFT+RL"), ("abs-q", "generative", "SFT")),
         (("rel-ratio", "generative", "SFT+RL"), ("rel-ratio", "generative", "SFT")),
