@@ -42,5 +42,12 @@ export function withSettingsDocs(text: string): string {
     if (a < 0 || b < a) throw new Error(`docs/cli.md: no generated settings block of ${command}`);
     out = out.slice(0, a) + settingsDocsBlock(command, schema) + out.slice(b + end.length);
   }
+  // A block whose command no schema feeds any more would go stale unseen.
+  const known = new Set(methodSettings().map((m) => m.command));
+  for (const [, command] of out.matchAll(/<!-- settings: (.+?) \(generated/g))
+    if (!known.has(command as string))
+      throw new Error(
+        `docs/cli.md: a generated settings block of ${command}, whose schema is not in methodSettings()`,
+      );
   return out;
 }
