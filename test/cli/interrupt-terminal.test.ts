@@ -50,21 +50,20 @@ describe('Ctrl-C on a job in a terminal: line wrap back on, the whole resume hin
     }
   });
 
-  it('label stopped by C-c mid-bar', async () => {
-    const out = join(dir, 'labels-of-the-interrupted-run-with-a-long-name.jsonl');
+  /** Run `args` in a tmux pane, press C-c once `bar` draws and `out` has rows, and check the pane. */
+  async function interruptInPane(session: string, args: string, out: string, bar: RegExp): Promise<void> {
     const command = [
       'env -u STEPWISE_QUIET',
       `STEPWISE_HOME=${join(dir, 'home')}`,
       process.execPath,
       BIN,
-      'label --input',
-      join(dir, 'S.jsonl'),
-      '--dataset sim --policy sim --rollouts 64 --concurrency 1 --out',
+      args,
+      '--out',
       out,
       `; printf '%s\\n' ${AFTER}; printf 'SHELL-DONE\\n'; sleep 600`,
     ].join(' ');
-    tmux('new-session', '-d', '-x', String(WIDTH), '-y', '40', '-s', 'job', command);
-    const screen = (): string => tmux('capture-pane', '-p', '-t', 'job', '-S', '-200');
+    tmux('new-session', '-d', '-x', String(WIDTH), '-y', '40', '-s', session, command);
+    const screen = (): string => tmux('capture-pane', '-p', '-t', session, '-S', '-200');
     const until = async (what: () => boolean, ms: number): Promise<void> => {
       const deadline = Date.now() + ms;
       while (!what()) {
@@ -72,15 +71,12 @@ describe('Ctrl-C on a job in a terminal: line wrap back on, the whole resume hin
         await new Promise((r) => setTimeout(r, 200));
       }
     };
-    // The bar is drawing and some labels are written.
-    await until(
-      () => /label \[/.test(screen()) && existsSync(out) && readFileSync(out, 'utf8').length > 0,
-      120_000,
-    );
-    tmux('send-keys', '-t', 'job', 'C-c');
+    // The bar is drawing and some rows are written.
+    await until(() => bar.test(screen()) && existsSync(out) && readFileSync(out, 'utf8').length > 0, 120_000);
+    tmux('send-keys', '-t', session, 'C-c');
     await until(() => screen().includes('SHELL-DONE'), 60_000);
     const rows = screen().split('\n');
-    const joined = tmux('capture-pane', '-p', '-J', '-t', 'job', '-S', '-200');
+    const joined = tmux('capture-pane', '-p', '-J', '-t', session, '-S', '-200');
     // The hint, whole: its parts on their own lines, the long output path unbroken once joined.
     expect(joined).toContain('stepwise: interrupted');
     expect(joined).toMatch(/recorded as interrupted/);
@@ -89,5 +85,23 @@ describe('Ctrl-C on a job in a terminal: line wrap back on, the whole resume hin
     // Wrap is on: the long line printed after the job spans rows and its end is there.
     expect(joined).toContain(AFTER);
     expect(rows.some((r) => r.startsWith('after-x') && r.length === WIDTH)).toBe(true);
+  }
+
+  it('label stopped by C-c mid-bar', async () => {
+    await interruptInPane(
+      'label',
+      `label --input ${join(dir, 'S.jsonl')} --dataset sim --policy sim --rollouts 64 --concurrency 1`,
+      join(dir, 'labels-of-the-interrupted-run-with-a-long-name.jsonl'),
+      /label \[/,
+    );
+  }, 240_000);
+
+  it('search stopped by C-c mid-bar (the job harness: runSearchCommand)', async () => {
+    await interruptInPane(
+      'search',
+      'search --dataset sim --count 400 --policy sim --judge sim:generative --strategy chunk-reset --concurrency 1',
+      join(dir, 'search-of-the-interrupted-run-with-a-long-name.jsonl'),
+      /search chunk-reset \[/,
+    );
   }, 240_000);
 });
