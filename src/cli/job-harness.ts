@@ -15,8 +15,8 @@ import { type JobSummary, reportJob } from './summary.js';
 export interface JobSpec<R> {
   /** The command, as run records name it (`label`, `bench search`). */
   command: string;
-  /** The main output file (the run record's; what Ctrl-C says is kept). */
-  out: string;
+  /** The main output file, when the job writes one (the run record's; what Ctrl-C says is kept). */
+  out?: string;
   /** `--store` (default `$STEPWISE_HOME/store.sqlite`). */
   store?: string;
   /** What the run record keeps of this run (its config, with `job`: the settings record). */
@@ -53,8 +53,11 @@ export interface JobSpec<R> {
   }): Promise<R>;
   /** The run record's final counts. */
   counts(result: R): Record<string, number>;
-  /** The summary, readable and as JSON. */
-  summary(result: R, runId: string): { readable: JobSummary; json: Record<string, unknown> };
+  /**
+   * The summary, readable and as JSON. The readable one is a {@link JobSummary}, or text of the
+   * job's own layout written as it is (a report table; '' for none).
+   */
+  summary(result: R, runId: string): { readable: JobSummary | string; json: Record<string, unknown> };
   /** Always run at the end (close models, files). */
   cleanup?: () => unknown;
 }
@@ -113,14 +116,18 @@ export async function runJobCommand<R>(spec: JobSpec<R>): Promise<R> {
     const id = start();
     finishRun(db, id, 'done', spec.counts(result));
     const { readable, json } = spec.summary(result, id);
-    reportJob(readable, json, { json: spec.json });
+    if (typeof readable !== 'string') reportJob(readable, json, { json: spec.json });
+    else {
+      process.stderr.write(readable);
+      if (spec.json) process.stdout.write(`${JSON.stringify(json)}\n`);
+    }
     return result;
   } catch (e) {
     bar.stop();
     if (interrupt?.signal.aborted) {
       const id = start();
       finishRun(db, id, 'interrupted', progress);
-      const hint = interruptMessage([{ id, command: spec.command, output: spec.out }]);
+      const hint = interruptMessage([{ id, command: spec.command, output: spec.out ?? null }]);
       throw new StepwiseError(hint.trim().replace(/^stepwise: /, ''), { exitCode: 130 });
     }
     if (runId !== undefined) finishRun(db, runId, 'failed');

@@ -1,5 +1,6 @@
 import { LABEL_CODE_SETTINGS } from '../code/settings.js';
 import type { SettingsSchema } from '../core/settings-schema.js';
+import { EVAL_CHUNKS_SETTINGS, PROCESSBENCH_SETTINGS } from '../evaluate/settings.js';
 import { LABEL_SETTINGS } from '../label/settings.js';
 import { SAMPLE_SETTINGS } from '../sample/settings.js';
 import { SEARCH_SETTINGS } from '../search/registry.js';
@@ -19,6 +20,8 @@ export function methodSettings(): ReadonlyArray<{ command: string; schema: Setti
     { command: 'label-code', schema: LABEL_CODE_SETTINGS },
     // The shared search settings and every strategy's own (search, solve and bench search take them).
     { command: 'search', schema: SEARCH_SETTINGS },
+    { command: 'eval processbench', schema: PROCESSBENCH_SETTINGS },
+    { command: 'eval chunks', schema: EVAL_CHUNKS_SETTINGS },
   ];
 }
 

@@ -1,0 +1,76 @@
+import type { z } from 'zod';
+import { UsageError } from '../core/errors.js';
+import { checkSettings, rowSettingKeys, settingFields, settingsDefaults } from '../core/settings-schema.js';
+import { type JobSettings, jobSettings } from '../jobs/settings.js';
+import type { StepJudge } from '../judge/types.js';
+import type { ThresholdMode } from './processbench.js';
+import { PROCESSBENCH_RECORDED_AS, PROCESSBENCH_SETTINGS } from './settings.js';
+
+export { EVAL_CHUNKS_SETTINGS, PROCESSBENCH_RECORDED_AS, PROCESSBENCH_SETTINGS } from './settings.js';
+
+/** The settings of one ProcessBench evaluation, resolved (defaults filled, checked). */
+export type ProcessBenchConfig = z.output<typeof PROCESSBENCH_SETTINGS>;
+
+/**
+ * Defaults filled in and every field checked against {@link PROCESSBENCH_SETTINGS}; throws a
+ * UsageError naming the field as `nameOf` says (the CLI: its flag). An unknown field is refused.
+ */
+export function resolveProcessBenchConfig(
+  partial: Partial<ProcessBenchConfig> = {},
+  nameOf: (field: string) => string = (f) => `processbench settings: ${f}`,
+): ProcessBenchConfig {
+  const defined = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined));
+  checkSettings(PROCESSBENCH_SETTINGS, defined, nameOf, 'processbench settings');
+  return { ...settingsDefaults(PROCESSBENCH_SETTINGS), ...defined } as ProcessBenchConfig;
+}
+
+/** Every field, in the order of its declaration. */
+export const PROCESSBENCH_CONFIG_KEYS = settingFields(PROCESSBENCH_SETTINGS).map((f) => f.key);
+
+/**
+ * The recorded settings of a ProcessBench run (field `job` of every prediction row and of the run
+ * record): the config's row settings (every field not `runOnly`, under its recorded name) and what
+ * else the rows depend on (`context`: the judge spec, the data's path, whether the judge stopped
+ * at its first negative chunk, the critic template). Paragraph segmentation, the default, is left
+ * out: files made before tags existed record none, and must resume.
+ */
+export function processBenchJobSettings(
+  c: ProcessBenchConfig,
+  context: Record<string, unknown>,
+): JobSettings {
+  const row: Record<string, unknown> = {};
+  for (const key of rowSettingKeys(PROCESSBENCH_SETTINGS))
+    row[PROCESSBENCH_RECORDED_AS[key] ?? key] = c[key as keyof ProcessBenchConfig];
+  if (row.segmentation === 'paragraph') delete row.segmentation;
+  for (const key of Object.keys(context))
+    if (key in row) throw new Error(`processbench settings: "${key}" belongs to the config, not the context`);
+  return jobSettings('eval processbench', { ...context, ...row });
+}
+
+/**
+ * How predictions are made from the judge's output: a scalar judge's scores are thresholded (auto:
+ * the threshold of max F1 on `thresholdSubset`, or the number given); a verdict judge uses its own
+ * verdicts (a number given sets its vote-share threshold when it is built).
+ */
+export function thresholdModeOf(
+  c: Pick<ProcessBenchConfig, 'threshold' | 'thresholdSubset'>,
+  judge: Pick<StepJudge, 'scalar' | 'name'>,
+  nameOf: (field: string) => string = (f) => f,
+): ThresholdMode {
+  if (c.threshold === undefined)
+    return judge.scalar ? { mode: 'auto', subset: c.thresholdSubset } : { mode: 'verdict' };
+  if (c.threshold === 'auto') {
+    if (!judge.scalar)
+      throw new UsageError(
+        `${nameOf('threshold')} auto tunes scalar judges (prm, shepherd, rollout); ${judge.name} gives verdicts: ` +
+          `omit ${nameOf('threshold')}, or give a number to set its vote-share threshold`,
+      );
+    return { mode: 'auto', subset: c.thresholdSubset };
+  }
+  return judge.scalar ? { mode: 'fixed', value: c.threshold } : { mode: 'verdict' };
+}
+
+/** `<out>.json` → `<out>.predictions.jsonl`, next to the report. */
+export function predictionsPathFor(out: string): string {
+  return `${out.replace(/\.json$/i, '')}.predictions.jsonl`;
+}

@@ -1,0 +1,197 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { sharedData } from '../support/shared-data.js';
+import { tempDir } from '../support/temp.js';
+
+/**
+ * Issue 29, acceptance 1, for `eval processbench` and the judge kinds: a field added to the
+ * ProcessBench settings schema (src/evaluate/settings.ts) and one added to a judge kind's schema
+ * (the critic's, src/judge/critic.ts) appear everywhere with no other edit — the eval field in
+ * the flag, help with its default, validation naming the flag, `--config` replay, the settings
+ * hash and the docs/cli.md table; the judge setting in the spec's query (checked, naming the
+ * key), the `--judge` help with its default, the factory's settings, the run's hash and replay,
+ * and the docs/judges.md table.
+ */
+const seen = vi.hoisted(() => ({ probeWidth: [] as unknown[] }));
+
+vi.mock('../../src/evaluate/settings.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../src/evaluate/settings.js')>();
+  const { z } = await import('zod');
+  const { setting } = await import('../../src/core/settings-schema.js');
+  return {
+    ...original,
+    PROCESSBENCH_SETTINGS: original.PROCESSBENCH_SETTINGS.extend({
+      probeDepth: setting(z.number().int().min(2).max(9).default(3), {
+        help: 'how deep the test probe goes',
+      }),
+    }),
+  };
+});
+
+vi.mock('../../src/judge/critic.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../src/judge/critic.js')>();
+  const { z } = await import('zod');
+  const { setting } = await import('../../src/core/settings-schema.js');
+  const kind = original.CRITIC_KIND;
+  return {
+    ...original,
+    CRITIC_KIND: {
+      ...kind,
+      settings: kind.settings.extend({
+        probeWidth: setting(z.number().int().min(1).max(6).default(2), {
+          help: 'how wide the test probe looks',
+        }),
+      }),
+      create: (model: never, settings: { probeWidth: number }, context: never) => {
+        seen.probeWidth.push(settings.probeWidth);
+        return kind.create(model, settings as never, context);
+      },
+    },
+  };
+});
+
+const { buildProgram } = await import('../../src/cli/main.js');
+const { methodSettings, settingsDocsBlock } = await import('../../src/cli/settings-docs.js');
+const { judgeKindsTable, judgeSpecHelp } = await import('../../src/cli/judge-docs.js');
+const { parseJudgeSpec } = await import('../../src/judge/spec.js');
+
+interface Ran {
+  error?: Error;
+  stdout: string;
+  stderr: string;
+}
+
+/** `stepwise <args>` in this process (the mocked schemas are only seen here), its output captured. */
+async function stepwise(args: string[]): Promise<Ran> {
+  let stdout = '';
+  let stderr = '';
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation((c) => {
+    stdout += String(c);
+    return true;
+  });
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation((c) => {
+    stderr += String(c);
+    return true;
+  });
+  try {
+    await buildProgram().parseAsync(['node', 'stepwise', ...args]);
+    return { stdout, stderr };
+  } catch (e) {
+    return { error: e as Error, stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
+
+function job(file: string): { hash: string; settings: Record<string, unknown> } {
+  return JSON.parse(readFileSync(file, 'utf8').split('\n')[0] as string).job;
+}
+
+describe('a setting added to the eval schema, and one added to a judge kind, are everywhere', () => {
+  let dir: string;
+  const saved = { home: process.env.STEPWISE_HOME, quiet: process.env.STEPWISE_QUIET };
+  beforeAll(() => {
+    dir = tempDir('stepwise-schema-eval-');
+    process.env.STEPWISE_HOME = join(dir, 'home');
+    process.env.STEPWISE_QUIET = '1';
+  });
+  afterAll(() => {
+    process.env.STEPWISE_HOME = saved.home;
+    process.env.STEPWISE_QUIET = saved.quiet;
+  });
+  const pb = (out: string, ...more: string[]): string[] => [
+    ...['eval', 'processbench', '--path', sharedData('processbench/gsm8k.json'), '--limit', '2'],
+    ...['--sim-guess', '--out', join(dir, out), ...more],
+  ];
+  const predictions = (out: string) => join(dir, out.replace(/\.json$/, '.predictions.jsonl'));
+
+  it('eval 1-2: a flag of its name, and help with its default', async () => {
+    const help = await stepwise(['eval', 'processbench', '--help']);
+    expect(help.stdout).toMatch(/--probe-depth <n>\s+how deep the test probe goes \(default: 3\)/);
+  });
+
+  it('eval 3: validation names the flag and the bounds', async () => {
+    const bad = await stepwise(pb('bad.json', '--judge', 'sim:critic', '--probe-depth', '12'));
+    expect(bad.error).toBeDefined();
+    expect(bad.stderr).toContain('--probe-depth must be an integer between 2 and 9 (got "12")');
+  });
+
+  it('eval 4-5: --config replays it, and the settings hash covers it', async () => {
+    const plain = await stepwise(pb('default.json', '--judge', 'sim:critic'));
+    expect(plain.error).toBeUndefined();
+    const byDefault = job(predictions('default.json'));
+    expect(byDefault.settings.probeDepth).toBe(3);
+    const run = join(dir, 'run.json');
+    const settings = { ...byDefault.settings, probeDepth: 5 };
+    writeFileSync(run, JSON.stringify({ command: 'eval processbench', settings }));
+    const replayed = await stepwise([
+      'eval',
+      'processbench',
+      '--config',
+      run,
+      ...pb('replayed.json').slice(2),
+    ]);
+    expect(replayed.error).toBeUndefined();
+    const again = job(predictions('replayed.json'));
+    expect(again.settings.probeDepth).toBe(5);
+    expect(again.hash).not.toBe(byDefault.hash);
+    const typed = await stepwise(pb('typed.json', '--judge', 'sim:critic', '--probe-depth', '5'));
+    expect(typed.error).toBeUndefined();
+    expect(job(predictions('typed.json')).hash).toBe(again.hash);
+  }, 120_000);
+
+  it('eval 6: the docs/cli.md table has its row', () => {
+    const found = methodSettings().find((m) => m.command === 'eval processbench');
+    if (!found) throw new Error('eval processbench is not among the schema-declared methods');
+    expect(settingsDocsBlock('eval processbench', found.schema)).toContain(
+      '| `--probe-depth N` | 3 | an integer between 2 and 9 | how deep the test probe goes |',
+    );
+  });
+
+  it('judge kind: the query key is parsed and checked, naming the key', () => {
+    expect(parseJudgeSpec('critic:sim?probe_width=4&critic_accuracy=0.7')).toEqual({
+      kind: 'critic',
+      model: 'sim?critic_accuracy=0.7',
+      settings: { probeWidth: 4 },
+    });
+    expect(() => parseJudgeSpec('critic:sim?probe_width=9')).toThrow(
+      'judge option probe_width=9 must be an integer between 1 and 6 (got 9)',
+    );
+  });
+
+  it('judge kind: the --judge help and the docs/judges.md table list it with its default', async () => {
+    expect(judgeSpecHelp()).toContain('probe_width=V (default 2)');
+    const help = await stepwise(['eval', 'processbench', '--help']);
+    expect(help.stdout).toContain('probe_width=V (default 2)');
+    expect(judgeKindsTable()).toContain(
+      '| `probe_width=V` | 2 | an integer between 1 and 6 | how wide the test probe looks |',
+    );
+  });
+
+  it('judge kind: the factory gets it (default or given), the run hash and --config replay carry it', async () => {
+    seen.probeWidth.length = 0;
+    const given = await stepwise(pb('judge-given.json', '--judge', 'sim:critic?probe_width=4'));
+    expect(given.error).toBeUndefined();
+    expect(seen.probeWidth).toEqual([4]);
+    const recorded = job(predictions('judge-given.json'));
+    expect(recorded.settings.judge).toBe('sim:critic?probe_width=4');
+    expect(recorded.hash).not.toBe(job(predictions('default.json')).hash);
+    const run = join(dir, 'judge-run.json');
+    writeFileSync(run, JSON.stringify({ command: 'eval processbench', settings: recorded.settings }));
+    const replayed = await stepwise([
+      'eval',
+      'processbench',
+      '--config',
+      run,
+      ...pb('judge-replayed.json').slice(2),
+    ]);
+    expect(replayed.error).toBeUndefined();
+    expect(seen.probeWidth).toEqual([4, 4]);
+    expect(job(predictions('judge-replayed.json')).hash).toBe(recorded.hash);
+    // The default reaches the factory when the spec does not give it.
+    await stepwise(pb('judge-default.json', '--judge', 'sim:critic'));
+    expect(seen.probeWidth.at(-1)).toBe(2);
+  }, 120_000);
+});
