@@ -50,11 +50,17 @@ export interface RunFlags {
   json?: boolean;
 }
 
-/** The run group of a resumable job: `--out` (required), `--fresh`, `--shard`, `--quiet`, `--json`. */
-export function addRunOptions(cmd: Command, what: { out: string; items: string }): Command {
+/**
+ * The run group of a resumable job: `--out` (required), `--fresh` (`resumesFrom`: where a rerun
+ * resumes, when not `--out` itself), `--shard`, `--quiet`, `--json`.
+ */
+export function addRunOptions(
+  cmd: Command,
+  what: { out: string; items: string; resumesFrom?: string },
+): Command {
   return cmd
     .requiredOption('--out <file>', what.out)
-    .option('--fresh', 'start over instead of resuming from --out')
+    .option('--fresh', `start over instead of resuming from ${what.resumesFrom ?? '--out'}`)
     .addOption(shardOption(what.items))
     .addOption(quietOption())
     .addOption(jsonOption());

@@ -27,6 +27,7 @@ export function register(program: Command): void {
   addRunOptions(cmd, {
     out: 'output JSONL: one row per labeled solution ({prompt, completions, labels} + label-file fields)',
     items: 'problems',
+    resumesFrom: '<out>.parts.jsonl',
   });
   cmd
     .addOption(strictResumeOption())
