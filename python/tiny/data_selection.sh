@@ -64,7 +64,7 @@ evaluate() { # NAME GGUF
 evaluate base models/tiny/policy.gguf
 FILES="$OUT/eval-base.jsonl"
 for SEED in $SEEDS; do
-  for PICK in chosen outcomeOnly; do
+  for PICK in outcomeOnly chosen; do
     evaluate "$PICK-s$SEED" "$OUT/ft-$PICK-s$SEED/policy.gguf"
     FILES="$FILES $OUT/eval-$PICK-s$SEED.jsonl"
   done

@@ -6,7 +6,9 @@ A row is one recipe, possibly over several fine-tune seeds (files named eval-<re
 or eval-<recipe>.jsonl). Its accuracy is over all its samples; the 95% interval is a normal
 interval over problems (each problem's accuracy averaged over its samples and seeds, so samples of
 one problem are not counted as independent). Paired differences between rows take, per problem,
-the difference of those averages, with a normal 95% interval over problems.
+the difference of those averages, with a normal 95% interval over problems (and, between two
+recipes fine-tuned with the same seeds, the difference seed by seed). Files are compared in the
+order given: each difference is the later row minus the earlier one.
 
     python3 -m tiny.selection_compare DIR/eval-base.jsonl DIR/eval-chosen-s1.jsonl ... > compare.json
 """
@@ -77,8 +79,14 @@ def main() -> None:
             x, y = names[b], names[a]
             d = [p - q for p, q in zip(per_problem[x], per_problem[y])]
             mean, ci = interval(d)
-            out["paired"].append({"difference": f"{x} - {y}", "mean": round(mean, 4), "ci95": ci,
-                                  "better": sum(v > 0 for v in d), "worse": sum(v < 0 for v in d)})
+            entry = {"difference": f"{x} - {y}", "mean": round(mean, 4), "ci95": ci,
+                     "better": sum(v > 0 for v in d), "worse": sum(v < 0 for v in d)}
+            # Fine-tunes with the same seed share their batch order: the difference seed by seed.
+            shared = [k for k in runs[x] if k in runs[y] and k != "-"]
+            if shared:
+                entry["bySeed"] = {k: round(sum(sum(runs[x][k][i]) / len(runs[x][k][i]) - sum(runs[y][k][i]) / len(runs[y][k][i])
+                                               for i in ids) / len(ids), 4) for k in shared}
+            out["paired"].append(entry)
     print(json.dumps(out, indent=2))
 
 

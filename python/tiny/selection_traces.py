@@ -41,6 +41,8 @@ def main() -> None:
     picks = {"chosen": [0, 0], "outcomeOnly": [0, 0]}  # [picked, flawed]
     differ_text = differ_index = with_flawed_candidate = both_available = 0
     tie_all = 0
+    mixed_picks = {"chosen": 0, "outcomeOnly": 0}  # flawed picks on problems with clean and flawed candidates
+    chunks = {True: [], False: []}
     for line in open(args.selected):
         row = json.loads(line)
         s = samples[row["id"]]
@@ -52,8 +54,10 @@ def main() -> None:
         n_flawed += sum(bad.values())
         if correct:
             distinct.append(len({t for _, t in correct}))
-        if any(bad.values()) and not all(bad.values()):
-            with_flawed_candidate += 1
+        mixed = any(bad.values()) and not all(bad.values())
+        with_flawed_candidate += mixed
+        for i, t in correct:
+            chunks[bad[i]].append(len(split_chunks(t)))
         by_index = {c["index"]: c["meanScore"] for c in row["candidates"]}
         for i, b in bad.items():
             if i in by_index:
@@ -65,6 +69,8 @@ def main() -> None:
             if got is not None:
                 picks[pick][0] += 1
                 picks[pick][1] += flawed(q, got["text"])
+                if mixed:
+                    mixed_picks[pick] += flawed(q, got["text"])
         if row["chosen"] is not None and row["outcomeOnly"] is not None:
             both_available += 1
             differ_index += row["chosen"]["index"] != row["outcomeOnly"]["index"]
@@ -85,7 +91,9 @@ def main() -> None:
         "problemsWithDistinctCandidatesAllTied": tie_all,
         "judgeMeanScore": {"clean": mean(scores[False]), "flawed": mean(scores[True]),
                            "clean n": len(scores[False]), "flawed n": len(scores[True])},
+        "chunksPerCorrectResponse": {"clean": mean(chunks[False]), "flawed": mean(chunks[True])},
         "picks": {k: {"responses": v[0], "flawed": v[1]} for k, v in picks.items()},
+        "flawedPicksOnProblemsWithCleanAndFlawed": mixed_picks,
         "picksDiffer": {"problems": both_available, "index": differ_index, "text": differ_text},
     }
     print(json.dumps(out, indent=2))

@@ -11,7 +11,7 @@ import { createJudge } from '../judge/index.js';
 import { BatchPending } from '../models/batch.js';
 import { defaultStorePath } from '../store/db.js';
 import { validateRows } from '../train/label-file.js';
-import { type SelectionInput, type SelectionRow, selectByJudge } from '../train/select.js';
+import { pickDifference, type SelectionInput, type SelectionRow, selectByJudge } from '../train/select.js';
 import {
   resolveSelectConfig,
   SELECT_SETTINGS,
@@ -58,7 +58,10 @@ export type SelectFlags = Partial<SelectConfig> &
 interface SelectTotals {
   problems: number;
   picked: number;
+  /** Problems whose two picks differ in text: the two training sets differ there. */
   differ: number;
+  /** Problems whose judge pick is another sample with the outcome-only pick's text: the sets are the same there. */
+  copies: number;
   anySimulated: boolean;
   formatFailures: number;
   judgeReplies: number;
@@ -114,6 +117,7 @@ export async function runSelectCommand(o: SelectFlags): Promise<void> {
     problems: 0,
     picked: 0,
     differ: 0,
+    copies: 0,
     anySimulated: false,
     // Rows resumed from a file written before these counts were kept count as zero.
     formatFailures: 0,
@@ -156,7 +160,9 @@ export async function runSelectCommand(o: SelectFlags): Promise<void> {
         onRecord: (r) => {
           totals.problems++;
           if (r.chosen) totals.picked++;
-          if (r.chosen && r.outcomeOnly && r.chosen.index !== r.outcomeOnly.index) totals.differ++;
+          const difference = pickDifference(r);
+          if (difference === 'text') totals.differ++;
+          if (difference === 'copy') totals.copies++;
           if (r.simulated === true) totals.anySimulated = true;
           totals.formatFailures += r.formatFailures ?? 0;
           totals.judgeReplies += r.judgeReplies ?? 0;
@@ -181,7 +187,7 @@ export async function runSelectCommand(o: SelectFlags): Promise<void> {
       ...(result.pending ? { pending: result.pending } : {}),
     }),
     summary: (result, runId) => {
-      const { problems, picked, differ, formatFailures, judgeReplies } = totals;
+      const { problems, picked, differ, copies, formatFailures, judgeReplies } = totals;
       const simulated = isSimulatedJudge(judge) || totals.anySimulated;
       const formatFailureRate = formatFailureShare(formatFailures, judgeReplies);
       return {
@@ -190,7 +196,11 @@ export async function runSelectCommand(o: SelectFlags): Promise<void> {
           headline: `a response picked for ${picked} of ${problems} problems by ${o.judge}`,
           world: simulated ? `SIMULATED judge — not a real model` : undefined,
           lines: [
-            ['vs outcome-only', `the judge's pick differs on ${differ} problems`],
+            [
+              'vs outcome-only',
+              `the judge's pick differs in text on ${differ} problems` +
+                (copies ? ` (on ${copies} more it is another sample with the same text)` : ''),
+            ],
             [
               'format fails',
               `${formatFailures} of ${judgeReplies} judge replies (${(100 * formatFailureRate).toFixed(1)}%)`,
@@ -214,6 +224,7 @@ export async function runSelectCommand(o: SelectFlags): Promise<void> {
           problems,
           picked,
           differsFromOutcomeOnly: differ,
+          sameTextOtherSample: copies,
           formatFailures,
           judgeReplies,
           formatFailureRate,

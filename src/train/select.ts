@@ -41,6 +41,21 @@ export interface SelectionRow {
   simulated?: true;
 }
 
+/**
+ * How a row's two picks compare as training data: `text` when the judge's pick is another
+ * response text than the outcome-only pick (the two training sets differ on this problem),
+ * `copy` when it is another sample with the same text (a policy that writes one solution many
+ * times gives many identical correct samples: the sets are then the same on this problem),
+ * `same` when it is the same sample, and `none` when the problem has no correct response.
+ */
+export function pickDifference(
+  row: Pick<SelectionRow, 'chosen' | 'outcomeOnly'>,
+): 'text' | 'copy' | 'same' | 'none' {
+  if (!row.chosen || !row.outcomeOnly) return 'none';
+  if (row.chosen.text !== row.outcomeOnly.text) return 'text';
+  return row.chosen.index === row.outcomeOnly.index ? 'same' : 'copy';
+}
+
 function chunkTexts(s: SelectionInput['samples'][number]): string[] {
   if (s.chunks && s.chunks.length > 0) return s.chunks.map((c) => (typeof c === 'string' ? c : c.text));
   return splitParagraphs(s.text).map((c) => c.text);
