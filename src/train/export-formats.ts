@@ -1,3 +1,14 @@
+import type { z } from 'zod';
+import {
+  MathShepherdRowSchema,
+  OpenRlhfRowSchema,
+  TrlContinuationRowSchema,
+  TrlJudgmentRowSchema,
+  TrlSftRowSchema,
+  TrlStepwiseRowSchema,
+  VerlRowSchema,
+  VerlSftRowSchema,
+} from '../data/record-kinds.js';
 import { type ChatTemplate, continueAssistantTurn } from '../prompts/chat-template.js';
 import type { RowWriter } from './export-io.js';
 import type { ExportRecordKind, ExportRecords, RowContext } from './export-records.js';
@@ -7,6 +18,11 @@ import { verlParquetWriter, verlSftParquetWriter } from './verl.js';
 
 /** How one format writes one kind of record. */
 export interface RowMapper<K extends ExportRecordKind, Row = unknown> {
+  /**
+   * The row's schema (src/data/record-kinds.ts): the row's type is inferred from it, and a reader
+   * of the file checks its lines against it.
+   */
+  schema: z.ZodType;
   /** The engine's row of one record; `index` is its 0-based position in the file. */
   row(record: ExportRecords[K], ctx: RowContext, index: number): Row;
   /** A Parquet format's file with this kind's schema (JSONL formats leave it out: one JSON line a row). */
@@ -22,9 +38,13 @@ export interface ExportFormatSpec {
   rows: { [K in ExportRecordKind]?: RowMapper<K, never> };
 }
 
-/** A mapper, typed by its kind and row (the table keeps it as a mapper of its kind). */
-const mapper = <K extends ExportRecordKind, Row>(m: RowMapper<K, Row>): RowMapper<K, never> =>
-  m as unknown as RowMapper<K, never>;
+/**
+ * A mapper whose rows are typed by its schema (`z.input`: the row as written, `simulated` left to
+ * the writer); the table keeps it as a mapper of its kind.
+ */
+const mapper = <K extends ExportRecordKind, S extends z.ZodType>(
+  m: { schema: S } & Omit<RowMapper<K, z.input<S>>, 'schema'>,
+): RowMapper<K, never> => m as unknown as RowMapper<K, never>;
 
 /** OpenRLHF's keys: its `--input_key` / `--label_key`, defaulting as its reward and SFT datasets do. */
 function keysOf(ctx: RowContext, defaults: [string, string]): { promptKey: string; labelKey: string } {
@@ -45,7 +65,7 @@ function templateOf(ctx: RowContext): ChatTemplate {
  * tokenizer, which TRL calls with special tokens), `completion` the continuation, the only part
  * trained.
  */
-function continuationRow(p: SftPair, template: ChatTemplate): unknown {
+function continuationRow(p: SftPair, template: ChatTemplate): z.input<typeof TrlContinuationRowSchema> {
   const last = p.prompt[p.prompt.length - 1];
   const hasPrefix = last?.role === 'assistant';
   const conversation = hasPrefix ? p.prompt.slice(0, -1) : p.prompt;
@@ -61,19 +81,27 @@ const trl: ExportFormatSpec = {
   title: 'TRL',
   file: 'jsonl',
   rows: {
-    judgment: mapper<'judgment', unknown>({ row: (e) => ({ id: e.id, prompt: e.prompt, label: e.label }) }),
-    steps: mapper<'steps', unknown>({
+    judgment: mapper<'judgment', typeof TrlJudgmentRowSchema>({
+      schema: TrlJudgmentRowSchema,
+      row: (e) => ({ id: e.id, prompt: e.prompt, label: e.label }),
+    }),
+    steps: mapper<'steps', typeof TrlStepwiseRowSchema>({
+      schema: TrlStepwiseRowSchema,
       row: ({ solution, signal }) => ({ id: solution.id, ...toTrlStepwise(solution, signal) }),
     }),
     // Conversational prompt–completion: the completion is the assistant's message.
-    sft: mapper<'sft', unknown>({
+    sft: mapper<'sft', typeof TrlSftRowSchema>({
+      schema: TrlSftRowSchema,
       row: (p) => ({
         id: p.id,
         prompt: p.prompt,
         completion: [{ role: 'assistant', content: p.completion }],
       }),
     }),
-    continuation: mapper<'continuation', unknown>({ row: (p, ctx) => continuationRow(p, templateOf(ctx)) }),
+    continuation: mapper<'continuation', typeof TrlContinuationRowSchema>({
+      schema: TrlContinuationRowSchema,
+      row: (p, ctx) => continuationRow(p, templateOf(ctx)),
+    }),
   },
 };
 
@@ -82,7 +110,8 @@ const openrlhf: ExportFormatSpec = {
   title: 'OpenRLHF',
   file: 'jsonl',
   rows: {
-    judgment: mapper<'judgment', unknown>({
+    judgment: mapper<'judgment', typeof OpenRlhfRowSchema>({
+      schema: OpenRlhfRowSchema,
       row: (e, ctx) => {
         const { promptKey, labelKey } = keysOf(ctx, ['input', 'label']);
         return { id: e.id, [promptKey]: e.prompt, [labelKey]: e.label };
@@ -90,7 +119,8 @@ const openrlhf: ExportFormatSpec = {
     }),
     // OpenRLHF's ProcessRewardDataset asserts that the label is a list: one reward token per
     // placeholder `ки` in the input (openrlhf/datasets/process_reward_dataset.py).
-    steps: mapper<'steps', unknown>({
+    steps: mapper<'steps', typeof OpenRlhfRowSchema>({
+      schema: OpenRlhfRowSchema,
       row: ({ solution, signal }, ctx) => {
         const { promptKey, labelKey } = keysOf(ctx, ['input', 'label']);
         return {
@@ -100,8 +130,12 @@ const openrlhf: ExportFormatSpec = {
         };
       },
     }),
-    sft: mapper<'sft', unknown>({ row: (p, ctx) => toOpenRlhfSft(p, keysOf(ctx, ['prompt', 'response'])) }),
-    continuation: mapper<'continuation', unknown>({
+    sft: mapper<'sft', typeof OpenRlhfRowSchema>({
+      schema: OpenRlhfRowSchema,
+      row: (p, ctx) => toOpenRlhfSft(p, keysOf(ctx, ['prompt', 'response'])),
+    }),
+    continuation: mapper<'continuation', typeof OpenRlhfRowSchema>({
+      schema: OpenRlhfRowSchema,
       row: (p, ctx) => toOpenRlhfSft(p, keysOf(ctx, ['prompt', 'response']), templateOf(ctx)),
     }),
   },
@@ -112,9 +146,10 @@ const verl: ExportFormatSpec = {
   title: 'verl',
   file: 'parquet',
   rows: {
-    judgment: mapper({
+    judgment: mapper<'judgment', typeof VerlRowSchema>({
+      schema: VerlRowSchema,
       open: (out, { simulated }) => verlParquetWriter(out, { simulated }),
-      row: (e: ExportRecords['judgment'], ctx: RowContext, index: number) => ({
+      row: (e, ctx, index) => ({
         data_source: ctx.dataSource ?? `stepwise/${ctx.task}`,
         prompt: e.prompt,
         ability: 'stepwise-judge',
@@ -129,9 +164,10 @@ const verl: ExportFormatSpec = {
         },
       }),
     }),
-    sft: mapper({
+    sft: mapper<'sft', typeof VerlSftRowSchema>({
+      schema: VerlSftRowSchema,
       open: (out, { simulated }) => verlSftParquetWriter(out, { simulated }),
-      row: (p: SftPair) => ({
+      row: (p) => ({
         id: p.id,
         messages: [...p.prompt, { role: 'assistant' as const, content: p.completion }],
         question: p.prompt[p.prompt.length - 1].content,
@@ -146,7 +182,8 @@ const mathshepherd: ExportFormatSpec = {
   title: 'Math-Shepherd',
   file: 'jsonl',
   rows: {
-    steps: mapper<'steps', unknown>({
+    steps: mapper<'steps', typeof MathShepherdRowSchema>({
+      schema: MathShepherdRowSchema,
       row: ({ solution, signal }, ctx) => toMathShepherd(solution, signal, ctx.task),
     }),
   },

@@ -1,8 +1,9 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { InputError, UsageError } from '../core/errors.js';
 import type { FileKind } from '../core/file-kind.js';
 import { createRng } from '../core/rng.js';
 import type { Segmentation } from '../core/segment.js';
+import { SampleRowSchema, SegmentRowSchema, TaggedTextRowSchema } from '../data/record-kinds.js';
 import {
   addToPrefixLengthGroups,
   markBalancedByPrefixLength,
@@ -111,40 +112,8 @@ function pickSignal(present: readonly string[], signalDefault: 'first' | 'sorm',
  * method}` (only rows the LLM segmented are used: a paragraph fallback teaches nothing about
  * chunking), or `{id, problem, text, tagged}` rows.
  */
-const TaggedRowSchema = z.looseObject({
-  id: z.string(),
-  problem: z.string(),
-  text: z.string(),
-  tagged: z.string(),
-});
-const SegmentedRowSchema = z.looseObject({
-  id: z.string(),
-  problem: z.string({ error: 'missing "problem": give the `stepwise segment` input rows a problem field' }),
-  text: z.string(),
-  method: z.enum(['llm', 'paragraph']),
-  chunks: z.array(
-    z.looseObject({
-      text: z.string(),
-      span: z.looseObject({ start: z.number().int(), end: z.number().int() }),
-    }),
-  ),
-});
-const SegmentationSchema = z.enum(['paragraph', 'tags']);
-
-const SampleRowSchema = z.looseObject({
-  id: z.string(),
-  question: z.string().optional(),
-  problem: z.string().optional(),
-  segmentation: SegmentationSchema.optional(),
-  samples: z.array(
-    z.looseObject({
-      text: z.string(),
-      correct: z.boolean(),
-      segmentation: SegmentationSchema.optional(),
-      written: z.string().optional(),
-    }),
-  ),
-});
+const TaggedRowSchema = TaggedTextRowSchema;
+const SegmentedRowSchema = SegmentRowSchema;
 
 /**
  * SORM training data (GLoRe): one row per labeled prefix — the solution cut after chunk k, with the

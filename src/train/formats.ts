@@ -1,4 +1,6 @@
+import type { z } from 'zod';
 import { UsageError } from '../core/errors.js';
+import type { MathShepherdRowSchema, TrlStepwiseRowSchema } from '../data/record-kinds.js';
 import { softThresholdOf } from '../label/signals.js';
 import { type ChatTemplate, continueAssistantTurn } from '../prompts/chat-template.js';
 import { SHEPHERD_TAG } from '../prompts/prm.js';
@@ -6,18 +8,10 @@ import { chunkLabel, type LabeledSolution } from './label-file.js';
 import type { SftPair } from './sft.js';
 
 /** TRL stepwise supervision row (PRMTrainer, now `trl.experimental.prm`): `completions` and `labels` have equal lengths. */
-export interface TrlStepwiseRow {
-  prompt: string;
-  completions: string[];
-  labels: boolean[];
-}
+export type TrlStepwiseRow = Omit<z.input<typeof TrlStepwiseRowSchema>, 'id' | 'simulated'>;
 
 /** Math-Shepherd row: steps end with `ки` in `input`; `label` has `+`/`-` at the same places. */
-export interface MathShepherdRow {
-  input: string;
-  label: string;
-  task: string;
-}
+export type MathShepherdRow = Omit<z.input<typeof MathShepherdRowSchema>, 'simulated'>;
 
 /**
  * Steps and their labels under `signal`. Chunks without a label for the signal end the list

@@ -1,29 +1,16 @@
-import { z } from 'zod';
-import { InputError } from '../core/errors.js';
-import { type FileKind, wrongKindError } from '../core/file-kind.js';
+import type { z } from 'zod';
+import type { FileKind } from '../core/file-kind.js';
+import { LabelChunkSchema, LabelRowSchema, parseRecord } from '../data/record-kinds.js';
 import { readJsonl } from '../jobs/jsonl.js';
 import { DEFAULT_SIGNAL_PARAMS, isPositiveLabel } from '../label/signals.js';
 
 /**
- * The rows of a `stepwise label` output file, as the training-data builders read them. Only the
- * fields they need are required; everything else rides along.
+ * The rows of a `stepwise label` output file, as the training-data builders read them: the label
+ * row kind's schema (src/data/record-kinds.ts). Only the fields they need are required; everything
+ * else rides along.
  */
-export const LabeledChunkSchema = z.looseObject({
-  text: z.string(),
-  q: z.number().nullable().optional(),
-  labels: z.record(z.string(), z.union([z.boolean(), z.number(), z.null()])),
-});
-
-export const LabeledSolutionSchema = z.looseObject({
-  id: z.string(),
-  problem: z.string(),
-  answer: z.string().optional(),
-  chunks: z.array(LabeledChunkSchema),
-  firstError: z.record(z.string(), z.number()).optional(),
-  segmentation: z.enum(['paragraph', 'tags']).optional(),
-  /** Under tags: the text the prefixes were cut from, and where each prefix ends in it. */
-  written: z.object({ text: z.string(), ends: z.array(z.number().int().nonnegative()) }).optional(),
-});
+export const LabeledChunkSchema = LabelChunkSchema;
+export const LabeledSolutionSchema = LabelRowSchema;
 
 export type LabeledChunk = z.infer<typeof LabeledChunkSchema>;
 export type LabeledSolution = z.infer<typeof LabeledSolutionSchema>;
@@ -39,16 +26,7 @@ export function validateRows<T>(
   schema: z.ZodType<T>,
   expect?: { kinds: readonly FileKind[]; who: string },
 ): T[] {
-  return lines.map(({ line, value }) => {
-    const parsed = schema.safeParse(value);
-    if (!parsed.success) {
-      const wrong = expect && wrongKindError({ file, line }, value, expect.kinds, expect.who);
-      if (wrong) throw wrong;
-      const issue = parsed.error.issues[0];
-      throw new InputError({ file, line, field: issue.path.join('.') || undefined }, issue.message);
-    }
-    return parsed.data;
-  });
+  return lines.map(({ line, value }) => parseRecord(schema, { file, line }, value, expect));
 }
 
 /** Read a `stepwise label` output file (`who`: the command reading it, for a wrong-kind message). */

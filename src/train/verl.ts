@@ -1,40 +1,25 @@
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type ColumnSource, fileWriter, ParquetWriter } from 'hyparquet-writer';
+import type { z } from 'zod';
 import type { ChatMessage } from '../core/model.js';
+import type { VerlRowSchema, VerlSftRowSchema } from '../data/record-kinds.js';
 
 /** hyparquet-writer's schema element (its own copy of hyparquet's type). */
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]['schema'][number];
 
-/** One verl RL row (INTERFACES.md): what verl's RLHFDataset reads from Parquet. */
-export interface VerlRow {
-  data_source: string;
-  prompt: ChatMessage[];
-  ability: string;
-  reward_model: { style: 'rule' | 'model'; ground_truth: string };
-  extra_info: VerlExtraInfo;
-}
+/** One verl RL row (INTERFACES.md): what verl's RLHFDataset reads from Parquet (its kind's schema, src/data/record-kinds.ts). */
+export type VerlRow = z.input<typeof VerlRowSchema>;
 
 /**
  * `extra_info` has a fixed struct layout (Parquet needs one schema for all rows): the split, the
  * row index, the source id, the chunk index (−1 when the row is a whole solution), the signal, and
  * the problem text. verl hands `extra_info` to the reward function but never the prompt, so the
- * question travels here (the key verl's own data recipes use), for a reward that needs it.
+ * question travels here (the key verl's own data recipes use), for a reward that needs it. Files of
+ * the simulated world's rows have a seventh field, `simulated: true`, so a trainer or reward sees
+ * the rows are not real data; files of real labels keep the six-field layout.
  */
-export interface VerlExtraInfo {
-  split: string;
-  index: number;
-  id: string;
-  chunk_index: number;
-  signal: string;
-  question: string;
-  /**
-   * Present and true when the labels came from the simulated world (src/sim): a file of such rows
-   * has a seventh `extra_info` field, so a trainer or reward sees the rows are not real data.
-   * Files of real labels keep the six-field layout.
-   */
-  simulated?: true;
-}
+export type VerlExtraInfo = VerlRow['extra_info'];
 
 const str = (name: string, repetition: 'REQUIRED' | 'OPTIONAL' = 'OPTIONAL') =>
   ({ name, type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: repetition }) as const;
@@ -189,15 +174,7 @@ export function verlParquetWriter(
  * `question` / `answer` columns (its `data.prompt_key` / `data.response_key` defaults) and wraps the
  * question as the user message itself.
  */
-export interface VerlSftRow {
-  id: string;
-  /** The conversation: the prompt's messages, then the target as the assistant message. */
-  messages: ChatMessage[];
-  /** The user message's text (single-turn trainer). */
-  question: string;
-  /** The target (single-turn trainer). */
-  answer: string;
-}
+export type VerlSftRow = z.input<typeof VerlSftRowSchema>;
 
 /** The SFT schema: `messages` as list<struct<role, content>> (three-level LIST, as pyarrow writes). */
 export const VERL_SFT_SCHEMA = [
