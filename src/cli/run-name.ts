@@ -4,7 +4,7 @@ import { runNameOption } from './option-groups.js';
 
 /**
  * `--name <name>` on every command that records a run (sample, label, search, select,
- * label-code, eval processbench, eval chunks, bench search, demo): a name of the user's choosing,
+ * label-code, eval processbench, eval chunks, bench search, demo, export): a name of the user's choosing,
  * kept with the run in the store and shown by `stepwise runs` and the web view, so two runs of
  * the same command (chunk-reset vs plain sampling, two judges) can be told apart.
  */
@@ -18,6 +18,7 @@ export const RUN_COMMANDS: readonly string[] = [
   'eval chunks',
   'bench search',
   'demo',
+  'export',
 ];
 
 /** Longest run name. */

@@ -102,31 +102,37 @@ export interface ExportSummary {
   byPrefixLength?: Record<string, PrefixLengthBalance>;
 }
 
+/** The formats that write each file type (verl alone writes Parquet). */
+const formatsWriting = (file: 'jsonl' | 'parquet'): ExportFormat[] =>
+  EXPORT_FORMATS.filter((f) => EXPORT_FORMAT_SPECS[f].file === file);
+
 /**
- * The format of `out`: verl writes Parquet, every other format JSONL, and the file's extension
- * must say which — a Parquet file named `.jsonl` (or JSONL named `.parquet`) is a trap for the
- * next tool that opens it. `format` unset: `.parquet` means verl; a `.jsonl`/`.json` name needs
- * `--format` (openrlhf, trl and mathshepherd all write JSONL). Throws a UsageError (exit 2).
+ * The format of `out`: each format writes Parquet or JSONL (its spec's `file`), and the file's
+ * extension must say which — a Parquet file named `.jsonl` (or JSONL named `.parquet`) is a trap
+ * for the next tool that opens it. `format` unset: `.parquet` means the one Parquet format (verl);
+ * a `.jsonl`/`.json` name needs `--format` (openrlhf, trl and mathshepherd all write JSONL).
+ * Throws a UsageError (exit 2).
  */
 export function formatForOut(out: string, format: ExportFormat | undefined): ExportFormat {
   const ext = /\.([A-Za-z0-9]+)$/.exec(out)?.[1]?.toLowerCase();
   const parquet = ext === 'parquet';
   const jsonl = ext === 'jsonl' || ext === 'json';
+  const parquetFormats = formatsWriting('parquet');
   if (format === undefined) {
-    if (parquet) return 'verl';
+    if (parquet && parquetFormats.length === 1) return parquetFormats[0] as ExportFormat;
     throw new UsageError(
-      `--out ${out}: ${jsonl ? 'a JSONL name fits several formats' : 'no .parquet or .jsonl extension'}: pass --format ` +
-        `(${EXPORT_FORMATS.join(', ')}; verl writes .parquet, the others .jsonl)`,
+      `--out ${out}: ${jsonl || parquet ? `a ${parquet ? 'Parquet' : 'JSONL'} name fits several formats` : 'no .parquet or .jsonl extension'}: pass --format ` +
+        `(${EXPORT_FORMATS.join(', ')}; ${parquetFormats.join(', ')} ${parquetFormats.length === 1 ? 'writes' : 'write'} .parquet, the others .jsonl)`,
     );
   }
   const writes = EXPORT_FORMAT_SPECS[format].file;
   if (writes === 'parquet' && !parquet)
     throw new UsageError(
-      `--format ${format} writes Parquet, but --out ${out} is not named .parquet: name it ${out.replace(/\.[A-Za-z0-9]+$/, '')}.parquet, or choose a JSONL format (${EXPORT_FORMATS.filter((f) => EXPORT_FORMAT_SPECS[f].file === 'jsonl').join(', ')})`,
+      `--format ${format} writes Parquet, but --out ${out} is not named .parquet: name it ${out.replace(/\.[A-Za-z0-9]+$/, '')}.parquet, or choose a JSONL format (${formatsWriting('jsonl').join(', ')})`,
     );
   if (writes === 'jsonl' && parquet)
     throw new UsageError(
-      `--format ${format} writes JSONL, but --out ${out} is named .parquet: name it .jsonl, or pass --format verl for Parquet`,
+      `--format ${format} writes JSONL, but --out ${out} is named .parquet: name it .jsonl, or pass --format ${parquetFormats.join(' or ')} for Parquet`,
     );
   return format;
 }

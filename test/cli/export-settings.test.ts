@@ -1,0 +1,157 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { tempDir } from '../support/temp.js';
+import { labelRows } from '../train/export-fixtures.js';
+
+/**
+ * Export's settings are a schema too (issue 29, items 1 and 5): a field added to EXPORT_SETTINGS
+ * (src/train/export-settings.ts), exactly as a developer would add it, is a flag with its default
+ * in help, validated naming the flag, replayed by `--config`, recorded and hashed in the run
+ * record, and in the docs table, with no other edit. The real `stepwise export` runs in process.
+ */
+vi.mock('../../src/train/export-settings.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../src/train/export-settings.js')>();
+  const { z } = await import('zod');
+  const { setting } = await import('../../src/core/settings-schema.js');
+  return {
+    ...original,
+    EXPORT_SETTINGS: original.EXPORT_SETTINGS.extend({
+      probeDepth: setting(z.number().int().min(2).max(9).default(3), {
+        help: 'how deep the test probe goes',
+      }),
+    }),
+  };
+});
+
+const { buildProgram } = await import('../../src/cli/main.js');
+const { methodSettings, settingsDocsBlock } = await import('../../src/cli/settings-docs.js');
+
+interface Ran {
+  error?: Error;
+  stdout: string;
+  stderr: string;
+}
+
+/** `stepwise <args>` in this process (the mocked schema is only seen here), its output captured. */
+async function stepwise(args: string[]): Promise<Ran> {
+  let stdout = '';
+  let stderr = '';
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation((c) => {
+    stdout += String(c);
+    return true;
+  });
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation((c) => {
+    stderr += String(c);
+    return true;
+  });
+  try {
+    await buildProgram().parseAsync(['node', 'stepwise', ...args]);
+    return { stdout, stderr };
+  } catch (e) {
+    return { error: e as Error, stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
+
+interface RunRecord {
+  output: string;
+  config: { job: { command: string; hash: string; settings: Record<string, unknown> } };
+}
+
+describe('a setting added to the export schema is everywhere, with no other edit', () => {
+  let dir: string;
+  let labels: string;
+  const saved = { home: process.env.STEPWISE_HOME, quiet: process.env.STEPWISE_QUIET };
+  beforeAll(() => {
+    dir = tempDir('stepwise-export-settings-');
+    process.env.STEPWISE_HOME = join(dir, 'home');
+    process.env.STEPWISE_QUIET = '1';
+    labels = join(dir, 'labels.jsonl');
+    writeFileSync(
+      labels,
+      `${labelRows(12)
+        .map((r) => JSON.stringify(r))
+        .join('\n')}\n`,
+    );
+  });
+  afterAll(() => {
+    process.env.STEPWISE_HOME = saved.home;
+    process.env.STEPWISE_QUIET = saved.quiet;
+  });
+  const exportArgs = (out: string, ...more: string[]): string[] => [
+    'export',
+    '--input',
+    labels,
+    '--task',
+    'prm',
+    '--format',
+    'trl',
+    '--out',
+    join(dir, out),
+    ...more,
+  ];
+  /** The run record of the export that wrote `out`. */
+  async function runOf(out: string): Promise<RunRecord> {
+    const ran = await stepwise(['runs', '--json']);
+    expect(ran.error).toBeUndefined();
+    const runs = ran.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as RunRecord);
+    const run = runs.find((r) => r.output === join(dir, out));
+    if (!run) throw new Error(`no run record of ${out}`);
+    return run;
+  }
+
+  it('1-2. a flag of its name, and help with its default', async () => {
+    const help = await stepwise(['export', '--help']);
+    expect(help.stdout).toMatch(/--probe-depth <n>\s+how deep the test probe goes \(default: 3\)/);
+  });
+
+  it('3. validation names the flag and the bounds (exit 2, nothing written)', async () => {
+    const bad = await stepwise(exportArgs('bad.jsonl', '--probe-depth', '12'));
+    expect(bad.error).toBeDefined();
+    expect(bad.stderr).toContain('--probe-depth must be an integer between 2 and 9 (got "12")');
+  });
+
+  it('4-5. --config replays it, and the settings hash of the run record covers it', async () => {
+    expect((await stepwise(exportArgs('default.jsonl'))).error).toBeUndefined();
+    const plain = (await runOf('default.jsonl')).config.job;
+    expect(plain.command).toBe('export');
+    expect(plain.settings.probeDepth).toBe(3);
+
+    const run = join(dir, 'run.json');
+    writeFileSync(run, JSON.stringify({ command: 'export', settings: { ...plain.settings, probeDepth: 5 } }));
+    const replayed = await stepwise([
+      'export',
+      '--input',
+      labels,
+      '--out',
+      join(dir, 'replayed.jsonl'),
+      '--config',
+      run,
+    ]);
+    expect(replayed.error).toBeUndefined();
+    const job = (await runOf('replayed.jsonl')).config.job;
+    expect(job.settings).toEqual({ ...plain.settings, probeDepth: 5 });
+    expect(job.hash).not.toBe(plain.hash);
+    // The replayed settings wrote the same rows (task, format and signal came from the record).
+    expect(readFileSync(join(dir, 'replayed.jsonl'), 'utf8')).toBe(
+      readFileSync(join(dir, 'default.jsonl'), 'utf8'),
+    );
+    // The same value from the flag is the same job.
+    expect((await stepwise(exportArgs('typed.jsonl', '--probe-depth', '5'))).error).toBeUndefined();
+    expect((await runOf('typed.jsonl')).config.job.hash).toBe(job.hash);
+  }, 60_000);
+
+  it('6. the docs table has its row', () => {
+    const found = methodSettings().find((m) => m.command === 'export');
+    if (!found) throw new Error('export is not among the schema-declared methods');
+    expect(settingsDocsBlock('export', found.schema)).toContain(
+      '| `--probe-depth N` | 3 | an integer between 2 and 9 | how deep the test probe goes |',
+    );
+  });
+});
