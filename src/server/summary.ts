@@ -139,10 +139,10 @@ export type FileSummary =
   | SelectionFileSummary;
 
 /** A whole-file summary built one record at a time (the index reads a file once, whatever its size). */
-export interface SummaryAccumulator {
+export interface SummaryAccumulator<S extends FileSummary = FileSummary> {
   /** The next record of the file (its 0-based index among the file's records). */
   add(record: unknown, index: number): void;
-  result(): FileSummary | null;
+  result(): S | null;
 }
 
 /** Summarize the records of a JSONL file of a known kind; null for kinds without a summary. */
@@ -154,227 +154,253 @@ export function summarizeRecords(kind: FileKind, records: readonly unknown[]): F
   return acc.result();
 }
 
+/** `stepwise search` output: accuracy, cost per problem, attempts, rejections and backtracks. */
+function searchSummary(): SummaryAccumulator<SearchFileSummary> {
+  let problems = 0;
+  let checked = 0;
+  let correct = 0;
+  let attempts = 0;
+  let rejected = 0;
+  let backtracks = 0;
+  const sums = { policyTokens: 0, judgeTokens: 0, policyCalls: 0, judgeCalls: 0 };
+  const withBacktracks: number[] = [];
+  const withRejections: number[] = [];
+  const strategies = new Set<string>();
+  return {
+    add(r, i) {
+      if (!isObj(r)) return;
+      problems++;
+      if (typeof r.strategy === 'string' && strategies.size < 20) strategies.add(r.strategy);
+      if (typeof r.correct === 'boolean') {
+        checked++;
+        if (r.correct) correct++;
+      }
+      const cost = isObj(r.cost) ? r.cost : {};
+      sums.policyTokens += tokens(cost.policy);
+      sums.judgeTokens += tokens(cost.judge);
+      sums.policyCalls += isObj(cost.policy) ? num(cost.policy.calls) : 0;
+      sums.judgeCalls += isObj(cost.judge) ? num(cost.judge.calls) : 0;
+      const trace = Array.isArray(r.trace) ? r.trace.filter(isObj) : [];
+      attempts += trace.length;
+      const rej = trace.filter((n) => n.status === 'rejected').length;
+      rejected += rej;
+      const bt = Array.isArray(r.backtracks) ? r.backtracks.length : 0;
+      backtracks += bt;
+      if (bt > 0 && withBacktracks.length < 50) withBacktracks.push(i);
+      if (rej > 0 && withRejections.length < 50) withRejections.push(i);
+    },
+    result() {
+      const n = Math.max(1, problems);
+      return {
+        kind: 'search',
+        problems,
+        strategies: [...strategies],
+        checked,
+        correct,
+        accuracy: checked ? correct / checked : null,
+        perProblem: {
+          policyTokens: sums.policyTokens / n,
+          judgeTokens: sums.judgeTokens / n,
+          policyCalls: sums.policyCalls / n,
+          judgeCalls: sums.judgeCalls / n,
+        },
+        attempts,
+        rejected,
+        backtracks,
+        withBacktracks,
+        withRejections,
+      };
+    },
+  };
+}
+
+/** `stepwise label` output: chunks, signals, the share of positive labels and first errors per signal. */
+function labelSummary(): SummaryAccumulator<LabelFileSummary> {
+  const pos: Record<string, number> = {};
+  const labelled: Record<string, number> = {};
+  const withFirstError: Record<string, number> = {};
+  let solutions = 0;
+  let chunks = 0;
+  let finalAnswerCorrect = 0;
+  let rollouts = 0;
+  return {
+    add(r) {
+      if (!isObj(r)) return;
+      solutions++;
+      if (r.finalAnswerCorrect === true) finalAnswerCorrect++;
+      if (isObj(r.cost)) rollouts += num(r.cost.rollouts);
+      for (const [s, fe] of Object.entries(isObj(r.firstError) ? r.firstError : {})) {
+        if (!Object.hasOwn(withFirstError, s) && Object.keys(withFirstError).length >= 32) continue;
+        withFirstError[s] ??= 0;
+        if (typeof fe === 'number' && fe >= 0) withFirstError[s]++;
+      }
+      const softThreshold = softThresholdOf(r);
+      for (const c of Array.isArray(r.chunks) ? r.chunks.filter(isObj) : []) {
+        chunks++;
+        for (const [s, v] of Object.entries(isObj(c.labels) ? c.labels : {})) {
+          if (v === null || v === undefined) continue;
+          if (!Object.hasOwn(labelled, s) && Object.keys(labelled).length >= 32) continue;
+          labelled[s] = (labelled[s] ?? 0) + 1;
+          const positive = typeof v === 'number' ? isPositiveLabel(v, softThreshold) : v === true;
+          pos[s] = (pos[s] ?? 0) + (positive ? 1 : 0);
+        }
+      }
+    },
+    result() {
+      const signals = [...new Set([...Object.keys(withFirstError), ...Object.keys(labelled)])];
+      return {
+        kind: 'labels',
+        solutions,
+        chunks,
+        signals,
+        positiveShare: Object.fromEntries(
+          signals.map((s) => [s, labelled[s] ? (pos[s] ?? 0) / labelled[s] : 0]),
+        ),
+        withFirstError: { ...withFirstError },
+        finalAnswerCorrect,
+        rollouts,
+      };
+    },
+  };
+}
+
+/** `stepwise sample` output: samples, correct ones, problems solved. */
+function sampleSummary(): SummaryAccumulator<SampleFileSummary> {
+  let problems = 0;
+  let samples = 0;
+  let correct = 0;
+  let solved = 0;
+  return {
+    add(r) {
+      if (!isObj(r)) return;
+      problems++;
+      const list = Array.isArray(r.samples) ? r.samples.filter(isObj) : [];
+      samples += list.length;
+      const right = list.filter((s) => s.correct === true).length;
+      correct += right;
+      if (right > 0) solved++;
+    },
+    result: () => ({ kind: 'samples', problems, samples, correct, solved }),
+  };
+}
+
+/** ProcessBench predictions: exact first errors per subset and the (true, predicted) cells of the chart. */
+function predictionSummary(): SummaryAccumulator<PredictionFileSummary> {
+  const subsets: Record<string, { n: number; exact: number }> = {};
+  const cells = new Map<string, [number, number | null, number]>();
+  let samples = 0;
+  let exact = 0;
+  let judge: string | null = null;
+  return {
+    add(r) {
+      if (!isObj(r) || typeof r.label !== 'number') return;
+      samples++;
+      judge ??= typeof r.judge === 'string' ? r.judge : null;
+      const p = typeof r.prediction === 'number' ? r.prediction : null;
+      const key = `${r.label},${p}`;
+      const cell = cells.get(key);
+      if (cell) cell[2]++;
+      else if (cells.size < 10_000) cells.set(key, [r.label, p, 1]);
+      const s = typeof r.subset === 'string' ? r.subset : '?';
+      if (!Object.hasOwn(subsets, s) && Object.keys(subsets).length >= 64) return;
+      subsets[s] ??= { n: 0, exact: 0 };
+      subsets[s].n++;
+      if (p === r.label) {
+        subsets[s].exact++;
+        exact++;
+      }
+    },
+    result: () => ({
+      kind: 'predictions',
+      samples,
+      judge,
+      subsets: structuredClone(subsets),
+      exact,
+      cells: [...cells.values()].map((c): [number, number | null, number] => [c[0], c[1], c[2]]),
+    }),
+  };
+}
+
+/** `eval chunks` per-chunk rows: agreement with the labels and where the judge disagreed. */
+function chunkJudgmentSummary(): SummaryAccumulator<ChunkJudgmentFileSummary> {
+  const out: ChunkJudgmentFileSummary = {
+    kind: 'chunk-judgments',
+    chunks: 0,
+    solutions: 0,
+    agree: 0,
+    disagree: 0,
+    abstained: 0,
+    unlabelled: 0,
+    falsePositive: 0,
+    falseNegative: 0,
+    disagreements: [],
+  };
+  let lastSolution: unknown;
+  return {
+    add(r, i) {
+      if (!isObj(r)) return;
+      out.chunks++;
+      if (out.chunks === 1 || r.solution !== lastSolution) out.solutions++;
+      lastSolution = r.solution;
+      if (typeof r.label !== 'boolean') out.unlabelled++;
+      else if (r.agrees === true) out.agree++;
+      else if (r.agrees === false) {
+        out.disagree++;
+        if (r.label) out.falseNegative++;
+        else out.falsePositive++;
+        if (out.disagreements.length < 50) out.disagreements.push(i);
+      } else out.abstained++;
+    },
+    result: () => ({ ...out, disagreements: [...out.disagreements] }),
+  };
+}
+
+/** `stepwise select` output: picks, where they differ from outcome-only, and the judge's cost. */
+function selectionSummary(): SummaryAccumulator<SelectionFileSummary> {
+  const out: SelectionFileSummary = {
+    kind: 'selection',
+    problems: 0,
+    picked: 0,
+    differ: 0,
+    candidates: 0,
+    judgeCalls: 0,
+    judgeTokens: 0,
+  };
+  return {
+    add(r) {
+      if (!isObj(r)) return;
+      out.problems++;
+      const chosen = isObj(r.chosen) ? r.chosen : null;
+      const outcome = isObj(r.outcomeOnly) ? r.outcomeOnly : null;
+      if (chosen) out.picked++;
+      if (chosen && outcome && chosen.index !== outcome.index) out.differ++;
+      if (Array.isArray(r.candidates)) out.candidates += r.candidates.length;
+      const judge = isObj(r.cost) && isObj(r.cost.judge) ? r.cost.judge : null;
+      out.judgeCalls += judge ? num(judge.calls) : 0;
+      out.judgeTokens += tokens(judge);
+    },
+    result: () => ({ ...out }),
+  };
+}
+
+/**
+ * The summarizer of each record kind the web view summarizes, keyed by kind: a kind gets a summary
+ * by a function here and a line in this table, nothing else.
+ */
+const SUMMARIZERS: Partial<Record<FileKind, () => SummaryAccumulator>> = {
+  search: searchSummary,
+  labels: labelSummary,
+  samples: sampleSummary,
+  predictions: predictionSummary,
+  'chunk-judgments': chunkJudgmentSummary,
+  selection: selectionSummary,
+};
+
 /**
  * {@link summarizeRecords} one record at a time: counts, sums and capped lists of indices, never
- * the records, so a file of any size is summarized in bounded memory.
+ * the records, so a file of any size is summarized in bounded memory. Kinds without a summarizer
+ * summarize to null.
  */
 export function summaryAccumulator(kind: FileKind): SummaryAccumulator {
-  if (kind === 'search') {
-    let problems = 0;
-    let checked = 0;
-    let correct = 0;
-    let attempts = 0;
-    let rejected = 0;
-    let backtracks = 0;
-    const sums = { policyTokens: 0, judgeTokens: 0, policyCalls: 0, judgeCalls: 0 };
-    const withBacktracks: number[] = [];
-    const withRejections: number[] = [];
-    const strategies = new Set<string>();
-    return {
-      add(r, i) {
-        if (!isObj(r)) return;
-        problems++;
-        if (typeof r.strategy === 'string' && strategies.size < 20) strategies.add(r.strategy);
-        if (typeof r.correct === 'boolean') {
-          checked++;
-          if (r.correct) correct++;
-        }
-        const cost = isObj(r.cost) ? r.cost : {};
-        sums.policyTokens += tokens(cost.policy);
-        sums.judgeTokens += tokens(cost.judge);
-        sums.policyCalls += isObj(cost.policy) ? num(cost.policy.calls) : 0;
-        sums.judgeCalls += isObj(cost.judge) ? num(cost.judge.calls) : 0;
-        const trace = Array.isArray(r.trace) ? r.trace.filter(isObj) : [];
-        attempts += trace.length;
-        const rej = trace.filter((n) => n.status === 'rejected').length;
-        rejected += rej;
-        const bt = Array.isArray(r.backtracks) ? r.backtracks.length : 0;
-        backtracks += bt;
-        if (bt > 0 && withBacktracks.length < 50) withBacktracks.push(i);
-        if (rej > 0 && withRejections.length < 50) withRejections.push(i);
-      },
-      result() {
-        const n = Math.max(1, problems);
-        return {
-          kind,
-          problems,
-          strategies: [...strategies],
-          checked,
-          correct,
-          accuracy: checked ? correct / checked : null,
-          perProblem: {
-            policyTokens: sums.policyTokens / n,
-            judgeTokens: sums.judgeTokens / n,
-            policyCalls: sums.policyCalls / n,
-            judgeCalls: sums.judgeCalls / n,
-          },
-          attempts,
-          rejected,
-          backtracks,
-          withBacktracks,
-          withRejections,
-        };
-      },
-    };
-  }
-  if (kind === 'labels') {
-    const pos: Record<string, number> = {};
-    const labelled: Record<string, number> = {};
-    const withFirstError: Record<string, number> = {};
-    let solutions = 0;
-    let chunks = 0;
-    let finalAnswerCorrect = 0;
-    let rollouts = 0;
-    return {
-      add(r) {
-        if (!isObj(r)) return;
-        solutions++;
-        if (r.finalAnswerCorrect === true) finalAnswerCorrect++;
-        if (isObj(r.cost)) rollouts += num(r.cost.rollouts);
-        for (const [s, fe] of Object.entries(isObj(r.firstError) ? r.firstError : {})) {
-          if (!Object.hasOwn(withFirstError, s) && Object.keys(withFirstError).length >= 32) continue;
-          withFirstError[s] ??= 0;
-          if (typeof fe === 'number' && fe >= 0) withFirstError[s]++;
-        }
-        const softThreshold = softThresholdOf(r);
-        for (const c of Array.isArray(r.chunks) ? r.chunks.filter(isObj) : []) {
-          chunks++;
-          for (const [s, v] of Object.entries(isObj(c.labels) ? c.labels : {})) {
-            if (v === null || v === undefined) continue;
-            if (!Object.hasOwn(labelled, s) && Object.keys(labelled).length >= 32) continue;
-            labelled[s] = (labelled[s] ?? 0) + 1;
-            const positive = typeof v === 'number' ? isPositiveLabel(v, softThreshold) : v === true;
-            pos[s] = (pos[s] ?? 0) + (positive ? 1 : 0);
-          }
-        }
-      },
-      result() {
-        const signals = [...new Set([...Object.keys(withFirstError), ...Object.keys(labelled)])];
-        return {
-          kind,
-          solutions,
-          chunks,
-          signals,
-          positiveShare: Object.fromEntries(
-            signals.map((s) => [s, labelled[s] ? (pos[s] ?? 0) / labelled[s] : 0]),
-          ),
-          withFirstError: { ...withFirstError },
-          finalAnswerCorrect,
-          rollouts,
-        };
-      },
-    };
-  }
-  if (kind === 'samples') {
-    let problems = 0;
-    let samples = 0;
-    let correct = 0;
-    let solved = 0;
-    return {
-      add(r) {
-        if (!isObj(r)) return;
-        problems++;
-        const list = Array.isArray(r.samples) ? r.samples.filter(isObj) : [];
-        samples += list.length;
-        const right = list.filter((s) => s.correct === true).length;
-        correct += right;
-        if (right > 0) solved++;
-      },
-      result: () => ({ kind, problems, samples, correct, solved }),
-    };
-  }
-  if (kind === 'predictions') {
-    const subsets: Record<string, { n: number; exact: number }> = {};
-    const cells = new Map<string, [number, number | null, number]>();
-    let samples = 0;
-    let exact = 0;
-    let judge: string | null = null;
-    return {
-      add(r) {
-        if (!isObj(r) || typeof r.label !== 'number') return;
-        samples++;
-        judge ??= typeof r.judge === 'string' ? r.judge : null;
-        const p = typeof r.prediction === 'number' ? r.prediction : null;
-        const key = `${r.label},${p}`;
-        const cell = cells.get(key);
-        if (cell) cell[2]++;
-        else if (cells.size < 10_000) cells.set(key, [r.label, p, 1]);
-        const s = typeof r.subset === 'string' ? r.subset : '?';
-        if (!Object.hasOwn(subsets, s) && Object.keys(subsets).length >= 64) return;
-        subsets[s] ??= { n: 0, exact: 0 };
-        subsets[s].n++;
-        if (p === r.label) {
-          subsets[s].exact++;
-          exact++;
-        }
-      },
-      result: () => ({
-        kind,
-        samples,
-        judge,
-        subsets: structuredClone(subsets),
-        exact,
-        cells: [...cells.values()].map((c): [number, number | null, number] => [c[0], c[1], c[2]]),
-      }),
-    };
-  }
-  if (kind === 'chunk-judgments') {
-    const out: ChunkJudgmentFileSummary = {
-      kind,
-      chunks: 0,
-      solutions: 0,
-      agree: 0,
-      disagree: 0,
-      abstained: 0,
-      unlabelled: 0,
-      falsePositive: 0,
-      falseNegative: 0,
-      disagreements: [],
-    };
-    let lastSolution: unknown;
-    return {
-      add(r, i) {
-        if (!isObj(r)) return;
-        out.chunks++;
-        if (out.chunks === 1 || r.solution !== lastSolution) out.solutions++;
-        lastSolution = r.solution;
-        if (typeof r.label !== 'boolean') out.unlabelled++;
-        else if (r.agrees === true) out.agree++;
-        else if (r.agrees === false) {
-          out.disagree++;
-          if (r.label) out.falseNegative++;
-          else out.falsePositive++;
-          if (out.disagreements.length < 50) out.disagreements.push(i);
-        } else out.abstained++;
-      },
-      result: () => ({ ...out, disagreements: [...out.disagreements] }),
-    };
-  }
-  if (kind === 'selection') {
-    const out: SelectionFileSummary = {
-      kind,
-      problems: 0,
-      picked: 0,
-      differ: 0,
-      candidates: 0,
-      judgeCalls: 0,
-      judgeTokens: 0,
-    };
-    return {
-      add(r) {
-        if (!isObj(r)) return;
-        out.problems++;
-        const chosen = isObj(r.chosen) ? r.chosen : null;
-        const outcome = isObj(r.outcomeOnly) ? r.outcomeOnly : null;
-        if (chosen) out.picked++;
-        if (chosen && outcome && chosen.index !== outcome.index) out.differ++;
-        if (Array.isArray(r.candidates)) out.candidates += r.candidates.length;
-        const judge = isObj(r.cost) && isObj(r.cost.judge) ? r.cost.judge : null;
-        out.judgeCalls += judge ? num(judge.calls) : 0;
-        out.judgeTokens += tokens(judge);
-      },
-      result: () => ({ ...out }),
-    };
-  }
-  return { add() {}, result: () => null };
+  return SUMMARIZERS[kind]?.() ?? { add() {}, result: () => null };
 }
