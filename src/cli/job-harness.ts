@@ -147,6 +147,7 @@ const RESUMABLE = new Set([
   'eval processbench',
   'select',
   'label-code',
+  'segment',
 ]);
 
 /**

@@ -4,6 +4,7 @@ import { EVAL_CHUNKS_SETTINGS, PROCESSBENCH_SETTINGS } from '../evaluate/setting
 import { LABEL_SETTINGS } from '../label/settings.js';
 import { SAMPLE_SETTINGS } from '../sample/settings.js';
 import { SEARCH_SETTINGS } from '../search/registry.js';
+import { SEGMENT_SETTINGS } from '../segment/settings.js';
 import { EXPORT_SETTINGS } from '../train/export-settings.js';
 import { SELECT_SETTINGS } from '../train/select-settings.js';
 import { settingsTable } from './settings-options.js';
@@ -24,6 +25,7 @@ export function methodSettings(): ReadonlyArray<{ command: string; schema: Setti
     { command: 'eval processbench', schema: PROCESSBENCH_SETTINGS },
     { command: 'eval chunks', schema: EVAL_CHUNKS_SETTINGS },
     { command: 'export', schema: EXPORT_SETTINGS },
+    { command: 'segment', schema: SEGMENT_SETTINGS },
   ];
 }
 

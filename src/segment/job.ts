@@ -2,12 +2,14 @@ import { InputError } from '../core/errors.js';
 import { wrongKindError } from '../core/file-kind.js';
 import type { LanguageModel } from '../core/model.js';
 import { splitParagraphs } from '../core/segment.js';
+import { checkSettings, rowSettingKeys, settingFields, settingsDefaults } from '../core/settings-schema.js';
 import type { Chunk } from '../core/types.js';
 import { readJsonl } from '../jobs/jsonl.js';
 import type { ResumeCounts } from '../jobs/made-from.js';
 import { runJsonlJob } from '../jobs/run-job.js';
 import { type JobSettings, jobSettings } from '../jobs/settings.js';
-import { DEFAULT_SEGMENTER_ATTEMPTS, type LlmSegmenterOptions, segmentWithLlm } from './llm.js';
+import { type LlmSegmenterOptions, segmentWithLlm } from './llm.js';
+import { SEGMENT_SETTINGS, type SegmentConfig } from './settings.js';
 
 /** One input row of `stepwise segment --segmentation llm`: a solution text (and, optionally, its problem). */
 export interface SegmentInputRow {
@@ -86,19 +88,37 @@ export interface SegmentSummary extends ResumeCounts {
 }
 
 /**
+ * The settings of a run: those given (undefined: not given), checked against
+ * {@link SEGMENT_SETTINGS} and completed with its defaults. A field the schema does not have is
+ * left out (the options also carry the model, the rows and callbacks).
+ */
+export function resolveSegmentConfig(
+  options: Partial<Record<keyof SegmentConfig, unknown>>,
+  nameOf: (field: string) => string = (k) => `segment settings: ${k}`,
+): SegmentConfig {
+  const given: Record<string, unknown> = {};
+  for (const f of settingFields(SEGMENT_SETTINGS))
+    if (options[f.key as keyof SegmentConfig] !== undefined)
+      given[f.key] = options[f.key as keyof SegmentConfig];
+  checkSettings(SEGMENT_SETTINGS, given, nameOf, 'segment settings');
+  return { ...settingsDefaults(SEGMENT_SETTINGS), ...given } as SegmentConfig;
+}
+
+/**
  * Segment every row with the LLM into a resumable JSONL file (a finished row is appended as
  * soon as it is done; a rerun skips rows already there), then summarise the whole file.
  */
 export async function runSegmentJob(options: SegmentJobOptions): Promise<SegmentSummary> {
+  const config = resolveSegmentConfig(options);
+  // `by` and the first reply's temperature are recorded as they always were (no flag sets the latter).
+  const row = Object.fromEntries(
+    rowSettingKeys(SEGMENT_SETTINGS).map((k) => [k, config[k as keyof SegmentConfig]]),
+  );
   const settings = jobSettings('segment', {
     by: 'llm',
     model: options.modelSpec,
-    whitespace: options.whitespace ?? 'between-chunks',
-    attempts: options.attempts ?? DEFAULT_SEGMENTER_ATTEMPTS,
     temperature: options.temperature ?? 0,
-    retryTemperature: options.retryTemperature ?? 0.7,
-    maxTokens: options.maxTokens,
-    seed: options.seed ?? 0,
+    ...row,
   });
   let resume: ResumeCounts = { resumed: 0, redone: 0, unverified: 0 };
   const records = await runJsonlJob<SegmentInputRow, SegmentedRow>({
@@ -106,7 +126,7 @@ export async function runSegmentJob(options: SegmentJobOptions): Promise<Segment
     keyOf: (r) => r.id,
     keyOfOutput: (r) => r.id,
     out: options.out,
-    concurrency: options.concurrency ?? 8,
+    concurrency: config.concurrency,
     fresh: options.fresh,
     strictResume: options.strictResume,
     onWarning: options.onWarning,

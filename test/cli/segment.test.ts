@@ -26,7 +26,7 @@ describe('stepwise segment', () => {
     expect(chunks.map((c) => c.index)).toEqual([0, 1, 2]);
   });
 
-  it('reads a FILE; steps, lines and tags modes (chunk-tags, its old spelling, too)', () => {
+  it('reads a FILE; steps, lines and tags modes (tags, the name on every command)', () => {
     const dir = tempDir('stepwise-seg-');
     writeFileSync(join(dir, 's.txt'), 'Step 1: a\nStep 2: b\n  c');
     const steps = JSON.parse(runCli(['segment', '--by', 'steps', join(dir, 's.txt'), '--json']).stdout);
@@ -34,8 +34,7 @@ describe('stepwise segment', () => {
     const lines = JSON.parse(runCli(['segment', '--by', 'lines', join(dir, 's.txt'), '--json']).stdout);
     expect(lines.chunks.map((c: { text: string }) => c.text)).toEqual(['Step 1: a', 'Step 2: b', '  c']);
     const tags = JSON.parse(
-      runCli(['segment', '--by', 'chunk-tags', '--json'], { input: '<chunk>x</chunk> <chunk>y</chunk>' })
-        .stdout,
+      runCli(['segment', '--by', 'tags', '--json'], { input: '<chunk>x</chunk> <chunk>y</chunk>' }).stdout,
     );
     expect(tags).toEqual({
       chunks: [
@@ -44,14 +43,13 @@ describe('stepwise segment', () => {
       ],
       text: 'x y',
     });
-    // `tags`, the mode's name on every command; `chunk-tags` (above) is its old spelling here.
+    // `tags`, the mode's name on every command, under --segmentation as under --by.
     const now = runCli(['segment', '--segmentation', 'tags', '--json'], {
       input: '<chunk>x</chunk> <chunk>y</chunk>',
     });
     expect(JSON.parse(now.stdout)).toEqual(tags);
     const help = runCli(['segment', '--help']).stdout;
     expect(help.replace(/\s+/g, ' ')).toContain('(choices: "paragraph", "steps", "tags", "lines", "llm"');
-    expect(help).not.toContain('chunk-tags');
   });
 
   it("--original validates a model's <chunk> tagging and falls back with the reason", () => {

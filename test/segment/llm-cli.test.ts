@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startCli } from '../support/cli.js';
@@ -99,4 +99,48 @@ describe('stepwise segment --by llm (issue 15, acceptance 1)', () => {
       await server.close();
     }
   }, 60_000);
+
+  it('Ctrl-C: finished rows are kept, the run is recorded as interrupted with the whole hint, a rerun resumes', async () => {
+    const inputs = Array.from({ length: 40 }, (_, i) => ({
+      id: `s${i}`,
+      text: `One is ${i}.\n\nTwo is ${i + 1}.`,
+    }));
+    const input = join(dir, 'int-in.jsonl');
+    const out = join(dir, 'int-out.jsonl');
+    const home = join(dir, 'int-home');
+    writeFileSync(input, inputs.map((r) => JSON.stringify(r)).join('\n'));
+    const server = await startTaggingServer({ alterEvery: 1000, delayMs: 150 });
+    try {
+      const args = ['segment', '--segmentation', 'llm', '--model', 'openai:m', '--base-url', server.url];
+      const all = [...args, '--input', input, '--out', out, '--concurrency', '1'];
+      const run = startCli(all, home);
+      const rows = (): number =>
+        existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean).length : 0;
+      const deadline = Date.now() + 120_000;
+      while (Date.now() < deadline && rows() < 2) await new Promise((r) => setTimeout(r, 20));
+      run.child.kill('SIGINT');
+      const stopped = await run.done;
+      expect(stopped.code, stopped.stderr).toBe(130);
+      const kept = rows();
+      expect(kept).toBeGreaterThanOrEqual(2);
+      expect(kept).toBeLessThan(40);
+      expect(stopped.stderr).toMatch(/run \S+ \(`stepwise segment`\) recorded as interrupted/);
+      expect(stopped.stderr).toContain(`finished work is kept in ${out}`);
+      expect(stopped.stderr).toContain('rerun the same command to resume');
+      const runs = await startCli(['runs', '--json', '--status', 'interrupted'], home).done;
+      expect(
+        runs.stdout
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l).command),
+      ).toEqual(['segment']);
+      const again = await startCli([...all, '--json'], home).done;
+      expect(again.code, again.stderr).toBe(0);
+      const summary = JSON.parse(again.stdout) as { solutions: number; resumed: number };
+      expect(summary.solutions).toBe(40);
+      expect(summary.resumed).toBeGreaterThanOrEqual(kept);
+    } finally {
+      await server.close();
+    }
+  }, 300_000);
 });

@@ -39,7 +39,10 @@ export function tagSentences(text: string): string {
   return out + text.slice(last);
 }
 
-export async function startTaggingServer(options: { alterEvery?: number } = {}): Promise<TaggingServer> {
+/** `delayMs`: each chat reply waits this long (a job that is still running when a test stops it). */
+export async function startTaggingServer(
+  options: { alterEvery?: number; delayMs?: number } = {},
+): Promise<TaggingServer> {
   const alterEvery = options.alterEvery ?? 3;
   const replies: TaggingServer['replies'] = [];
   const server = http.createServer((req, res) => {
@@ -67,12 +70,15 @@ export async function startTaggingServer(options: { alterEvery?: number } = {}):
       const altered = (replies.length + 1) % alterEvery === 0 && /\d/.test(reply);
       if (altered) reply = reply.replace(/\d/, (d) => String((Number(d) + 1) % 10));
       replies.push({ text: reply, altered });
-      json(200, {
-        id: `chatcmpl-${replies.length}`,
-        object: 'chat.completion',
-        choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 100, completion_tokens: 100, total_tokens: 200 },
-      });
+      const send = (): void =>
+        json(200, {
+          id: `chatcmpl-${replies.length}`,
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 100, completion_tokens: 100, total_tokens: 200 },
+        });
+      if (options.delayMs) setTimeout(send, options.delayMs);
+      else send();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
