@@ -81,7 +81,7 @@ export async function runExportCommand(flags: ExportFlags): Promise<void> {
     quiet: flags.quiet,
     json: flags.json,
     cleanup: () => model?.close?.(),
-    run: () =>
+    run: ({ onProgress }) =>
       exportTrainingData({
         from: flags.input,
         task: settings.task,
@@ -98,6 +98,7 @@ export async function runExportCommand(flags: ExportFlags): Promise<void> {
         findContinuation,
         chatTemplate,
         shard: flags.shard,
+        onProgress,
       }),
     counts: (s) => ({ rows: s.rows }),
     summary: (s) => ({

@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { InputError } from '../core/errors.js';
 import type { FileKind } from '../core/file-kind.js';
 import { streamJsonl } from '../jobs/lines.js';
-import { inShard, type Shard } from '../jobs/run-job.js';
+import { inShard, type JobProgress, type Shard } from '../jobs/run-job.js';
 import { validateRows } from './label-file.js';
 
 /**
@@ -23,6 +23,28 @@ export interface RowWriter<T> {
   abort(): void;
 }
 
+/** Unfinished output files of this process, removed if it exits before they are put in place. */
+const unfinished = new Set<string>();
+let exitHook = false;
+
+/**
+ * Note `tmp` as unfinished until the returned function is called: a process that exits first
+ * (Ctrl-C: the job harness records the run and exits 130) removes it, so an interrupted export
+ * leaves neither a half-written training set nor its temporary file.
+ */
+export function removeOnExit(tmp: string): () => void {
+  unfinished.add(tmp);
+  if (!exitHook) {
+    exitHook = true;
+    process.on('exit', () => {
+      for (const f of unfinished) rmSync(f, { force: true });
+    });
+  }
+  return () => {
+    unfinished.delete(tmp);
+  };
+}
+
 /**
  * JSONL rows appended as they come (in 1 MB writes) to a temporary file beside `path`, renamed
  * into place by `close`: a failed export leaves no half-written training set.
@@ -32,6 +54,7 @@ export class JsonlRowWriter implements RowWriter<unknown> {
   private fd: number | undefined;
   private pending: string[] = [];
   private pendingChars = 0;
+  private readonly finished: () => void;
   rows = 0;
 
   constructor(
@@ -40,6 +63,7 @@ export class JsonlRowWriter implements RowWriter<unknown> {
   ) {
     mkdirSync(dirname(path), { recursive: true });
     this.tmp = `${path}.tmp-${process.pid}`;
+    this.finished = removeOnExit(this.tmp);
     this.fd = openSync(this.tmp, 'w');
   }
 
@@ -64,12 +88,14 @@ export class JsonlRowWriter implements RowWriter<unknown> {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
     renameSync(this.tmp, this.path);
+    this.finished();
   }
 
   abort(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
     rmSync(this.tmp, { force: true });
+    this.finished();
   }
 }
 
@@ -95,10 +121,15 @@ export async function writeAll<W extends RowWriter<never>>(
  */
 export class ExportInput {
   private readonly stamp: string;
+  /** Records of this part, counted by the last whole read (the total progress reports). */
+  private partRecords = 0;
+  private reads = 0;
 
   constructor(
     readonly file: string,
     readonly shard: Shard | undefined,
+    /** Progress in records of this part, on each read that yields them (a task may read twice). */
+    private readonly onProgress?: (p: JobProgress) => void,
   ) {
     if (!existsSync(file)) throw new InputError({ file }, 'file not found');
     this.stamp = ExportInput.stampOf(file);
@@ -131,21 +162,33 @@ export class ExportInput {
     parse: (value: unknown, line: number) => T,
   ): Generator<{ line: number; record: T; mine: boolean; simulated: boolean }> {
     this.checkUnchanged();
+    let part = 0;
     for (const { line, value } of streamJsonl(this.file)) {
       const record = parse(value, line);
       const simulated = (value as { simulated?: unknown } | null)?.simulated === true;
-      yield { line, record, mine: this.mine(value), simulated };
+      const mine = this.mine(value);
+      if (mine) part++;
+      yield { line, record, mine, simulated };
     }
     this.checkUnchanged();
+    this.partRecords = part;
   }
 
   /** The records of this part, checked by `parse`. */
   *records<T>(parse: (value: unknown, line: number) => T): Generator<{ line: number; record: T }> {
     this.checkUnchanged();
+    this.reads++;
+    const unit = this.reads > 1 ? `records (read ${this.reads})` : 'records';
+    const report = (done: number) =>
+      this.onProgress?.({ done, total: Math.max(done, this.partRecords), resumed: 0, unit });
+    let done = 0;
+    report(0);
     for (const { line, value } of streamJsonl(this.file)) {
       if (!this.mine(value)) continue;
       yield { line, record: parse(value, line) };
+      if (++done % 100 === 0) report(done);
     }
+    report(done);
     this.checkUnchanged();
   }
 }

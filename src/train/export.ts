@@ -1,6 +1,6 @@
 import { UsageError } from '../core/errors.js';
 import type { Segmentation } from '../core/segment.js';
-import type { Shard } from '../jobs/run-job.js';
+import type { JobProgress, Shard } from '../jobs/run-job.js';
 import type { ChatTemplate } from '../prompts/chat-template.js';
 import {
   EXPORT_FORMAT_SPECS,
@@ -77,6 +77,8 @@ export interface ExportOptions {
   split?: string;
   /** Only part K of N of the input (`--shard K/N`): the records whose `id` hashes to it. */
   shard?: Shard;
+  /** Progress in input records of the part, on each read that builds rows. */
+  onProgress?: (p: JobProgress) => void;
 }
 
 /** SORM balancing at one prefix length: rows kept and dropped, by last label. */
@@ -147,7 +149,7 @@ export async function exportTrainingData(o: ExportOptions): Promise<ExportSummar
       `task ${o.task} cannot be written as ${o.format}; formats for ${o.task}: ${TASK_FORMATS[o.task]?.join(', ') ?? 'none'}`,
     );
   }
-  const input = new ExportInput(o.from, o.shard);
+  const input = new ExportInput(o.from, o.shard, o.onProgress);
   const summary: ExportSummary = { task: o.task, format: o.format, out: o.out, rows: 0 };
   if (o.shard && o.shard.count > 1) summary.shard = `${o.shard.index}/${o.shard.count}`;
   const ctx: RowContext = {

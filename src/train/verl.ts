@@ -4,6 +4,7 @@ import { type ColumnSource, fileWriter, ParquetWriter } from 'hyparquet-writer';
 import type { z } from 'zod';
 import type { ChatMessage } from '../core/model.js';
 import type { VerlRowSchema, VerlSftRowSchema } from '../data/record-kinds.js';
+import { removeOnExit } from './export-io.js';
 
 /** hyparquet-writer's schema element (its own copy of hyparquet's type). */
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]['schema'][number];
@@ -107,6 +108,7 @@ export class ParquetRowWriter<T> {
   private readonly pq: ParquetWriter;
   private batch: T[] = [];
   private batchBytes = 0;
+  private readonly finished: () => void;
   rows = 0;
 
   constructor(
@@ -117,6 +119,7 @@ export class ParquetRowWriter<T> {
   ) {
     mkdirSync(dirname(path), { recursive: true });
     this.tmp = `${path}.tmp-${process.pid}`;
+    this.finished = removeOnExit(this.tmp);
     this.pq = new ParquetWriter({ writer: fileWriter(this.tmp), schema });
   }
 
@@ -138,10 +141,12 @@ export class ParquetRowWriter<T> {
     this.flush();
     void this.pq.finish();
     renameSync(this.tmp, this.path);
+    this.finished();
   }
 
   abort(): void {
     rmSync(this.tmp, { force: true });
+    this.finished();
   }
 }
 
