@@ -16,11 +16,11 @@ import { addSettingsOptions } from '../settings-options.js';
 import { addAlias, apiKeyOption, storeOption, strictResumeOption } from '../vocabulary.js';
 
 /** What every judge-running `eval` command takes besides its settings: the judge and how it is reached. */
-function addJudgeOptions(cmd: Command): Command {
+function addJudgeOptions(cmd: Command, required: string): Command {
   return cmd
     .option(
       '--judge <spec>',
-      'judge spec: <kind>:<model spec>[?settings] (kinds and their settings below) (required, unless --predictions)',
+      `judge spec: <kind>:<model spec>[?settings] (kinds and their settings below) ${required}`,
     )
     .addOption(
       baseUrlOption('OpenAI-compatible server(s) of the judge, comma-separated (default OPENAI_BASE_URL)'),
@@ -50,6 +50,7 @@ export function register(program: Command): void {
       .description(
         'Score a judge on ProcessBench (official error_acc / correct_acc / F1), or score a predictions file',
       ),
+    '(required, unless --predictions)',
   );
   addAlias(addSettingsOptions(processbench, PROCESSBENCH_SETTINGS), '--judge-votes', '--votes');
   addBatchOptions(processbench, "the judge's")
@@ -90,6 +91,7 @@ export function register(program: Command): void {
       .description(
         "A judge's per-chunk accuracy, balanced accuracy and per-class recall against rollout labels",
       ),
+    '(required)',
   );
   addAlias(addSettingsOptions(chunks, EVAL_CHUNKS_SETTINGS), '--judge-votes', '--votes');
   addInputOption(chunks, '`stepwise label` output (JSONL: chunks[{text, labels{signal}}])', ['labels'])
