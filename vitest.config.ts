@@ -3,8 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // Providers registered; and every file removes the folders test/support/temp.ts made for it.
-    setupFiles: ['./test/support/providers.ts', './test/support/temp-cleanup.ts'],
+    // Every file removes the folders test/support/temp.ts made for it.
+    setupFiles: ['./test/support/temp-cleanup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // The CI reads a plain "N passed, N failed" closing line; the summary reporter prints it.

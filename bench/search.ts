@@ -7,18 +7,17 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createJudge } from '../src/judge/create.js';
 import { createPolicy } from '../src/models/policy.js';
-import { createModel } from '../src/models/registry.js';
-import { registerDefaultProviders } from '../src/providers/default.js';
+import { createDefaultRegistry } from '../src/providers/default.js';
 import { benchChart, benchSearch, DEFAULT_BENCH_SPECS } from '../src/search/bench.js';
 import { simDatasetProblems } from '../src/sim/dataset.js';
 
 const [count = 300, stepError = 0.1, sens = 0.9, spec = 0.9] = process.argv.slice(2).map(Number);
-registerDefaultProviders();
+const providers = createDefaultRegistry();
 const policySpec = `sim?step_error=${stepError}`;
 const judgeSpec = `sim:generative?sensitivity=${sens}&specificity=${spec}`;
-const policy = createPolicy(await createModel(policySpec));
-const judge = await createJudge(judgeSpec);
-const outcome = await createJudge('sim:orm');
+const policy = createPolicy(await providers.languageModel(policySpec));
+const judge = await createJudge(judgeSpec, { providers });
+const outcome = await createJudge('sim:orm', { providers });
 const problems = simDatasetProblems(count, { seed: 1, stepError });
 const report = await benchSearch({
   problems,

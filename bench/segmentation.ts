@@ -29,9 +29,8 @@ import type { StepJudge } from '../src/judge/types.js';
 import { readLabelInput } from '../src/label/input.js';
 import { labelSolution } from '../src/label/label.js';
 import { createPolicy } from '../src/models/policy.js';
-import { createModel } from '../src/models/registry.js';
 import { PROMPT_READERS } from '../src/prompts/readers.js';
-import { registerDefaultProviders } from '../src/providers/default.js';
+import { createDefaultRegistry } from '../src/providers/default.js';
 import { sampleProblem } from '../src/sample/sample.js';
 import { runStrategy } from '../src/search/registry.js';
 import { simDatasetProblems } from '../src/sim/dataset.js';
@@ -44,7 +43,7 @@ function flag(name: string, fallback: string): string {
   return i > 0 && i + 1 < process.argv.length ? process.argv[i + 1] : fallback;
 }
 
-registerDefaultProviders();
+const providers = createDefaultRegistry();
 const problemsCount = Number(flag('problems', '60'));
 const n = Number(flag('n', '4'));
 const rollouts = Number(flag('rollouts', '8'));
@@ -87,14 +86,16 @@ async function openWorld(): Promise<World> {
     const model = createSimModel(world, PROMPT_READERS);
     return {
       policyModel: model,
-      judge: await createJudge('generative:sim', { model }),
+      judge: await createJudge('generative:sim', { providers, model }),
       problems: simDatasetProblems(problemsCount, { ...parseSimSpec(world).options, seed }),
       generation: {},
       close: async () => {},
     };
   }
   // No call cache: every call is counted, and a reply of an earlier model file is never reused.
-  const policyModel = await createModel(`gguf:${join(tinyDir, 'policy.gguf')}`, { noCache: true });
+  const policyModel = await providers.languageModel(`gguf:${join(tinyDir, 'policy.gguf')}`, {
+    noCache: true,
+  });
   const problems = readFileSync(join(tinyDir, 'heldout.jsonl'), 'utf8')
     .split('\n')
     .filter((l) => l.trim() !== '')
@@ -103,7 +104,10 @@ async function openWorld(): Promise<World> {
       const r = JSON.parse(l) as { id: string; question: string; answer: string };
       return { id: r.id, question: r.question, answer: r.answer, domain: 'math' as const, source: 'tiny' };
     });
-  const judge = await createJudge(`generative:gguf:${join(tinyDir, 'judge.gguf')}`, { noCache: true });
+  const judge = await createJudge(`generative:gguf:${join(tinyDir, 'judge.gguf')}`, {
+    providers,
+    noCache: true,
+  });
   return {
     policyModel,
     judge,

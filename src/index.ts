@@ -3,8 +3,6 @@
  * re-exports its public API from its own index. Kept in alphabetical order (biome sorts it).
  */
 
-import { registerDefaultProviders } from './providers/default.js';
-
 export * from './code/index.js';
 export * from './core/cost.js';
 export * from './core/errors.js';
@@ -22,6 +20,7 @@ export * from './label/index.js';
 export * from './models/index.js';
 export * from './models/policy.js';
 export * from './prompts/index.js';
+export { createDefaultRegistry, DEFAULT_PROVIDERS } from './providers/default.js';
 export * from './sample/index.js';
 export * from './search/index.js';
 export * from './segment/index.js';
@@ -32,6 +31,3 @@ export * from './train/index.js';
 export * from './verify/code/index.js';
 export * from './verify/index.js';
 export { VERSION } from './version.js';
-
-// The library works out of the box: the shipped providers (openai, gguf, sim) are registered.
-registerDefaultProviders();

@@ -7,12 +7,12 @@ import type { Problem } from '../core/types.js';
 import { parseFieldMapping } from '../data/jsonl.js';
 import { assertDatasetName, problemSource } from '../data/load.js';
 import type { Policy, PromptForm } from '../models/policy.js';
-import { parseModelSpec } from '../models/registry.js';
 import { renderCodeProblem } from '../prompts/code.js';
 import { mathDomain, type SearchDomain } from '../search/domain.js';
 import { simDatasetProblemSequence } from '../sim/dataset.js';
 import { parseSimSpec } from '../sim/options.js';
 import { intOption } from './options.js';
+import { providers } from './providers.js';
 import { addUnsafeFilesystemOption } from './sandbox.js';
 
 /**
@@ -92,7 +92,7 @@ function datasetReader(f: DatasetFlags & { policy?: string }): () => AsyncIterab
     const count = Math.min(f.count ?? f.limit ?? 100, f.limit ?? Number.POSITIVE_INFINITY);
     // The success rates the sim data set reports are those of the policy's world options.
     const world =
-      f.policy && parseModelSpec(f.policy).provider === 'sim' ? parseSimSpec(f.policy).options : {};
+      f.policy && providers.parse(f.policy).provider === 'sim' ? parseSimSpec(f.policy).options : {};
     return async function* () {
       yield* simDatasetProblemSequence(count, { ...world, seed: f.simSeed ?? 0 });
     };

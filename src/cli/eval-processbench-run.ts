@@ -28,8 +28,10 @@ import type { BatchFiles } from '../models/batch.js';
 import { checkCriticTemplate } from '../prompts/critic.js';
 import { type BatchFlags, batchOutcome, batchReport, nextRoundFile, openBatchFiles } from './batch.js';
 import { runJobCommand } from './job-harness.js';
+import { providers } from './providers.js';
 import { settingsFromFlags } from './settings-options.js';
 import { simWorldInputCheck } from './sim-guard.js';
+import { warn } from './warn.js';
 
 /** The flags a judge-running `eval` command shares: the judge and how it is reached. */
 export interface JudgeFlags {
@@ -58,14 +60,6 @@ export type EvalProcessbenchFlags = Partial<ProcessBenchConfig> &
     shard?: Shard;
   };
 
-const warnOnce = (): ((m: string) => void) => {
-  const warned = new Set<string>();
-  return (m) => {
-    if (!warned.has(m)) process.stderr.write(`warning: ${m}\n`);
-    warned.add(m);
-  };
-};
-
 /** The judge of an `eval` command, from `--judge` and the server flags. */
 export async function buildEvalJudge(
   flags: JudgeFlags,
@@ -73,16 +67,16 @@ export async function buildEvalJudge(
 ): Promise<StepJudge> {
   if (!flags.judge) throw new UsageError('--judge <spec> is required');
   return createJudge(flags.judge, {
+    providers,
     criticTemplate: more.criticTemplate,
-    baseUrl: flags.baseUrl,
-    apiKey: flags.apiKey,
+    settings: { baseUrl: flags.baseUrl, apiKey: flags.apiKey },
     votes: flags.judgeVotes,
     threshold: more.threshold,
     seed: flags.seed,
     noCache: !flags.cache,
     storePath: flags.store,
     batch: more.batch,
-    onWarning: warnOnce(),
+    onWarning: warn,
   });
 }
 
@@ -224,7 +218,7 @@ async function runProcessBenchJudge(flags: EvalProcessbenchFlags, config: Proces
           const report = await runProcessBench({
             ...{ judge, samples, predictionsPath: predictions, threshold, votes: config.judgeVotes },
             ...{ concurrency: config.concurrency, fresh: flags.fresh, strictResume: flags.strictResume },
-            onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
+            onWarning: warn,
             ...{ shard: flags.shard, settings, seed: config.seed, segmentation: config.segmentation },
             onProgress,
           });

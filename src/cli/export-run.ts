@@ -2,7 +2,6 @@ import { rowSettingKeys } from '../core/settings-schema.js';
 import type { Shard } from '../jobs/run-job.js';
 import { jobSettings } from '../jobs/settings.js';
 import { createPolicy } from '../models/policy.js';
-import { createModel } from '../models/registry.js';
 import { isSimulatedModel } from '../models/simulated.js';
 import { loadChatTemplate } from '../prompts/chat-template.js';
 import { defaultStorePath } from '../store/db.js';
@@ -10,6 +9,7 @@ import { type CorrectContinuationFinder, exportTrainingData, formatForOut } from
 import { EXPORT_SETTINGS, type ExportSettings } from '../train/export-settings.js';
 import { checkMathAnswer } from '../verify/check.js';
 import { runJobCommand } from './job-harness.js';
+import { providers } from './providers.js';
 import { settingsFromFlags } from './settings-options.js';
 import { DEFAULT_TEMPERATURE } from './vocabulary.js';
 
@@ -41,7 +41,10 @@ export async function runExportCommand(flags: ExportFlags): Promise<void> {
   const chatTemplate = flags.chatTemplate ? loadChatTemplate(flags.chatTemplate) : undefined;
   const storePath = flags.store ?? defaultStorePath();
   const model = flags.policy
-    ? await createModel(flags.policy, { baseUrl: flags.baseUrl, apiKey: flags.apiKey, storePath })
+    ? await providers.languageModel(flags.policy, {
+        settings: { baseUrl: flags.baseUrl, apiKey: flags.apiKey },
+        storePath,
+      })
     : undefined;
   let findContinuation: CorrectContinuationFinder | undefined;
   if (model) {

@@ -12,6 +12,7 @@ import { flagName } from '../jobs/settings.js';
 import { runJobCommand } from './job-harness.js';
 import type { RunFlags } from './option-groups.js';
 import { settingsFromFlags } from './settings-options.js';
+import { warn } from './warn.js';
 
 /** The code data sets `label-code` reads, each by its own loader. */
 export const LABEL_CODE_DATASETS = ['mbpp', 'humaneval'] as const;
@@ -71,7 +72,7 @@ export async function runLabelCodeCommand(flags: LabelCodeFlags): Promise<void> 
         concurrency: config.concurrency,
         fresh: flags.fresh,
         strictResume: flags.strictResume,
-        onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
+        onWarning: warn,
         shard: flags.shard,
         settings,
         onProgress,

@@ -7,7 +7,6 @@ import { runLabelJob } from '../label/job.js';
 import { BatchPending } from '../models/batch.js';
 import { cacheStatsOf } from '../models/cache.js';
 import { createPolicy } from '../models/policy.js';
-import { createModel } from '../models/registry.js';
 import { isSimulatedModel } from '../models/simulated.js';
 import { loadChatTemplate } from '../prompts/chat-template.js';
 import { defaultStorePath } from '../store/db.js';
@@ -17,12 +16,10 @@ import { type DatasetFlags, datasetSettings, loadDatasetProblems } from './datas
 import { runJobCommand } from './job-harness.js';
 import { labelReport } from './job-summaries.js';
 import { type RunFlags, type ServerFlags, serverOptionsOf } from './option-groups.js';
+import { providers } from './providers.js';
 import { settingsFromFlags } from './settings-options.js';
 import { assertSimWorldInputs } from './sim-guard.js';
-
-const warn = (m: string): void => {
-  process.stderr.write(`warning: ${m}\n`);
-};
+import { warn } from './warn.js';
 
 /** The flags: the fields of {@link LabelConfig} by name (LABEL_SETTINGS), then where the job reads, writes and reaches. */
 export type LabelFlags = Partial<LabelConfig> &
@@ -65,7 +62,7 @@ export async function runLabelCommand(flags: LabelFlags): Promise<void> {
   assertInputRendering(flags.input, chatTemplate?.id);
   const storePath = flags.store ?? defaultStorePath();
   const batch = openBatchFiles({ ...flags, cache: config.cache !== false }, storePath);
-  const model = await createModel(flags.policy, {
+  const model = await providers.languageModel(flags.policy, {
     ...serverOptionsOf(flags),
     batch,
     cacheMode: config.cache === false ? undefined : config.cache,

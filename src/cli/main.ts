@@ -1,15 +1,11 @@
 import { Command, CommanderError, Help, type Option } from 'commander';
 import { StepwiseError } from '../core/errors.js';
 import { redactText, secretValues } from '../core/redact.js';
-import { registerDefaultProviders } from '../providers/default.js';
 import { VERSION } from '../version.js';
 import { registerCommands } from './commands/index.js';
 import { onInterrupt } from './job-harness.js';
 import { addRunNameOption, applyRunName } from './run-name.js';
 import { applySandboxFlags, closeSandboxes } from './sandbox.js';
-
-// The composition root: every command's `createModel` finds openai, gguf and sim registered.
-registerDefaultProviders();
 
 const defaultHelp = new Help();
 

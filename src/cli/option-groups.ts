@@ -85,16 +85,16 @@ export function addServerOptions(cmd: Command): Command {
     .addOption(storeOption());
 }
 
-/** What `createModel` takes of the server group. */
+/** What the provider registry takes of the server group: the openai backend's settings and the store. */
 export function serverOptionsOf(flags: ServerFlags): {
-  baseUrl?: string;
-  apiKey?: string;
-  timeoutMs?: number;
-  maxRetries?: number;
+  settings: { baseUrl?: string; apiKey?: string; timeoutMs?: number; maxRetries?: number };
   storePath: string;
 } {
   const { baseUrl, apiKey, timeoutMs, maxRetries } = flags;
-  return { baseUrl, apiKey, timeoutMs, maxRetries, storePath: flags.store ?? defaultStorePath() };
+  return {
+    settings: { baseUrl, apiKey, timeoutMs, maxRetries },
+    storePath: flags.store ?? defaultStorePath(),
+  };
 }
 
 /**

@@ -3,10 +3,10 @@ import type { LanguageModel } from '../core/model.js';
 import { resumePhrase } from '../jobs/made-from.js';
 import { flagName } from '../jobs/settings.js';
 import { BatchPending } from '../models/batch.js';
-import { type CachedModel, cacheStatsOf } from '../models/cache.js';
+import { cacheStatsOf } from '../models/cache.js';
+import { innerModel } from '../models/middleware.js';
 import { failuresPhrase, OpenAIModel } from '../models/openai.js';
 import { createPolicy } from '../models/policy.js';
-import { createModel, parseModelSpec } from '../models/registry.js';
 import { isSimulatedModel } from '../models/simulated.js';
 import { loadChatTemplate } from '../prompts/chat-template.js';
 import {
@@ -22,9 +22,11 @@ import { batchOutcome, batchReport, openBatchFiles } from './batch.js';
 import { type DatasetFlags, datasetSettings, policyForDataset, scanDatasetProblems } from './datasets.js';
 import { runJobCommand } from './job-harness.js';
 import type { RunFlags } from './option-groups.js';
+import { providers } from './providers.js';
 import { settingsFromFlags } from './settings-options.js';
 import { simWorldInputCheck } from './sim-guard.js';
 import { cachePhrase, SIMULATED_WORLD, share } from './summary.js';
+import { warn } from './warn.js';
 
 /** The flags: the fields of {@link SampleConfig} by name (SAMPLE_SETTINGS), then where the job reads, writes and reaches. */
 export type SampleFlags = Partial<SampleConfig> &
@@ -45,12 +47,8 @@ export type SampleFlags = Partial<SampleConfig> &
     simGuess?: boolean;
   };
 
-function unwrap(model: LanguageModel): LanguageModel {
-  return (model as Partial<CachedModel>).inner ?? model;
-}
-
 function endpointCount(model: LanguageModel): number {
-  const inner = unwrap(model);
+  const inner = innerModel(model);
   return inner instanceof OpenAIModel ? inner.endpoints.endpoints.length : 1;
 }
 
@@ -61,7 +59,7 @@ function endpointCount(model: LanguageModel): number {
  */
 export async function runSampleCommand(flags: SampleFlags): Promise<void> {
   const config = resolveSampleConfig(settingsFromFlags(SAMPLE_SETTINGS, { ...flags }), flagName);
-  const spec = parseModelSpec(flags.policy);
+  const spec = providers.parse(flags.policy);
   // Read once before any work (bad records and simulated-world mismatches fail here), then
   // again as the job goes: the problems are never all in memory.
   const dataset = await scanDatasetProblems(
@@ -69,20 +67,19 @@ export async function runSampleCommand(flags: SampleFlags): Promise<void> {
     simWorldInputCheck({ policy: flags.policy }, { guess: flags.simGuess, source: flags.dataset }),
   );
   const chatTemplate = flags.chatTemplate ? loadChatTemplate(flags.chatTemplate) : undefined;
-  const warn = (m: string): void => {
-    process.stderr.write(`stepwise: warning: ${m}\n`);
-  };
   const storePath = flags.store ?? defaultStorePath();
   const batch = openBatchFiles(flags, flags.store);
-  const model = await createModel(flags.policy, {
+  const model = await providers.languageModel(flags.policy, {
     batch,
-    baseUrl: flags.baseUrl,
-    concurrency: config.concurrency,
-    timeoutMs: flags.timeoutMs,
-    apiKey: flags.apiKey,
+    settings: {
+      baseUrl: flags.baseUrl,
+      concurrency: config.concurrency,
+      timeoutMs: flags.timeoutMs,
+      apiKey: flags.apiKey,
+      maxRetries: flags.maxRetries,
+      threads: flags.threads,
+    },
     storePath: flags.store,
-    maxRetries: flags.maxRetries,
-    threads: flags.threads,
     noCache: !flags.cache,
     onWarning: warn,
   });
@@ -149,12 +146,12 @@ export async function runSampleCommand(flags: SampleFlags): Promise<void> {
         const failed = batchOutcome(flags, batch, {
           pending: summary.pending ?? 0,
           unit: 'problems',
-          modelId: unwrap(model).modelId,
+          modelId: innerModel(model).modelId,
           chat: config.promptForm === 'chat',
         });
         if (failed) throw failed;
       }
-      const inner = unwrap(model);
+      const inner = innerModel(model);
       server = inner instanceof OpenAIModel ? inner.stats() : undefined;
       return summary;
     },

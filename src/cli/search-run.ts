@@ -28,10 +28,7 @@ import {
 } from './search-setup.js';
 import { assertSimWorldInputs, simWorldInputCheck } from './sim-guard.js';
 import { cachePhrase, SIMULATED_WORLD, share } from './summary.js';
-
-const warn = (m: string): void => {
-  process.stderr.write(`warning: ${m}\n`);
-};
+import { warn } from './warn.js';
 
 /** The flags of `stepwise search`: the search settings and models (SearchFlags), the data set, the run. */
 export interface SearchCommandFlags extends SearchFlags, DatasetFlags {

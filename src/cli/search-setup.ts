@@ -7,17 +7,16 @@ import { createJudge } from '../judge/create.js';
 import { judgeReadsGold, judgeReadsGoldIfSimulated } from '../judge/spec.js';
 import { cacheStatsOf } from '../models/cache.js';
 import { createPolicy, type PromptForm } from '../models/policy.js';
-import { type CreateModelOptions, createModel } from '../models/registry.js';
 import { isSimulatedModel } from '../models/simulated.js';
 import { loadChatTemplate } from '../prompts/chat-template.js';
+import { problemCount, type SearchJobOptions, type SearchSummary, searchDataset } from '../search/dataset.js';
 import {
   DEFAULT_SEARCH_CONFIG,
+  getStrategy,
   resolveSearchConfig,
   SEARCH_SETTINGS,
   type SearchConfig,
-} from '../search/config.js';
-import { problemCount, type SearchJobOptions, type SearchSummary, searchDataset } from '../search/dataset.js';
-import { getStrategy } from '../search/registry.js';
+} from '../search/registry.js';
 import type { SearchDeps } from '../search/types.js';
 import type { Db } from '../store/db.js';
 import { finishRun, startRun } from '../store/runs.js';
@@ -25,9 +24,11 @@ import { type DatasetFlags, datasetSettings } from './datasets.js';
 import { baseUrlOption } from './option-groups.js';
 import { intOption } from './options.js';
 import { trackRunCounts } from './progress.js';
+import { providers } from './providers.js';
 import { addSettingsOptions, settingsFromFlags } from './settings-options.js';
 import { isSimSpec } from './sim-guard.js';
 import { addAlias, apiKeyOption, msOption, promptFormOption, storeOption } from './vocabulary.js';
+import { warn } from './warn.js';
 
 export { isSimSpec };
 
@@ -250,20 +251,17 @@ export async function buildSearchDeps(
         'it steers is an oracle, not a test of search. Pass --allow-gold-judge to run it anyway: every result ' +
         'then says judgeUsedGold: true.',
     );
-  const warn = (m: string): void => {
-    process.stderr.write(`stepwise: warning: ${m}\n`);
+  const settings = { timeoutMs: f.timeoutMs, maxRetries: f.maxRetries, apiKey: f.apiKey, threads: f.threads };
+  const common = { storePath: f.store, noCache: f.cache !== true, onWarning: warn };
+  const model = await providers.languageModel(f.policy, {
+    ...common,
+    settings: { ...settings, baseUrl: f.baseUrl },
+  });
+  const judgeOptions = {
+    ...common,
+    providers,
+    settings: { ...settings, baseUrl: f.judgeBaseUrl ?? f.baseUrl },
   };
-  const common: CreateModelOptions = {
-    timeoutMs: f.timeoutMs,
-    maxRetries: f.maxRetries,
-    apiKey: f.apiKey,
-    storePath: f.store,
-    threads: f.threads,
-    noCache: f.cache !== true,
-    onWarning: warn,
-  };
-  const model = await createModel(f.policy, { ...common, baseUrl: f.baseUrl });
-  const judgeOptions = { ...common, baseUrl: f.judgeBaseUrl ?? f.baseUrl };
   const judge = f.judge && needsJudge ? await createJudge(f.judge, judgeOptions) : undefined;
   const outcome =
     f.outcome && strategies.includes('refine') ? await createJudge(f.outcome, judgeOptions) : undefined;

@@ -5,7 +5,6 @@ import { parseChunkTags, type SegmentBy, segment, validateSelfSegmentation } fro
 import type { Chunk } from '../core/types.js';
 import { resumePhrase } from '../jobs/made-from.js';
 import { flagName } from '../jobs/settings.js';
-import { createModel } from '../models/registry.js';
 import {
   readSegmentInput,
   resolveSegmentConfig,
@@ -14,7 +13,9 @@ import {
 } from '../segment/job.js';
 import { SEGMENT_SETTINGS, type SegmentConfig } from '../segment/settings.js';
 import { runJobCommand } from './job-harness.js';
+import { providers } from './providers.js';
 import { settingsFromFlags } from './settings-options.js';
+import { warn } from './warn.js';
 
 /** The flags of `stepwise segment`: the mode, then the fields of {@link SEGMENT_SETTINGS} and the files and servers of llm mode. */
 export type SegmentFlags = Partial<SegmentConfig> & {
@@ -96,15 +97,17 @@ async function segmentFileWithLlm(flags: SegmentFlags): Promise<void> {
   if (resolve(input) === out) throw new UsageError('--out must not be the --input file');
   const config = resolveSegmentConfig(settingsFromFlags(SEGMENT_SETTINGS, { ...flags }), flagName);
   const rows = readSegmentInput(input);
-  const model = await createModel(modelSpec, {
-    baseUrl: flags.baseUrl,
-    concurrency: config.concurrency,
-    timeoutMs: flags.timeoutMs,
-    maxRetries: flags.maxRetries,
-    apiKey: flags.apiKey,
+  const model = await providers.languageModel(modelSpec, {
+    settings: {
+      baseUrl: flags.baseUrl,
+      concurrency: config.concurrency,
+      timeoutMs: flags.timeoutMs,
+      maxRetries: flags.maxRetries,
+      apiKey: flags.apiKey,
+    },
     storePath: flags.store,
     noCache: !flags.cache,
-    onWarning: (m) => process.stderr.write(`stepwise: warning: ${m}\n`),
+    onWarning: warn,
   });
   await runJobCommand<SegmentSummary>({
     command: 'segment',
@@ -120,7 +123,7 @@ async function segmentFileWithLlm(flags: SegmentFlags): Promise<void> {
       runSegmentJob({
         ...{ rows, model, modelSpec, out, ...config },
         ...{ fresh: flags.fresh, strictResume: flags.strictResume, noCache: !flags.cache, signal },
-        onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
+        onWarning: warn,
         onProgress: (p) => onProgress({ ...p, unit: 'solutions' }),
       }),
     counts: (s) => ({ solutions: s.solutions, requests: s.requests, rejected: s.rejectedReplies }),

@@ -22,8 +22,10 @@ import { batchOutcome, batchReport, openBatchFiles } from './batch.js';
 import { type DatasetFlags, loadDatasetProblems } from './datasets.js';
 import { runJobCommand } from './job-harness.js';
 import { type RunFlags, type ServerFlags, serverOptionsOf } from './option-groups.js';
+import { providers } from './providers.js';
 import { settingsFromFlags } from './settings-options.js';
 import { assertSimWorldInputs } from './sim-guard.js';
+import { warn } from './warn.js';
 
 const SampleRow = z.looseObject({
   id: z.string(),
@@ -110,7 +112,7 @@ export async function runSelectCommand(o: SelectFlags): Promise<void> {
     }
   }
   const batch = openBatchFiles(o, o.store);
-  const judge = await createJudge(o.judge, { ...serverOptionsOf(o), storePath: o.store, batch });
+  const judge = await createJudge(o.judge, { providers, ...serverOptionsOf(o), storePath: o.store, batch });
   const settings = selectJobSettings(config, { judge: o.judge });
   const shard = o.shard ? { shard: `${o.shard.index}/${o.shard.count}` } : {};
   const totals: SelectTotals = {
@@ -140,7 +142,7 @@ export async function runSelectCommand(o: SelectFlags): Promise<void> {
         concurrency: config.concurrency,
         fresh: o.fresh,
         strictResume: o.strictResume,
-        onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
+        onWarning: warn,
         unit: 'problems',
         shard: o.shard,
         settings,

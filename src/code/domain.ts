@@ -17,8 +17,8 @@ import {
   renderCodePolicyPrompt,
   renderCodeProblem,
 } from '../prompts/code.js';
-import type { SearchConfig } from '../search/config.js';
 import { peelTaggedStep, type SearchDomain } from '../search/domain.js';
+import type { SearchConfig } from '../search/registry.js';
 import type { Sandbox, SandboxLimits } from '../verify/code/sandbox.js';
 import { checkCodeSolution, codeTaskOf } from '../verify/code/tasks.js';
 import { joinCodeSteps, splitCodeBlocks } from './blocks.js';

@@ -113,11 +113,19 @@ export interface CallOptions {
   noCache?: boolean;
 }
 
+/**
+ * Which world a number came from: `real` (a model of the world), `tiny` (the project's tiny
+ * networks trained on synthetic arithmetic, models/tiny) or `sim` (the simulator, src/sim).
+ */
+export type World = 'real' | 'tiny' | 'sim';
+
 export interface LanguageModel {
   readonly specificationVersion: 'v1';
   /** Backend name: `openai`, `gguf`, `sim`. */
   readonly provider: string;
   readonly modelId: string;
+  /** Which world the model is, where its backend knows (the registry's models say; default `real`). */
+  readonly world?: World;
   /**
    * What serves this model, when the name alone does not say (HTTP backends: the endpoint base
    * URLs, sorted). Part of every cache key: answers of a same-named model elsewhere are not reused.

@@ -3,7 +3,7 @@
  * them with {@link createJudge} from a spec; see docs/judges.md.
  */
 export { DEFAULT_THRESHOLD, JudgeCost } from './common.js';
-export { type CreateJudgeOptions, createJudge, isSimulatedModel } from './create.js';
+export { type CreateJudgeOptions, createJudge } from './create.js';
 export { type CriticJudgeSettings, type CriticVote, createCriticJudge, voteCritic } from './critic.js';
 export {
   createGenerativeJudge,

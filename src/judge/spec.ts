@@ -43,7 +43,7 @@ export type JudgeOptionKey = string;
 /** A parsed judge spec: `<kind>:<model spec>[?judge settings & model options]`. */
 export interface JudgeSpec {
   kind: JudgeKind;
-  /** The model spec handed to `createModel` (judge settings removed from its query). */
+  /** The model spec handed to the provider registry (judge settings removed from its query). */
   model: string;
   /** The judge settings the query gave, checked against the kind's schema, keyed by field (`topP`). */
   settings: Record<string, unknown>;

@@ -12,6 +12,7 @@ import type {
 } from '../core/model.js';
 import type { Db } from '../store/db.js';
 import { extractAnswer } from '../verify/extract.js';
+import { type ModelMiddleware, middlewareOf, type WrappedModel, wrapModel } from './middleware.js';
 import { deriveSeed } from './seeds.js';
 
 export { canonicalJson };
@@ -63,24 +64,31 @@ export interface CacheStats {
   cachedCalls: number;
 }
 
+/** The call cache as a middleware: its counters beside its hooks. */
+export interface CacheMiddleware extends ModelMiddleware {
+  readonly name: 'cache';
+  stats(): CacheStats;
+}
+
 /** The cache counters of `model` (summed over several), or undefined when none is cached. */
 export function cacheStatsOf(...models: Array<LanguageModel | undefined>): CacheStats | undefined {
   let total: CacheStats | undefined;
-  const seen = new Set<LanguageModel>();
+  const seen = new Set<CacheMiddleware>();
   for (const m of models) {
-    if (!m || seen.has(m)) continue;
-    seen.add(m);
-    const stats = (m as Partial<CachedModel>).cacheStats?.();
-    if (!stats) continue;
-    total ??= { hits: 0, misses: 0, calls: 0, cachedCalls: 0 };
-    for (const k of ['hits', 'misses', 'calls', 'cachedCalls'] as const) total[k] += stats[k];
+    if (!m) continue;
+    for (const layer of middlewareOf(m)) {
+      if (layer.name !== 'cache' || seen.has(layer as CacheMiddleware)) continue;
+      seen.add(layer as CacheMiddleware);
+      const stats = (layer as CacheMiddleware).stats();
+      total ??= { hits: 0, misses: 0, calls: 0, cachedCalls: 0 };
+      for (const k of ['hits', 'misses', 'calls', 'cachedCalls'] as const) total[k] += stats[k];
+    }
   }
   return total;
 }
 
 /** A `LanguageModel` that reads and writes the store's cache around another one. */
-export interface CachedModel extends LanguageModel {
-  readonly inner: LanguageModel;
+export interface CachedModel extends WrappedModel {
   cacheStats(): CacheStats;
 }
 
@@ -156,10 +164,20 @@ export function decodeSamples(value: Buffer, mode: CacheMode): Sample[] | null {
 }
 
 /**
- * Wrap `model` with the SQLite cache in `db`. `CallOptions.noCache` bypasses it for one call
- * (neither read nor written).
+ * Wrap `model` with the SQLite cache in `db` (the model with {@link cacheMiddleware} around it).
+ * `CallOptions.noCache` bypasses it for one call (neither read nor written).
  */
 export function withCache(model: LanguageModel, db: Db, options: { mode?: CacheMode } = {}): CachedModel {
+  const cache = cacheMiddleware(db, options);
+  return Object.assign(wrapModel(model, cache), { cacheStats: () => cache.stats() });
+}
+
+/**
+ * The model-call cache as a middleware over the store `db`. Keys are made of the model under all
+ * middleware (its provider, id, origin and fingerprint), so where the cache sits in a chain never
+ * changes what a call is stored under.
+ */
+export function cacheMiddleware(db: Db, options: { mode?: CacheMode } = {}): CacheMiddleware {
   const mode = options.mode ?? 'full';
   const selectRow = db.prepare<[Buffer], { value: Buffer }>('SELECT value FROM samples WHERE key = ?');
   const upsertRow = db.prepare<[Buffer, number, Buffer]>(
@@ -174,8 +192,8 @@ export function withCache(model: LanguageModel, db: Db, options: { mode?: CacheM
     'INSERT OR REPLACE INTO cache (key, value, created_at) VALUES (?, ?, ?)',
   );
   const stats: CacheStats = { hits: 0, misses: 0, calls: 0, cachedCalls: 0 };
-  /** What serves the model (asked of the backend once; undefined where it cannot say). */
-  const fingerprint = (options: CallOptions): Promise<string | undefined> =>
+  /** What serves the model (asked of the backend; undefined where it cannot say). */
+  const fingerprint = (model: LanguageModel, options: CallOptions): Promise<string | undefined> =>
     model.fingerprint ? model.fingerprint(options) : Promise.resolve(undefined);
 
   /** Samples 0..k-1 that are cached contiguously from index 0. */
@@ -192,24 +210,19 @@ export function withCache(model: LanguageModel, db: Db, options: { mode?: CacheM
     return out;
   }
 
-  const cached: CachedModel = {
-    specificationVersion: 'v1',
-    provider: model.provider,
-    modelId: model.modelId,
-    origin: model.origin,
-    capabilities: model.capabilities,
-    inner: model,
-    cacheStats: () => ({ ...stats }),
+  return {
+    name: 'cache',
+    stats: () => ({ ...stats }),
 
-    async generate(request: GenerateRequest, options: CallOptions = {}): Promise<GenerateResult> {
-      if (options.noCache) return model.generate(request, options);
+    async generate({ request, options, model }, next): Promise<GenerateResult> {
+      if (options.noCache) return next(request, options);
       const n = Math.max(1, request.n ?? 1);
       const prefix = generateKeyPrefix(
         model.provider,
         model.modelId,
         request,
         model.origin,
-        await fingerprint(options),
+        await fingerprint(model, options),
       );
       const key = rowKey(prefix);
       const stored = cachedSamples(prefix, key);
@@ -223,7 +236,7 @@ export function withCache(model: LanguageModel, db: Db, options: { mode?: CacheM
       const offset = have.length;
       stats.misses += n - offset;
       // The missing tail is a new block of samples: it gets its own derived seed.
-      const result = await model.generate(
+      const result = await next(
         { ...request, n: n - offset, seed: deriveSeed(request.seed, offset) },
         options,
       );
@@ -234,13 +247,10 @@ export function withCache(model: LanguageModel, db: Db, options: { mode?: CacheM
       const samples = mode === 'verdicts' ? decodeSamples(encodeSamples(all, mode), mode)! : all;
       return { ...result, samples, cached: false };
     },
-  };
 
-  if (model.score) {
-    const score = model.score.bind(model);
-    cached.score = async (prefixText: string, continuation: string, options: CallOptions = {}) => {
-      if (options.noCache) return score(prefixText, continuation, options);
-      const served = await fingerprint(options);
+    async score({ prefix: prefixText, continuation, options, model }, next): Promise<ScoreResult> {
+      if (options.noCache) return next(prefixText, continuation, options);
+      const served = await fingerprint(model, options);
       const key = `score:${sha256(canonicalJson({ provider: model.provider, origin: model.origin, fingerprint: served, model: model.modelId, prefixText, continuation }))}`;
       const row = selectOne.get(key);
       stats.calls++;
@@ -250,17 +260,14 @@ export function withCache(model: LanguageModel, db: Db, options: { mode?: CacheM
         return { ...(JSON.parse(row.value) as ScoreResult), usage: { ...ZERO_USAGE } };
       }
       stats.misses++;
-      const result = await score(prefixText, continuation, options);
+      const result = await next(prefixText, continuation, options);
       insert.run(key, JSON.stringify(result), Date.now());
       return result;
-    };
-  }
+    },
 
-  if (model.pool) {
-    const pool = model.pool.bind(model);
-    cached.pool = async (input: string, options: CallOptions = {}) => {
-      if (options.noCache) return pool(input, options);
-      const served = await fingerprint(options);
+    async pool({ input, options, model }, next) {
+      if (options.noCache) return next(input, options);
+      const served = await fingerprint(model, options);
       const key = `pool:${sha256(canonicalJson({ provider: model.provider, origin: model.origin, fingerprint: served, model: model.modelId, input }))}`;
       const row = selectOne.get(key);
       stats.calls++;
@@ -270,12 +277,9 @@ export function withCache(model: LanguageModel, db: Db, options: { mode?: CacheM
         return { data: JSON.parse(row.value) as number[][], usage: { ...ZERO_USAGE } };
       }
       stats.misses++;
-      const result = await pool(input, options);
+      const result = await next(input, options);
       insert.run(key, JSON.stringify(result.data), Date.now());
       return result;
-    };
-  }
-
-  if (model.close) cached.close = () => model.close!();
-  return cached;
+    },
+  };
 }

@@ -1,9 +1,10 @@
 /** Model backends: policies, OpenAI-compatible servers, local GGUF, the call cache and the provider registry (the contract itself is `core/model.ts`). */
 
-export type * from '../core/model.js';
 export {
   type CachedModel,
+  type CacheMiddleware,
   type CacheStats,
+  cacheMiddleware,
   cacheStatsOf,
   canonicalJson,
   generateKeyPrefix,
@@ -19,6 +20,13 @@ export {
 } from './gguf.js';
 export { createKeepAliveFetch, type KeepAliveFetch } from './http-fetch.js';
 export {
+  innerModel,
+  type ModelMiddleware,
+  middlewareOf,
+  type WrappedModel,
+  wrapModel,
+} from './middleware.js';
+export {
   OpenAIModel,
   type OpenAIModelOptions,
   type OpenAIStats,
@@ -26,16 +34,16 @@ export {
   serverRoot,
 } from './openai.js';
 export * from './policy.js';
-export { ggufProvider, openaiProvider } from './providers.js';
+export { GGUF_SETTINGS, ggufProvider, OPENAI_SETTINGS, openaiProvider } from './providers.js';
 export {
-  type CreateModelOptions,
-  createModel,
-  getProvider,
+  type AnyModelProvider,
+  createProviderRegistry,
+  type ModelContext,
+  type ModelOptions,
   type ModelProvider,
   type ModelSpec,
-  parseModelSpec,
-  providerNames,
-  registerProvider,
+  type ProviderRegistry,
+  queryKeyOf,
 } from './registry.js';
 export {
   backoffDelay,
@@ -47,3 +55,5 @@ export {
   type RetryPolicy,
 } from './retry.js';
 export { deriveSeed, itemSeed } from './seeds.js';
+export { isSimulatedModel, provenanceMiddleware, worldOfModel, wroteSimulated } from './simulated.js';
+export { type WarningSink, warningsMiddleware } from './warnings.js';

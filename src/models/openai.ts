@@ -66,8 +66,6 @@ export interface OpenAIModelOptions {
   capabilities?: Partial<Capabilities>;
   /** Randomness for backoff jitter (seeded; default seeded from the process id and clock). */
   rng?: Rng;
-  /** Called with each warning the first time it occurs (e.g. to print it). */
-  onWarning?: (message: string) => void;
   /**
    * Server family, which decides how a final assistant message is continued; `auto` (default)
    * asks `GET /v1/models` once per endpoint before the first such request.
@@ -258,9 +256,7 @@ export class OpenAIModel implements LanguageModel {
   private readonly timeoutMs: number;
   private readonly rng: Rng;
   private readonly apiKey: string;
-  private readonly onWarning?: (message: string) => void;
   private readonly batch?: BatchExchange;
-  private readonly warned = new Set<string>();
   private readonly serverKind: ServerKind | 'auto';
   /** Per endpoint URL: the family `GET /v1/models` named (asked once, on first need). */
   private readonly kinds = new Map<string, Promise<ServerKind>>();
@@ -290,7 +286,6 @@ export class OpenAIModel implements LanguageModel {
       maxRetries: options.maxRetries ?? DEFAULT_RETRY_POLICY.maxRetries,
     };
     this.rng = options.rng ?? createRng(hashString(`${process.pid}:${Date.now()}`));
-    this.onWarning = options.onWarning;
     this.serverKind = options.serverKind ?? 'auto';
     this.batch = options.batch;
     this.endpoints = new EndpointPool(
@@ -322,14 +317,13 @@ export class OpenAIModel implements LanguageModel {
     return { ...this.totals, failures: { ...this.totals.failures } };
   }
 
-  /** Record an `n` the server could not honour (once per request's warnings, once per model to `onWarning`). */
+  /**
+   * Record an `n` the server could not honour, once per request's warnings (the registry's
+   * warning sink says each once per model: `warnings.ts`).
+   */
   private warn(details: string, warnings: ModelWarning[]): void {
     if (!warnings.some((w) => w.details === details))
       warnings.push({ type: 'unsupported-setting', feature: 'n', details });
-    if (!this.warned.has(details)) {
-      this.warned.add(details);
-      this.onWarning?.(details);
-    }
   }
 
   /** A reply that does not have the shape the protocol promises: a typed error naming the field. */

@@ -1,17 +1,40 @@
-import type { GenerateResult, LanguageModel } from '../core/model.js';
+import type { GenerateResult, LanguageModel, World } from '../core/model.js';
+import type { ModelMiddleware } from './middleware.js';
 
 /**
  * Whether a model is the simulated world, decided by what it is rather than how its spec is
- * spelled: the in-process `sim` backend, or a model whose served name is a sim spec. A model
- * behind `stepwise sim serve` under any other name (`--policy openai:anything`) is known by its
- * replies: the sim server marks each one, and the OpenAI backend marks the samples it parses from
- * them ({@link wroteSimulated}); the server's `GET /v1/models` entries say `simulated: true` too.
+ * spelled: its world is `sim` (the in-process `sim` backend), or its served name is a sim spec
+ * (`stepwise sim serve` takes per-request options in the model field). A model behind the sim
+ * server under any other name (`--policy openai:anything`) is known by its replies: the sim
+ * server marks each one, and the OpenAI backend marks the samples it parses from them
+ * ({@link wroteSimulated}, {@link provenanceMiddleware}); the server's `GET /v1/models` entries
+ * say `simulated: true` too.
  */
 export function isSimulatedModel(model: LanguageModel): boolean {
-  return model.provider === 'sim' || /^sim(?:$|[:?[])/.test(model.modelId);
+  return model.world === 'sim' || model.provider === 'sim' || /^sim(?:$|[:?[])/.test(model.modelId);
+}
+
+/** Which world a model is, as far as it says before any reply (a marked reply may say `sim` later). */
+export function worldOfModel(model: LanguageModel): World {
+  return isSimulatedModel(model) ? 'sim' : (model.world ?? 'real');
 }
 
 /** Whether any sample of a generate result came from the simulated world. */
 export function wroteSimulated(result: Pick<GenerateResult, 'samples'>): boolean {
   return result.samples.some((s) => s.simulated === true);
+}
+
+/**
+ * Provenance as a middleware: `onSimulated` is called when a generate result came from the
+ * simulated world (a marked sim-server reply, also when served from the cache).
+ */
+export function provenanceMiddleware(onSimulated: () => void): ModelMiddleware {
+  return {
+    name: 'provenance',
+    async generate({ request, options }, next) {
+      const result = await next(request, options);
+      if (wroteSimulated(result)) onSimulated();
+      return result;
+    },
+  };
 }

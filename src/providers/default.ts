@@ -1,15 +1,21 @@
 /**
- * The model backends stepwise ships with — `openai`, `gguf` and `sim` — in one place. The CLI and
- * the library entry call {@link registerDefaultProviders}; methods never do (they are handed a
- * model, or call `createModel`, which only knows the registry).
+ * The model backends stepwise ships with — `openai`, `gguf` and `sim` — as one registry value.
+ * The CLI (src/cli/providers.ts) and the library entry build it here and hand it down; methods
+ * never do (they are handed a model, or a registry).
  */
 import { ggufProvider, openaiProvider } from '../models/providers.js';
-import { registerProvider } from '../models/registry.js';
+import { createProviderRegistry, type ProviderRegistry } from '../models/registry.js';
 import { PROMPT_READERS } from '../prompts/readers.js';
 import { createSimProvider } from '../sim/provider.js';
 
-/** Register the shipped backends (the sim reads requests through the prompts' readers, handed to it here). */
-export function registerDefaultProviders(): void {
-  for (const provider of [openaiProvider, ggufProvider, createSimProvider(PROMPT_READERS)])
-    registerProvider(provider);
+/** The shipped backends (the sim reads requests through the prompts' readers, handed to it here). */
+export const DEFAULT_PROVIDERS = {
+  openai: openaiProvider,
+  gguf: ggufProvider,
+  sim: createSimProvider(PROMPT_READERS),
+};
+
+/** A registry of the shipped backends. */
+export function createDefaultRegistry(): ProviderRegistry {
+  return createProviderRegistry(DEFAULT_PROVIDERS);
 }

@@ -99,7 +99,7 @@ export interface SampleJobOptions {
   noCache?: boolean;
   signal?: AbortSignal;
   onProgress?: (p: { done: number; total: number; resumed: number }) => void;
-  /** Backend warnings (e.g. n fallback), each once. */
+  /** Warnings of the job (a resumed output it cannot verify, …); the model's own reach the registry's sink. */
   onWarning?: (message: string) => void;
 }
 
@@ -153,7 +153,6 @@ export async function sampleProblem(
     signal: options.signal,
     noCache: options.noCache,
   });
-  for (const w of result.warnings) options.onWarning?.(w.details);
   const by = options.segmentBy ?? 'paragraph';
   const segmentation = options.segmentation ?? options.policy.segmentation ?? 'paragraph';
   const samples: SampledSolution[] = [];

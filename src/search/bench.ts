@@ -8,10 +8,10 @@ import type { Problem } from '../core/types.js';
 import { MADE_FROM_FIELD, madeFromDigest, recordedMadeFrom } from '../jobs/made-from.js';
 import { assertSameSettings, type JobSettings, withSettings } from '../jobs/settings.js';
 import { renderLineChart } from './chart.js';
-import type { SearchConfig } from './config.js';
 import { type CostPerProblem, type SearchSummary, summarizeSearch, toSearchRecord } from './dataset.js';
 import { outcomeString, outcomesOf, type PairedDifference, pairedDifference } from './paired.js';
 import { SolutionPools } from './pool.js';
+import type { SearchConfig } from './registry.js';
 import { getStrategy, runStrategy } from './registry.js';
 import type { SearchDeps } from './types.js';
 

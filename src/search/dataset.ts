@@ -8,7 +8,7 @@ import type { ResumeCounts } from '../jobs/made-from.js';
 import { runStreamJob, type Shard } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
 import { formatFailureShare } from '../judge/common.js';
-import type { SearchConfig } from './config.js';
+import type { SearchConfig } from './registry.js';
 import { runStrategy } from './registry.js';
 import type { SearchChunk, SearchDeps, SearchResult } from './types.js';
 

@@ -26,7 +26,6 @@ export {
   renderLineChart,
 } from './chart.js';
 export { chunkReset } from './chunk-reset.js';
-export { AGGREGATIONS, DEFAULT_SEARCH_CONFIG, resolveSearchConfig, type SearchConfig } from './config.js';
 export {
   type CostPerProblem,
   type SearchJobOptions,
@@ -51,8 +50,11 @@ export { majorityVote } from './majority.js';
 export { chunksAlong, pathTo } from './path.js';
 export { gloreRefine } from './refine.js';
 export {
+  DEFAULT_SEARCH_CONFIG,
   getStrategy,
+  resolveSearchConfig,
   runStrategy,
+  type SearchConfig,
   STRATEGIES,
   STRATEGY_NAMES,
   type Strategy,
@@ -61,6 +63,7 @@ export {
 } from './registry.js';
 export { defaultChecker, SearchRuntime, type StepRuling } from './runtime.js';
 export { singleSample } from './sample.js';
+export { AGGREGATIONS } from './settings.js';
 export type * from './types.js';
 export { TRACE_STATUS_LEGEND } from './types.js';
 export { tallyVotes, type VoteGroup, winningGroup } from './vote.js';

@@ -77,12 +77,9 @@ export class SearchRuntime {
     return this.deps.judge;
   }
 
-  /** A policy reply came from the simulated world (a marked sim-server reply). */
-  private simulated = false;
-
+  /** A policy call's cost, and its world when the reply says (a marked sim-server reply is `sim`). */
   private recordPolicy(result: GenerateResult): void {
-    if (wroteSimulated(result)) this.simulated = true;
-    this.ledger.record('policy', policyCost(result));
+    this.ledger.record('policy', policyCost(result), wroteSimulated(result) ? 'sim' : undefined);
   }
 
   /** The pool of whole solutions this problem's sampling strategies share (deps.pools, else its own). */
@@ -152,10 +149,7 @@ export class SearchRuntime {
     const judged = options.judge
       ? await Promise.all(indices.map((i) => this.pool.judgment(this, i, chunks[i])))
       : [];
-    for (const m of members) {
-      this.ledger.add(m.cost);
-      if (m.simulated) this.simulated = true;
-    }
+    for (const m of members) this.ledger.add(m.cost, m.simulated ? 'sim' : undefined);
     for (const j of judged) {
       this.ledger.add(j.cost);
       this.formatFailures += j.formatFailures;
@@ -413,7 +407,7 @@ export class SearchRuntime {
           : stats,
       ...(goldNow ? { judgeUsedGold: true as const } : {}),
       // The judge too: one reached by any name is simulated once the sim server marked a reply.
-      ...(this.simulated || this.deps.judge?.simulated || this.deps.outcome?.simulated
+      ...(this.ledger.simulated || this.deps.judge?.simulated || this.deps.outcome?.simulated
         ? { simulated: true as const }
         : {}),
     };

@@ -351,6 +351,7 @@ export function createSimModel(spec: SimModelInput, readers: PromptReaders): Sim
     specificationVersion: 'v1',
     provider: 'sim',
     modelId,
+    world: 'sim',
     capabilities: SIM_CAPABILITIES,
     options,
     async generate(request, callOptions) {

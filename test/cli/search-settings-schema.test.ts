@@ -26,7 +26,7 @@ vi.mock('../../src/search/beam.js', async (importOriginal) => {
 
 const { buildProgram } = await import('../../src/cli/main.js');
 const { methodSettings, settingsDocsBlock } = await import('../../src/cli/settings-docs.js');
-const { resolveSearchConfig } = await import('../../src/search/config.js');
+const { resolveSearchConfig } = await import('../../src/search/registry.js');
 const { openStore } = await import('../../src/store/db.js');
 const { listRuns } = await import('../../src/store/runs.js');
 

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
@@ -194,7 +194,45 @@ describe('layers', () => {
       'src/cli/commands/demo.ts:2 imports ../commands/search.js',
     ]);
   });
+
+  it("no shim: a file other than an area's index.ts declares something of its own (a second path to the same names is not one)", () => {
+    expect(reexportShims(files)).toEqual([]);
+    const at = (p: string, text: string) => ({ path: join(SRC, p), text });
+    expect(
+      reexportShims([
+        at('models/spec.ts', "/** moved */\nexport { createModel, type ModelSpec } from './registry.js';"),
+        at('models/types.ts', "export type * from '../core/model.js';"),
+        at(
+          'providers/index.ts',
+          "import '../models/providers.js';\nexport { createModel } from '../models/registry.js';",
+        ),
+        at('models/index.ts', "export * from './cache.js';"),
+        at('models/ok.ts', "export { x } from './y.js';\nexport const z = 1;"),
+      ]),
+    ).toEqual(['src/models/spec.ts', 'src/models/types.ts', 'src/providers/index.ts']);
+  });
 });
+
+/**
+ * Files whose code only imports and re-exports (`export … from`): shims that give importers a
+ * second path to names another module owns. An area's `index.ts` that lists its own directory's
+ * files (its public API) is not one; the library entry `src/index.ts` neither.
+ */
+function reexportShims(files: Array<{ path: string; text: string }>): string[] {
+  return files
+    .filter(({ path, text }) => {
+      if (path === join(SRC, 'index.ts')) return false;
+      const code = withoutComments(text);
+      const ownBarrel =
+        path.endsWith(`${sep}index.ts`) && importsOf(code).every(({ spec }) => spec.startsWith('./'));
+      if (ownBarrel) return false;
+      const rest = code
+        .replace(/\bexport\s+(?:type\s+)?(?:\*|\{[^}]*\})(?:\s+as\s+\w+)?\s+from\s+['"][^'"]+['"];?/g, '')
+        .replace(/\bimport\s+(?:type\s+)?(?:[^'";]*?\s+from\s+)?['"][^'"]+['"];?/g, '');
+      return rest.trim() === '';
+    })
+    .map(({ path }) => `src/${relative(SRC, path)}`);
+}
 
 /**
  * Imports from one command file (src/cli/commands/*.ts) to another, as `file:line imports spec`;

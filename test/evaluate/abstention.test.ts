@@ -6,8 +6,7 @@ import { predictionAt, runProcessBench } from '../../src/evaluate/processbench.j
 import { createGenerativeJudge } from '../../src/judge/generative.js';
 import { createPolicy } from '../../src/models/policy.js';
 import { parseJudgePrompt } from '../../src/prompts/judge.js';
-import { DEFAULT_SEARCH_CONFIG } from '../../src/search/config.js';
-import { runStrategy } from '../../src/search/registry.js';
+import { DEFAULT_SEARCH_CONFIG, runStrategy } from '../../src/search/registry.js';
 import { selectByJudge } from '../../src/train/select.js';
 import { scriptedModel } from '../support/scripted-model.js';
 import { tempDir } from '../support/temp.js';

@@ -13,6 +13,7 @@ import { simProcessBenchRows } from '../../src/sim/dataset.js';
 import { wrongChunks } from '../../src/sim/policy.js';
 import { lookupSimQuestion } from '../../src/sim/world.js';
 import { runCli } from '../data/run-cli.js';
+import { providers } from '../support/providers.js';
 import { tempDir } from '../support/temp.js';
 
 let dir: string;
@@ -55,7 +56,7 @@ describe('eval chunks', () => {
   it('a perfect judge scores 100%; a judge with set rates shows them as per-class recall', async () => {
     const solutions = readLabeledSolutions(labelsFile, 'abs-q');
     const perfect = await evaluateChunks({
-      judge: await createJudge('generative:sim?judge=perfect'),
+      judge: await createJudge('generative:sim?judge=perfect', { providers }),
       solutions,
       signal: 'abs-q',
     });
@@ -70,7 +71,7 @@ describe('eval chunks', () => {
     expect(perfect.negatives).toBeGreaterThan(200);
 
     const noisy = await evaluateChunks({
-      judge: await createJudge('generative:sim?sensitivity=0.7&specificity=0.9'),
+      judge: await createJudge('generative:sim?sensitivity=0.7&specificity=0.9', { providers }),
       solutions,
       signal: 'abs-q',
     });
@@ -88,7 +89,7 @@ describe('eval chunks', () => {
     const rowsPath = chunkRowsPath(join(dir, 'eval.json'));
     expect(rowsPath).toBe(join(dir, 'eval.chunks.jsonl'));
     const report = await evaluateChunks({
-      judge: await createJudge('generative:sim?judge=perfect'),
+      judge: await createJudge('generative:sim?judge=perfect', { providers }),
       solutions: withQ,
       signal: 'abs-q',
       rowsPath,

@@ -16,6 +16,7 @@ import { createJudge } from '../../src/judge/create.js';
 import type { StepJudge } from '../../src/judge/types.js';
 import { PROMPT_READERS } from '../../src/prompts/readers.js';
 import { createSimModel } from '../../src/sim/model.js';
+import { providers } from '../support/providers.js';
 import { sharedData } from '../support/shared-data.js';
 import { tempDir } from '../support/temp.js';
 
@@ -170,7 +171,7 @@ describe('--predictions scoring (acceptance 1)', () => {
 
 describe('ProcessBench runs', () => {
   it('the in-process sim critic runs over all 3,400 real problems and the report says it is simulated (acceptance 5)', async () => {
-    const judge = await createJudge('critic:sim', { seed: 0 });
+    const judge = await createJudge('critic:sim', { providers, seed: 0 });
     const predictions = join(dir, 'critic.predictions.jsonl');
     const report = await runProcessBench({ judge, samples: dataset, predictionsPath: predictions, seed: 0 });
     expect(report.samples).toBe(3400);
@@ -195,7 +196,7 @@ describe('ProcessBench runs', () => {
     );
     expect(samples.some((s) => s.label === -1) && samples.some((s) => s.label !== -1)).toBe(true);
     let calls = 0;
-    const inner = await createJudge('generative:sim?sensitivity=0.9', {});
+    const inner = await createJudge('generative:sim?sensitivity=0.9', { providers });
     const counting: StepJudge = {
       ...inner,
       judge: async (p, c, o) => {
@@ -214,14 +215,14 @@ describe('ProcessBench runs', () => {
     expect(calls).toBe(30);
     expect(second.samples).toBe(30);
     expect(first.subsets.gsm8k.n).toBe(12);
-    const other = await createJudge('critic:sim', {});
+    const other = await createJudge('critic:sim', { providers });
     await expect(runProcessBench({ judge: other, samples, predictionsPath: path })).rejects.toThrow(
       /another run/,
     );
   });
 
   it('threshold auto: a scalar judge is tuned on gsm8k and scored with every chunk', async () => {
-    const judge = await createJudge('prm:sim?prm=step&prm_noise=0.5', {});
+    const judge = await createJudge('prm:sim?prm=step&prm_noise=0.5', { providers });
     const samples = [
       ...spreadSample(
         dataset.filter((r) => r.subset === 'gsm8k'),

@@ -7,6 +7,7 @@ import { createJudge } from '../../src/judge/create.js';
 import { PROMPT_READERS } from '../../src/prompts/readers.js';
 import { expectedProcessBenchScores, simProcessBenchRows } from '../../src/sim/dataset.js';
 import { type SimServer, startSimServer } from '../../src/sim/server.js';
+import { providers } from '../support/providers.js';
 import { tempDir } from '../support/temp.js';
 
 let dir: string;
@@ -35,11 +36,7 @@ describe('ProcessBench over HTTP against the sim server (acceptance 2)', () => {
     const judge = await createJudge(
       // Constant rates (judge_difficulty=0): the metric pipeline is checked against the closed form.
       `generative:openai:sim?sensitivity=${sensitivity}&specificity=${specificity}&judge_difficulty=0`,
-      {
-        baseUrl: server.baseURL,
-        noCache: true,
-        maxRetries: 0,
-      },
+      { providers, noCache: true, settings: { baseUrl: server.baseURL, maxRetries: 0 } },
     );
     expect(judge.simulated).toBe(true);
     server.resetMetrics();

@@ -5,6 +5,7 @@ import type { Problem } from '../../src/core/types.js';
 import { createJudge } from '../../src/judge/create.js';
 import { parseJudgePrompt } from '../../src/prompts/judge.js';
 import { QWEN_PRM_SYSTEM, renderQwenPrmInput } from '../../src/prompts/prm.js';
+import { providers } from '../support/providers.js';
 
 /** A scripted OpenAI-compatible server: records every request body, answers with `reply`. */
 async function scriptedServer(reply: (path: string, body: Record<string, unknown>) => unknown): Promise<{
@@ -76,9 +77,9 @@ describe('generative judge over HTTP', () => {
     });
     servers.push(s.server);
     const judge = await createJudge('generative:openai:judge-7b', {
-      baseUrl: s.baseUrl,
+      providers,
       noCache: true,
-      maxRetries: 0,
+      settings: { baseUrl: s.baseUrl, maxRetries: 0 },
     });
     const r = await judge.judge(problem, chunks, { firstErrorOnly: true });
     expect(s.received).toHaveLength(2);
@@ -108,7 +109,11 @@ describe('generative judge over HTTP', () => {
   it('the request for the last chunk holds every previous chunk, in order', async () => {
     const s = await scriptedServer(() => chatReply(['Fine. \\boxed{Positive}']));
     servers.push(s.server);
-    const judge = await createJudge('generative:openai:judge-7b', { baseUrl: s.baseUrl, noCache: true });
+    const judge = await createJudge('generative:openai:judge-7b', {
+      providers,
+      noCache: true,
+      settings: { baseUrl: s.baseUrl },
+    });
     const r = await judge.judge(problem, chunks, { firstErrorOnly: true });
     expect(r.firstError).toBe(-1);
     expect(s.received).toHaveLength(3);
@@ -128,8 +133,9 @@ describe('generative judge over HTTP', () => {
     );
     servers.push(s.server);
     const judge = await createJudge('generative:openai:judge-7b?votes=4', {
-      baseUrl: s.baseUrl,
+      providers,
       noCache: true,
+      settings: { baseUrl: s.baseUrl },
     });
     const r = await judge.judge(problem, chunks.slice(0, 1));
     expect(s.received).toHaveLength(1);
@@ -160,8 +166,9 @@ describe('/pooling PRM over HTTP', () => {
     }));
     servers.push(s.server);
     const judge = await createJudge('prm:openai:Qwen/Qwen2.5-Math-PRM-7B', {
-      baseUrl: s.baseUrl,
+      providers,
       noCache: true,
+      settings: { baseUrl: s.baseUrl },
     });
     const r = await judge.judge(problem, chunks);
     expect(s.received).toHaveLength(1);
@@ -185,7 +192,11 @@ describe('/pooling PRM over HTTP', () => {
   it('a row count that differs from the step count is a clear error', async () => {
     const s = await scriptedServer(() => ({ data: [{ data: [[0.1, 0.9]] }], usage: { prompt_tokens: 5 } }));
     servers.push(s.server);
-    const judge = await createJudge('prm:openai:prm', { baseUrl: s.baseUrl, noCache: true });
+    const judge = await createJudge('prm:openai:prm', {
+      providers,
+      noCache: true,
+      settings: { baseUrl: s.baseUrl },
+    });
     await expect(judge.judge(problem, chunks)).rejects.toThrow(/1 reward rows for 3 steps/);
   });
 });
@@ -219,8 +230,9 @@ describe('Math-Shepherd PRM over HTTP', () => {
     });
     servers.push(s.server);
     const judge = await createJudge('shepherd:openai:math-shepherd-mistral-7b-prm', {
-      baseUrl: s.baseUrl,
+      providers,
       noCache: true,
+      settings: { baseUrl: s.baseUrl },
     });
     const r = await judge.judge(problem, chunks, { firstErrorOnly: true });
     expect(s.received.map((q) => q.path)).toEqual(['/v1/completions', '/v1/completions']);

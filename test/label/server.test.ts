@@ -6,8 +6,8 @@ import { readLabelInput } from '../../src/label/input.js';
 import { runLabelJob } from '../../src/label/job.js';
 import type { LabeledSolutionRecord } from '../../src/label/label.js';
 import { createPolicy } from '../../src/models/policy.js';
-import { createModel } from '../../src/models/registry.js';
 import { checkSolution } from '../../src/verify/check.js';
+import { providers } from '../support/providers.js';
 import { tempDir } from '../support/temp.js';
 import { startScriptedServer } from './policy-server.js';
 
@@ -79,9 +79,9 @@ describe('requests per prefix through the openai backend', () => {
     const server = await startScriptedServer({ rollout: halfRight });
     try {
       const input = rowsFile('a3.jsonl', rows);
-      const model = await createModel('openai:policy', {
-        baseUrl: server.url,
+      const model = await providers.languageModel('openai:policy', {
         storePath: join(dir, 'a3.sqlite'),
+        settings: { baseUrl: server.url },
       });
       const summary = await runLabelJob({
         solutions: readLabelInput(input),
@@ -121,7 +121,10 @@ describe('requests per prefix through the openai backend', () => {
     const server = await startScriptedServer({ rollout: halfRight, nativeN: false });
     try {
       const input = rowsFile('a3b.jsonl', rows);
-      const model = await createModel('openai:policy', { baseUrl: server.url, noCache: true });
+      const model = await providers.languageModel('openai:policy', {
+        noCache: true,
+        settings: { baseUrl: server.url },
+      });
       const summary = await runLabelJob({
         solutions: readLabelInput(input),
         policy: createPolicy(model),
@@ -163,7 +166,10 @@ describe('first error under abs-q with a server that fails every rollout after a
       const expected = rows.map((r) => r.steps.findIndex((s) => s.includes('BAD')));
       expect(expected.filter((e) => e === -1).length).toBeGreaterThanOrEqual(3);
       expect(new Set(expected.filter((e) => e >= 0)).size).toBeGreaterThanOrEqual(3);
-      const model = await createModel('openai:policy', { baseUrl: server.url, noCache: true });
+      const model = await providers.languageModel('openai:policy', {
+        noCache: true,
+        settings: { baseUrl: server.url },
+      });
       const out = join(dir, 'a4.out.jsonl');
       await runLabelJob({
         solutions: readLabelInput(rowsFile('a4.jsonl', rows)),
@@ -190,7 +196,10 @@ describe('first error under abs-q with a server that fails every rollout after a
       }
       // Binary search agrees here (Q̂ is monotone) with fewer requests.
       const before = server.requests.length;
-      const model2 = await createModel('openai:policy', { baseUrl: server.url, noCache: true });
+      const model2 = await providers.languageModel('openai:policy', {
+        noCache: true,
+        settings: { baseUrl: server.url },
+      });
       const outB = join(dir, 'a4b.out.jsonl');
       await runLabelJob({
         solutions: readLabelInput(rowsFile('a4.jsonl', rows)),

@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CachedModel } from '../../src/models/cache.js';
-import { createModel } from '../../src/models/registry.js';
 import { modelFingerprint } from '../../src/models/server-kind.js';
 import { closeStores } from '../../src/store/db.js';
+import { providers } from '../support/providers.js';
 import { tempDir } from '../support/temp.js';
 
 /**
@@ -75,7 +75,10 @@ const storePath = join(dir, 'store.sqlite');
 const request = { prompt: 'What is 2+2?', maxTokens: 8, temperature: 0 };
 /** A fresh model, as a new process would build it (its own /v1/models question). */
 const modelAt = (port: number) =>
-  createModel('openai:m', { baseUrl: `http://127.0.0.1:${port}/v1`, storePath }) as Promise<CachedModel>;
+  providers.languageModel('openai:m', {
+    storePath,
+    settings: { baseUrl: `http://127.0.0.1:${port}/v1` },
+  }) as Promise<CachedModel>;
 
 describe('cache key: the model behind the URL', () => {
   it('another checkpoint behind the same URL and name is a miss; the same one again is a hit', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StepwiseError } from '../../src/core/errors.js';
 import { createGgufModel, flattenMessages, type GgufModel } from '../../src/models/gguf.js';
-import { parseModelSpec } from '../../src/models/registry.js';
+import { providers } from '../support/providers.js';
 import { sharedData } from '../support/shared-data.js';
 import { tempDir } from '../support/temp.js';
 
@@ -106,7 +106,7 @@ describe('GGUF backend (stories260K)', () => {
   it('fails with a clear message for a missing file', async () => {
     await expect(createGgufModel({ model: '/nonexistent/x.gguf' })).rejects.toThrow(StepwiseError);
     await expect(createGgufModel({ model: '/nonexistent/x.gguf' })).rejects.toThrow(/model file not found/);
-    expect(parseModelSpec('gguf:hf:user/repo:Q4_K_M')).toMatchObject({
+    expect(providers.parse('gguf:hf:user/repo:Q4_K_M')).toMatchObject({
       provider: 'gguf',
       id: 'hf:user/repo:Q4_K_M',
     });

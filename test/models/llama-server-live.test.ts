@@ -8,7 +8,7 @@ import { createShepherdJudge } from '../../src/judge/shepherd.js';
 import { OpenAIModel } from '../../src/models/openai.js';
 import { createPolicy } from '../../src/models/policy.js';
 import { chunkReset } from '../../src/search/chunk-reset.js';
-import { DEFAULT_SEARCH_CONFIG } from '../../src/search/config.js';
+import { DEFAULT_SEARCH_CONFIG } from '../../src/search/registry.js';
 import { fakeJudge } from '../search/fakes.js';
 import { startCli } from '../support/cli.js';
 import { type LlamaServer, startLlamaServer, startRecordingProxy } from '../support/llama-server.js';

@@ -6,9 +6,8 @@ import { UsageError } from '../../src/core/errors.js';
 import type { JudgeResult, StepJudge } from '../../src/judge/types.js';
 import { parseCodePolicyPrompt, renderCodePolicyPrompt } from '../../src/prompts/code.js';
 import { bestOfN } from '../../src/search/best-of-n.js';
-import { resolveSearchConfig } from '../../src/search/config.js';
 import { greedyPrmSearch } from '../../src/search/greedy-prm.js';
-import { runStrategy } from '../../src/search/registry.js';
+import { resolveSearchConfig, runStrategy } from '../../src/search/registry.js';
 import { Sandbox } from '../../src/verify/code/sandbox.js';
 import { humanevalAddProblem, scriptedCodeModel, toyAddProblem } from '../support/code-problems.js';
 

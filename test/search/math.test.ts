@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { aggregateScores, argmaxBy, classifyStep } from '../../src/search/aggregate.js';
-import { DEFAULT_SEARCH_CONFIG, resolveSearchConfig } from '../../src/search/config.js';
 import { sampleEndsSolution, splitSolution } from '../../src/search/domain.js';
+import { DEFAULT_SEARCH_CONFIG, resolveSearchConfig } from '../../src/search/registry.js';
 import { tallyVotes, winningGroup } from '../../src/search/vote.js';
 
 describe('aggregateScores', () => {

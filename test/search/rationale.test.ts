@@ -5,12 +5,13 @@ import { PROMPT_READERS } from '../../src/prompts/readers.js';
 import { runStrategy } from '../../src/search/registry.js';
 import { simDatasetProblems } from '../../src/sim/dataset.js';
 import { createSimModel } from '../../src/sim/model.js';
+import { providers } from '../support/providers.js';
 import { scriptedModel } from '../support/scripted-model.js';
 
 describe('search results keep the judge rationale (for the web view)', () => {
   it('chunk-reset chunks and trace nodes carry the generative judge analysis', async () => {
     const policy = createPolicy(createSimModel('sim', PROMPT_READERS));
-    const judge = await createJudge('sim:generative');
+    const judge = await createJudge('sim:generative', { providers });
     const [problem] = simDatasetProblems(1, { seed: 3 });
     const result = await runStrategy('chunk-reset', problem, {}, { policy, judge });
     expect(result.chunks.length).toBeGreaterThan(0);

@@ -7,7 +7,6 @@ import type { Problem } from '../../src/core/types.js';
 import { createGenerativeJudge } from '../../src/judge/generative.js';
 import { createJudge } from '../../src/judge/index.js';
 import { createPolicy } from '../../src/models/policy.js';
-import { createModel } from '../../src/models/registry.js';
 import { PROMPT_READERS } from '../../src/prompts/readers.js';
 import { BAD_MARKER } from '../../src/prompts/refine.js';
 import { runStrategy } from '../../src/search/registry.js';
@@ -19,6 +18,7 @@ import { firstWrongStep, simChunksOf, simSuccessRate } from '../../src/sim/polic
 import { type SimServer, startSimServer } from '../../src/sim/server.js';
 import { TINY_FIT } from '../../src/sim/tiny-fit.js';
 import { parseSimQuestion } from '../../src/sim/world.js';
+import { providers } from '../support/providers.js';
 
 async function runAll(
   name: string,
@@ -160,12 +160,15 @@ describe('over HTTP against the sim server', () => {
 
   it('acceptance 2: the cost a search reports equals the requests and tokens the server counted', async () => {
     const baseUrl = server.baseURL;
-    const policy = createPolicy(await createModel('openai:sim?step_error=0.2', { baseUrl, noCache: true }));
+    const policy = createPolicy(
+      await providers.languageModel('openai:sim?step_error=0.2', { noCache: true, settings: { baseUrl } }),
+    );
     const judge = await createJudge('generative:openai:sim?sensitivity=0.9&specificity=0.9', {
-      baseUrl,
+      providers,
       noCache: true,
+      settings: { baseUrl },
     });
-    const outcome = await createJudge('orm:openai:sim', { baseUrl, noCache: true });
+    const outcome = await createJudge('orm:openai:sim', { providers, noCache: true, settings: { baseUrl } });
     const problems = simDatasetProblems(8, { seed: 11 });
     server.resetMetrics();
     const results: SearchResult[] = [];
@@ -190,8 +193,14 @@ describe('over HTTP against the sim server', () => {
   it('acceptance 3: with a perfect judge, chunk-reset solves ≥ 95% of problems whose success rate is ≥ 30%', async () => {
     const baseUrl = server.baseURL;
     // A 20% step-error policy, so the set spans easy and hard problems.
-    const policy = createPolicy(await createModel('openai:sim?step_error=0.2', { baseUrl, noCache: true }));
-    const judge = await createJudge('generative:openai:sim?judge=perfect', { baseUrl, noCache: true });
+    const policy = createPolicy(
+      await providers.languageModel('openai:sim?step_error=0.2', { noCache: true, settings: { baseUrl } }),
+    );
+    const judge = await createJudge('generative:openai:sim?judge=perfect', {
+      providers,
+      noCache: true,
+      settings: { baseUrl },
+    });
     const all = simDatasetProblems(150, { seed: 5, stepError: 0.2 });
     const problems = all.filter((p) => (p.meta?.successRate as number) >= 0.3);
     expect(problems.length).toBeGreaterThan(60);
@@ -206,11 +215,18 @@ describe('over HTTP against the sim server', () => {
 
   it('acceptance 4: the local-refinement request the server received marks [BAD] before the first negative chunk', async () => {
     const baseUrl = `${proxy.url}/v1`;
-    const policy = createPolicy(await createModel('openai:sim?step_error=0.3', { baseUrl, noCache: true }));
-    const judge = await createJudge('generative:openai:sim?judge=perfect', { baseUrl, noCache: true });
-    const outcome = await createJudge('orm:openai:sim?orm_sensitivity=1&orm_specificity=1', {
-      baseUrl,
+    const policy = createPolicy(
+      await providers.languageModel('openai:sim?step_error=0.3', { noCache: true, settings: { baseUrl } }),
+    );
+    const judge = await createJudge('generative:openai:sim?judge=perfect', {
+      providers,
       noCache: true,
+      settings: { baseUrl },
+    });
+    const outcome = await createJudge('orm:openai:sim?orm_sensitivity=1&orm_specificity=1', {
+      providers,
+      noCache: true,
+      settings: { baseUrl },
     });
     const problems = simDatasetProblems(40, { seed: 9 });
     let checked = 0;

@@ -8,7 +8,6 @@ import type { ChunkEvalReport, ChunkJudgmentRow } from '../../src/evaluate/chunk
 import type { ProcessBenchReport } from '../../src/evaluate/processbench.js';
 import { createJudge } from '../../src/judge/create.js';
 import { createPolicy } from '../../src/models/policy.js';
-import { createModel } from '../../src/models/registry.js';
 import type { BenchReport } from '../../src/search/bench.js';
 import type { SearchRecord } from '../../src/search/dataset.js';
 import { TRACE_STATUS_LEGEND } from '../../src/search/types.js';
@@ -17,6 +16,7 @@ import { simDatasetProblems } from '../../src/sim/dataset.js';
 import { type Db, openStore } from '../../src/store/db.js';
 import { finishRun, startRun, updateRunCounts } from '../../src/store/runs.js';
 import { type SelectionRow, selectByJudge } from '../../src/train/select.js';
+import { providers } from '../support/providers.js';
 import { tempDir } from '../support/temp.js';
 
 /**
@@ -85,8 +85,8 @@ beforeAll(async () => {
     bestOfN: 2,
     store,
   });
-  const model = await createModel(POLICY);
-  const judge = await createJudge(JUDGE);
+  const model = await providers.languageModel(POLICY);
+  const judge = await createJudge(JUDGE, { providers });
   try {
     await recordedSearch(
       store,
@@ -123,7 +123,7 @@ beforeAll(async () => {
   finishRun(store, noOutput, 'done');
   elsewhereIds = [elsewhere, noOutput];
   // `stepwise select` over the demo's samples with the sim judge (rows as the command writes them).
-  const selectJudge = await createJudge(JUDGE);
+  const selectJudge = await createJudge(JUDGE, { providers });
   try {
     const sampleRows = readJsonl<{
       id: string;

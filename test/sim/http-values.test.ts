@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LanguageModel } from '../../src/core/model.js';
-import { createModel } from '../../src/models/index.js';
 import { prefixFromChunks, renderPolicyPrompt } from '../../src/prompts/index.js';
 import { PROMPT_READERS } from '../../src/prompts/readers.js';
 import {
@@ -13,6 +12,7 @@ import {
   sampleSimSolution,
   startSimServer,
 } from '../../src/sim/index.js';
+import { providers } from '../support/providers.js';
 
 /**
  * Issue #4, acceptance 5: step values estimated by sampling the sim policy over HTTP (2,000
@@ -24,7 +24,10 @@ describe('Monte Carlo step values over HTTP agree with exact values', () => {
   let model: LanguageModel;
   beforeAll(async () => {
     server = await startSimServer({ readers: PROMPT_READERS, seed: 17 });
-    model = await createModel('openai:sim', { baseUrl: server.baseURL, noCache: true });
+    model = await providers.languageModel('openai:sim', {
+      noCache: true,
+      settings: { baseUrl: server.baseURL },
+    });
   });
   afterAll(async () => {
     await model.close?.();

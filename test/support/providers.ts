@@ -1,5 +1,5 @@
-// The test process's composition root, as the CLI's (src/cli/main.ts): tests that call
-// `createModel` or `createJudge` find the shipped providers (openai, gguf, sim) registered.
-import { registerDefaultProviders } from '../../src/providers/default.js';
+// The test process's provider registry, as the CLI's (src/cli/providers.ts): tests that build a
+// model or a judge from a spec hand it this value.
+import { createDefaultRegistry } from '../../src/providers/default.js';
 
-registerDefaultProviders();
+export const providers = createDefaultRegistry();

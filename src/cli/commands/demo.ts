@@ -15,7 +15,6 @@ import { labelJobSettings, resolveLabelConfig } from '../../label/config.js';
 import { runLabelJob } from '../../label/job.js';
 import type { SolutionToLabel } from '../../label/label.js';
 import { createPolicy, type Policy } from '../../models/policy.js';
-import { createModel } from '../../models/registry.js';
 import { runSampleJob, summarizeSamples } from '../../sample/sample.js';
 import {
   type BenchPoint,
@@ -43,6 +42,7 @@ import { finishRun, startRun } from '../../store/runs.js';
 import { checkMathAnswer } from '../../verify/check.js';
 import { jsonOption, seedOption } from '../option-groups.js';
 import { intOption } from '../options.js';
+import { providers } from '../providers.js';
 import { recordedSearch } from '../search-setup.js';
 
 /** search-and-learn's policy temperature: the demo's measured search numbers (docs/tiny.md) are at 0.8. */
@@ -231,9 +231,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
 
   // The tiny policy writes its own `<chunk>`s (docs/tiny.md); the simulated demo keeps paragraphs.
   const segmentation: Segmentation = simulated ? 'paragraph' : 'tags';
-  const model = await createModel(policySpec);
+  const model = await providers.languageModel(policySpec);
   const policy: Policy = createPolicy(model, { segmentation });
-  const judge: StepJudge = await createJudge(judgeSpec);
+  const judge: StepJudge = await createJudge(judgeSpec, { providers });
   try {
     // Problems (written so the same run can be repeated with `stepwise sample --dataset jsonl`).
     const count = options.problems ?? 60;
@@ -386,8 +386,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
       config: Record<string, unknown>;
       outcomes: Map<string, boolean>;
     }> = [];
-    const searchModel = simulated ? model : await createModel(policySpec, { noCache: true });
-    const searchJudge = simulated ? judge : await createJudge(judgeSpec, { noCache: true });
+    const searchModel = simulated ? model : await providers.languageModel(policySpec, { noCache: true });
+    const searchJudge = simulated ? judge : await createJudge(judgeSpec, { providers, noCache: true });
     // One pool of whole solutions per problem for plain sampling, best-of-N and majority, here and
     // in the sweep below: plain sampling is its first sample, best-of-N its first N (paired by design).
     const searchDeps = {

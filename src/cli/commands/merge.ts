@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { mergeJsonl, missingShardsPhrase } from '../../jobs/merge.js';
 import { jsonOption } from '../option-groups.js';
 import { JSON_HELP, reportJob } from '../summary.js';
+import { warn } from '../warn.js';
 
 /** `stepwise merge`: join the outputs of a job's shards (or of reruns) into one file. */
 export function register(program: Command): void {
@@ -43,20 +44,18 @@ export function register(program: Command): void {
           allowMissing: flags.allowMissing,
         });
         if (summary.conflicts > 0)
-          process.stderr.write(
-            `warning: ${summary.conflicts} keys have different records in different files; the first file's was kept\n`,
+          warn(
+            `${summary.conflicts} keys have different records in different files; the first file's was kept`,
           );
         if (summary.missingShards.length > 0)
-          process.stderr.write(
-            `warning: ${missingShardsPhrase(summary.missingShards)}; merged what there is (--allow-missing)\n`,
-          );
+          warn(`${missingShardsPhrase(summary.missingShards)}; merged what there is (--allow-missing)`);
         if (flags.input === undefined && summary.uncheckedFiles.length > 0)
           process.stderr.write(
             `note: ${summary.uncheckedFiles.join(', ')} ${summary.uncheckedFiles.length === 1 ? 'records' : 'record'} no shard (unsharded output, export rows, or rows written before rows recorded their shard): whether every part is here cannot be checked without --input\n`,
           );
         if (summary.missing > 0)
-          process.stderr.write(
-            `warning: ${summary.missing} of ${summary.expected} ${summary.missingUnit} of the input have no record in any file (--allow-missing)\n`,
+          warn(
+            `${summary.missing} of ${summary.expected} ${summary.missingUnit} of the input have no record in any file (--allow-missing)`,
           );
         reportJob(
           {

@@ -9,6 +9,7 @@ import {
 } from '../../train/reward-server.js';
 import { baseUrlOption } from '../option-groups.js';
 import { choiceOption, floatOption, intOption } from '../options.js';
+import { providers } from '../providers.js';
 import { serveCommand } from '../serve-command.js';
 import { TOKEN_HELP, tokenFromFlags } from '../token.js';
 import { addAlias, apiKeyOption } from '../vocabulary.js';
@@ -50,7 +51,7 @@ export function register(program: Command): void {
     .addOption(apiKeyOption())
     .action(async (o) => {
       const judge = o.judge
-        ? await createJudge(o.judge, { baseUrl: o.baseUrl, apiKey: o.apiKey })
+        ? await createJudge(o.judge, { providers, settings: { baseUrl: o.baseUrl, apiKey: o.apiKey } })
         : undefined;
       const server = await startRewardServer({
         kind: o.kind as RewardKind,
