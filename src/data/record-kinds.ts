@@ -77,6 +77,107 @@ export const TaggedTextRowSchema = z.looseObject({
   tagged: z.string(),
 });
 
+// ---- Rows stepwise writes: each writer's row type is `z.infer` of its schema here (strict) ----------
+
+const count = z.number().int().nonnegative();
+/** A chunk of a solution: its text and where it sits in the solution text (src/core/types.ts Chunk). */
+const chunk = z.strictObject({
+  index: count,
+  text: z.string(),
+  span: z.strictObject({ start: count, end: count }),
+});
+/** Calls and tokens of one role, and of both (src/core/types.ts RoleCost, Cost). */
+const roleCost = z.strictObject({
+  calls: count,
+  samples: count,
+  promptTokens: count,
+  completionTokens: count,
+});
+const cost = z.strictObject({ policy: roleCost, judge: roleCost });
+/**
+ * The job record on every row of a job (src/jobs/settings.ts RowJob): the command, the settings
+ * hash, the settings, and the part of a `--shard K/N` run.
+ */
+const rowJob = z.strictObject({
+  command: z.string(),
+  hash: z.string(),
+  settings: z.record(z.string(), z.unknown()),
+  shard: z
+    .strictObject({ index: z.number().int().positive(), count: z.number().int().positive() })
+    .optional(),
+});
+/** Resume by content (src/jobs/made-from.ts): the digest of what a row was made from. */
+const madeFrom = z.string().optional();
+
+/** One sampled solution of a `stepwise sample` row. */
+export const SampledSolutionSchema = z.strictObject({
+  /** What the policy wrote (under tags, with its `<chunk>` tags; see `written` for malformed tags). */
+  text: z.string(),
+  /** The solution split into steps (paragraphs by default, the policy's own chunks under tags); spans index `text`. */
+  chunks: z.array(chunk),
+  /**
+   * Under `--segmentation tags`: `tags` when the policy's tags were well formed, `paragraph` when
+   * they were not — then `tagProblem` says why, `written` holds the reply as written and `text`
+   * is that reply with the tags removed, split on blank lines.
+   */
+  segmentation: segmentation.optional(),
+  tagProblem: z.string().optional(),
+  written: z.string().optional(),
+  /** Extracted final answer, null when none. */
+  answer: z.string().nullable(),
+  correct: z.boolean(),
+  /** Completion tokens of this sample. */
+  tokens: count,
+  finishReason: z.enum(['stop', 'length', 'error', 'other']),
+});
+
+/** One line `stepwise sample` writes: a problem and its K samples ({@link SampleRowSchema} reads it back). */
+export const SampleOutputRowSchema = z.strictObject({
+  id: z.string(),
+  /** The question as the policy saw it, so the file stands alone (labeling, selection, refinement pairs). */
+  question: z.string(),
+  /** Gold answer the samples were checked against. */
+  gold: z.string(),
+  samples: z.array(SampledSolutionSchema),
+  /** Prompt tokens of the request(s) that produced the samples (0 when served from the cache). */
+  promptTokens: count,
+  /** True when every sample came from the cache. */
+  cached: z.boolean(),
+  /** The settings of the job that wrote the row. */
+  job: rowJob.optional(),
+  /** Present and true when the policy is the simulated world (however it was reached). */
+  simulated,
+  /** How the policy was asked to segment its solutions (`--segmentation`; absent in older files: paragraph). */
+  segmentation: segmentation.optional(),
+  madeFrom,
+});
+
+const pick = z.strictObject({ index: count, text: z.string() });
+
+/** One line `stepwise select` writes: the judge's pick and the outcome-only pick of a problem. */
+export const SelectOutputRowSchema = z.strictObject({
+  id: z.string(),
+  question: z.string(),
+  /** The correct response with the highest mean chunk score (StepWiser's rejection-sampling pick). */
+  chosen: z.strictObject({ index: count, text: z.string(), meanScore: z.number() }).nullable(),
+  /** The outcome-only pick for comparison: a correct response chosen uniformly at random (seeded). */
+  outcomeOnly: pick.nullable(),
+  /**
+   * Mean chunk score of every correct response, over the chunks the judge ruled on (a chunk with
+   * no parsable verdict is an abstention, left out; `abstained` counts them).
+   */
+  candidates: z.array(z.strictObject({ index: count, meanScore: z.number(), abstained: count.optional() })),
+  /** Judge replies with no parsable verdict, and the judge replies read. */
+  formatFailures: count,
+  judgeReplies: count,
+  cost,
+  /** Present and true when the judge or the policy that wrote the responses is simulated. */
+  simulated,
+  madeFrom,
+  /** The settings of the job that wrote the row. */
+  job: rowJob.optional(),
+});
+
 // ---- Rows `stepwise export` writes for the engines ----------------------------------------------
 
 /** TRL stepwise supervision (its PRM trainer): `completions` and `labels` of equal length. */

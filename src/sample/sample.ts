@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
+import type { z } from 'zod';
 import { UsageError } from '../core/errors.js';
-import type { FinishReason } from '../core/model.js';
 import {
   codeWithoutTags,
   type Segmentation,
@@ -9,7 +9,8 @@ import {
   splitWritten,
   stripChunkTags,
 } from '../core/segment.js';
-import type { Chunk, Problem } from '../core/types.js';
+import type { Problem } from '../core/types.js';
+import type { SampledSolutionSchema, SampleOutputRowSchema } from '../data/record-kinds.js';
 import { streamJsonl } from '../jobs/lines.js';
 import type { ResumeCounts } from '../jobs/made-from.js';
 import { runJsonlJob, runStreamJob, type Shard } from '../jobs/run-job.js';
@@ -21,47 +22,11 @@ import { checkSolution } from '../verify/check.js';
 import { passAtK } from '../verify/code/passk.js';
 import { reportedKs } from './passk.js';
 
-/** One sampled solution of a problem. */
-export interface SampledSolution {
-  /** What the policy wrote (under tags, with its `<chunk>` tags; see `written` for malformed tags). */
-  text: string;
-  /** The solution split into steps (paragraphs by default, the policy's own chunks under tags); spans index `text`. */
-  chunks: Chunk[];
-  /**
-   * Under `--segmentation tags`: `tags` when the policy's tags were well formed, `paragraph` when
-   * they were not — then `tagProblem` says why, `written` holds the reply as written and `text`
-   * is that reply with the tags removed, split on blank lines.
-   */
-  segmentation?: Segmentation;
-  tagProblem?: string;
-  written?: string;
-  /** Extracted final answer, null when none. */
-  answer: string | null;
-  correct: boolean;
-  /** Completion tokens of this sample. */
-  tokens: number;
-  finishReason: FinishReason;
-}
+/** One sampled solution of a problem (its schema: src/data/record-kinds.ts, SampledSolutionSchema). */
+export type SampledSolution = z.infer<typeof SampledSolutionSchema>;
 
-/** One output line: a problem and its K samples. */
-export interface SampleRecord {
-  id: string;
-  /** The question as the policy saw it, so the file stands alone (labeling, selection, refinement pairs). */
-  question: string;
-  /** Gold answer the samples were checked against. */
-  gold: string;
-  samples: SampledSolution[];
-  /** Prompt tokens of the request(s) that produced the samples (0 when served from the cache). */
-  promptTokens: number;
-  /** True when every sample came from the cache. */
-  cached: boolean;
-  /** The settings of the job that wrote the row. */
-  job?: JobSettings;
-  /** Present and true when the policy is the simulated world (however it was reached). */
-  simulated?: true;
-  /** How the policy was asked to segment its solutions (`--segmentation`; absent in older files: paragraph). */
-  segmentation?: Segmentation;
-}
+/** One output line: a problem and its K samples, as its strict schema declares (SampleOutputRowSchema). */
+export type SampleRecord = z.infer<typeof SampleOutputRowSchema>;
 
 export interface SampleJobOptions {
   problems: readonly Problem[];

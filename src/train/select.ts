@@ -1,8 +1,10 @@
 import pLimit from 'p-limit';
+import type { z } from 'zod';
 import { addCosts, emptyCost } from '../core/cost.js';
 import { createRng } from '../core/rng.js';
 import { type Segmentation, splitParagraphs } from '../core/segment.js';
-import type { Cost, Problem } from '../core/types.js';
+import type { Problem } from '../core/types.js';
+import type { SelectOutputRowSchema } from '../data/record-kinds.js';
 import { isAbstention, repliesOf } from '../judge/common.js';
 import type { StepJudge } from '../judge/types.js';
 
@@ -21,25 +23,8 @@ export interface SelectionInput {
   segmentation?: Segmentation;
 }
 
-export interface SelectionRow {
-  id: string;
-  question: string;
-  /** The correct response with the highest mean chunk score (StepWiser's rejection-sampling pick). */
-  chosen: { index: number; text: string; meanScore: number } | null;
-  /** The outcome-only pick for comparison: a correct response chosen uniformly at random (seeded). */
-  outcomeOnly: { index: number; text: string } | null;
-  /**
-   * Mean chunk score of every correct response, over the chunks the judge ruled on (a chunk with
-   * no parsable verdict is an abstention, left out; `abstained` counts them).
-   */
-  candidates: Array<{ index: number; meanScore: number; abstained?: number }>;
-  /** Judge replies with no parsable verdict, and the judge replies read. */
-  formatFailures: number;
-  judgeReplies: number;
-  cost: Cost;
-  /** Present and true when the judge or the policy that wrote the responses is simulated. */
-  simulated?: true;
-}
+/** One output line of `stepwise select`, as its strict schema declares (src/data/record-kinds.ts). */
+export type SelectionRow = z.infer<typeof SelectOutputRowSchema>;
 
 /**
  * How a row's two picks compare as training data: `text` when the judge's pick is another

@@ -1,0 +1,87 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import {
+  parseRecord,
+  SampleOutputRowSchema,
+  SampleRowSchema,
+  SelectOutputRowSchema,
+} from '../../src/data/record-kinds.js';
+import { BIN, startCli } from '../support/cli.js';
+import { tempDir } from '../support/temp.js';
+
+/**
+ * One declaration per record kind (issue 29 item 5): a writer's row type is `z.infer` of its
+ * kind's strict schema in src/data/record-kinds.ts, so a field the writer adds without the schema
+ * fails typecheck where the row is built, and a field the job machinery adds on the way out
+ * (`job`, `madeFrom`, `simulated`) fails here: every line a small real run writes (simulated
+ * world) is read back and checked against its strict schema, and against the loose schema the
+ * readers of that kind use.
+ */
+const KINDS: Array<{ out: string; args: (dir: string) => string[]; strict: z.ZodType; reader?: z.ZodType }> =
+  [
+    {
+      out: 'S.jsonl',
+      args: () => ['sample', '--dataset', 'sim', '--limit', '3', '--policy', 'sim', '--n', '2'],
+      strict: SampleOutputRowSchema,
+      reader: SampleRowSchema,
+    },
+    {
+      out: 'S-tags.jsonl',
+      args: () => [
+        'sample',
+        '--dataset',
+        'sim',
+        '--limit',
+        '3',
+        '--policy',
+        'sim',
+        '--n',
+        '2',
+        '--segmentation',
+        'tags',
+      ],
+      strict: SampleOutputRowSchema,
+      reader: SampleRowSchema,
+    },
+    {
+      out: 'P.jsonl',
+      args: (dir) => ['select', '--input', join(dir, 'S.jsonl'), '--judge', 'sim:generative', '--seed', '3'],
+      strict: SelectOutputRowSchema,
+    },
+  ];
+
+describe('every row a writer writes is its kind’s strict schema', () => {
+  const dir = tempDir('stepwise-record-kinds-');
+  const ran: Record<string, { code: number | null; stderr: string }> = {};
+  beforeAll(async () => {
+    if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing: run `npm run build` first');
+    for (const { out, args } of KINDS)
+      ran[out] = await startCli([...args(dir), '--out', join(dir, out)], join(dir, 'home')).done;
+  }, 120_000);
+
+  for (const { out, args, strict, reader } of KINDS)
+    it(`${args(dir)[0]} → ${out}`, () => {
+      expect(ran[out]?.code, ran[out]?.stderr).toBe(0);
+      const file = join(dir, out);
+      const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+      expect(lines.length).toBeGreaterThan(0);
+      lines.forEach((text, i) => {
+        const row = JSON.parse(text) as Record<string, unknown>;
+        expect(row.job).toBeDefined();
+        parseRecord(strict, { file, line: i + 1 }, row);
+        if (reader) parseRecord(reader, { file, line: i + 1 }, row);
+      });
+    });
+
+  it('a field the schema does not declare fails, naming file, line and field', () => {
+    const file = join(dir, 'S.jsonl');
+    const row = JSON.parse(readFileSync(file, 'utf8').split('\n')[0] ?? '') as Record<string, unknown>;
+    expect(() => parseRecord(SampleOutputRowSchema, { file, line: 1 }, { ...row, extra: 1 })).toThrow(
+      /line 1/,
+    );
+    const { gold: _gold, ...noGold } = row;
+    expect(() => parseRecord(SampleOutputRowSchema, { file, line: 1 }, noGold)).toThrow(/gold/);
+  });
+});
