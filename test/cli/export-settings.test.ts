@@ -1,7 +1,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { tempDir } from '../support/temp.js';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  PROBE_DOCS_ROW,
+  PROBE_HELP,
+  PROBE_REFUSED,
+  stepwise,
+  useTempHome,
+} from '../support/settings-probe.js';
 import { labelRows } from '../train/export-fixtures.js';
 
 /**
@@ -10,51 +16,14 @@ import { labelRows } from '../train/export-fixtures.js';
  * in help, validated naming the flag, replayed by `--config`, recorded and hashed in the run
  * record, and in the docs table, with no other edit. The real `stepwise export` runs in process.
  */
-vi.mock('../../src/train/export-settings.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../src/train/export-settings.js')>();
-  const { z } = await import('zod');
-  const { setting } = await import('../../src/core/settings-schema.js');
-  return {
-    ...original,
-    EXPORT_SETTINGS: original.EXPORT_SETTINGS.extend({
-      probeDepth: setting(z.number().int().min(2).max(9).default(3), {
-        help: 'how deep the test probe goes',
-      }),
-    }),
-  };
-});
+vi.mock('../../src/train/export-settings.js', async (importOriginal) =>
+  (await import('../support/settings-probe.js')).withProbe(
+    await importOriginal<typeof import('../../src/train/export-settings.js')>(),
+    'EXPORT_SETTINGS',
+  ),
+);
 
-const { buildProgram } = await import('../../src/cli/main.js');
 const { methodSettings, settingsDocsBlock } = await import('../../src/cli/settings-docs.js');
-
-interface Ran {
-  error?: Error;
-  stdout: string;
-  stderr: string;
-}
-
-/** `stepwise <args>` in this process (the mocked schema is only seen here), its output captured. */
-async function stepwise(args: string[]): Promise<Ran> {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((c) => {
-    stdout += String(c);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((c) => {
-    stderr += String(c);
-    return true;
-  });
-  try {
-    await buildProgram().parseAsync(['node', 'stepwise', ...args]);
-    return { stdout, stderr };
-  } catch (e) {
-    return { error: e as Error, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
 
 interface RunRecord {
   output: string;
@@ -62,13 +31,11 @@ interface RunRecord {
 }
 
 describe('a setting added to the export schema is everywhere, with no other edit', () => {
+  const home = useTempHome('stepwise-export-settings-');
   let dir: string;
   let labels: string;
-  const saved = { home: process.env.STEPWISE_HOME, quiet: process.env.STEPWISE_QUIET };
   beforeAll(() => {
-    dir = tempDir('stepwise-export-settings-');
-    process.env.STEPWISE_HOME = join(dir, 'home');
-    process.env.STEPWISE_QUIET = '1';
+    dir = home();
     labels = join(dir, 'labels.jsonl');
     writeFileSync(
       labels,
@@ -76,10 +43,6 @@ describe('a setting added to the export schema is everywhere, with no other edit
         .map((r) => JSON.stringify(r))
         .join('\n')}\n`,
     );
-  });
-  afterAll(() => {
-    process.env.STEPWISE_HOME = saved.home;
-    process.env.STEPWISE_QUIET = saved.quiet;
   });
   const exportArgs = (out: string, ...more: string[]): string[] => [
     'export',
@@ -108,13 +71,13 @@ describe('a setting added to the export schema is everywhere, with no other edit
 
   it('1-2. a flag of its name, and help with its default', async () => {
     const help = await stepwise(['export', '--help']);
-    expect(help.stdout).toMatch(/--probe-depth <n>\s+how deep the test probe goes \(default: 3\)/);
+    expect(help.stdout).toMatch(PROBE_HELP);
   });
 
   it('3. validation names the flag and the bounds (exit 2, nothing written)', async () => {
     const bad = await stepwise(exportArgs('bad.jsonl', '--probe-depth', '12'));
     expect(bad.error).toBeDefined();
-    expect(bad.stderr).toContain('--probe-depth must be an integer between 2 and 9 (got "12")');
+    expect(bad.stderr).toContain(PROBE_REFUSED);
   });
 
   it('4-5. --config replays it, and the settings hash of the run record covers it', async () => {
@@ -150,8 +113,6 @@ describe('a setting added to the export schema is everywhere, with no other edit
   it('6. the docs table has its row', () => {
     const found = methodSettings().find((m) => m.command === 'export');
     if (!found) throw new Error('export is not among the schema-declared methods');
-    expect(settingsDocsBlock('export', found.schema)).toContain(
-      '| `--probe-depth N` | 3 | an integer between 2 and 9 | how deep the test probe goes |',
-    );
+    expect(settingsDocsBlock('export', found.schema)).toContain(PROBE_DOCS_ROW);
   });
 });

@@ -1,8 +1,14 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  PROBE_DOCS_ROW,
+  PROBE_HELP,
+  PROBE_REFUSED,
+  stepwise,
+  useTempHome,
+} from '../support/settings-probe.js';
 import { sharedData } from '../support/shared-data.js';
-import { tempDir } from '../support/temp.js';
 
 /**
  * Issue 29, acceptance 1, for `sample`, `select` and `label-code`: a setting added to the method's
@@ -11,60 +17,26 @@ import { tempDir } from '../support/temp.js';
  * field, `probeDepth`, exactly as a developer would add it beside the method; the real commands
  * are then built and run (sim world; label-code on one MBPP problem).
  */
-async function withProbe<M extends Record<string, unknown>>(original: M, key: keyof M): Promise<M> {
-  const { z } = await import('zod');
-  const { setting } = await import('../../src/core/settings-schema.js');
-  const schema = original[key] as unknown as { extend(shape: Record<string, unknown>): unknown };
-  return {
-    ...original,
-    [key]: schema.extend({
-      probeDepth: setting(z.number().int().min(2).max(9).default(3), {
-        help: 'how deep the test probe goes',
-      }),
-    }),
-  };
-}
 vi.mock('../../src/sample/settings.js', async (importOriginal) =>
-  withProbe(await importOriginal<typeof import('../../src/sample/settings.js')>(), 'SAMPLE_SETTINGS'),
+  (await import('../support/settings-probe.js')).withProbe(
+    await importOriginal<typeof import('../../src/sample/settings.js')>(),
+    'SAMPLE_SETTINGS',
+  ),
 );
 vi.mock('../../src/train/select-settings.js', async (importOriginal) =>
-  withProbe(await importOriginal<typeof import('../../src/train/select-settings.js')>(), 'SELECT_SETTINGS'),
+  (await import('../support/settings-probe.js')).withProbe(
+    await importOriginal<typeof import('../../src/train/select-settings.js')>(),
+    'SELECT_SETTINGS',
+  ),
 );
 vi.mock('../../src/code/settings.js', async (importOriginal) =>
-  withProbe(await importOriginal<typeof import('../../src/code/settings.js')>(), 'LABEL_CODE_SETTINGS'),
+  (await import('../support/settings-probe.js')).withProbe(
+    await importOriginal<typeof import('../../src/code/settings.js')>(),
+    'LABEL_CODE_SETTINGS',
+  ),
 );
 
-const { buildProgram } = await import('../../src/cli/main.js');
 const { methodSettings, settingsDocsBlock } = await import('../../src/cli/settings-docs.js');
-
-interface Ran {
-  error?: Error;
-  stdout: string;
-  stderr: string;
-}
-
-/** `stepwise <args>` in this process (the mocked schemas are only seen here), its output captured. */
-async function stepwise(args: string[]): Promise<Ran> {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((c) => {
-    stdout += String(c);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((c) => {
-    stderr += String(c);
-    return true;
-  });
-  try {
-    await buildProgram().parseAsync(['node', 'stepwise', ...args]);
-    return { stdout, stderr };
-  } catch (e) {
-    return { error: e as Error, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
 
 /** The job record of the first row a command wrote to `out` (label-code keeps it on its parts file). */
 function firstJob(command: string, out: string): { hash: string; settings: Record<string, unknown> } {
@@ -95,24 +67,18 @@ const COMMANDS: Record<string, () => string[]> = {
 };
 
 describe('a setting added to the sample, select or label-code schema is everywhere, with no other edit', () => {
-  const saved = { home: process.env.STEPWISE_HOME, quiet: process.env.STEPWISE_QUIET };
+  const home = useTempHome('stepwise-method-schema-');
   beforeAll(async () => {
-    dir = tempDir('stepwise-method-schema-');
-    process.env.STEPWISE_HOME = join(dir, 'home');
-    process.env.STEPWISE_QUIET = '1';
+    dir = home();
     const sampled = await stepwise([...COMMANDS.sample!(), '--out', samples()]);
     expect(sampled.error, sampled.stderr).toBeUndefined();
   }, 120_000);
-  afterAll(() => {
-    process.env.STEPWISE_HOME = saved.home;
-    process.env.STEPWISE_QUIET = saved.quiet;
-  });
 
   for (const [command, args] of Object.entries(COMMANDS)) {
     describe(command, () => {
       it('1-2. a flag of its name, and help with its default', async () => {
         const help = await stepwise([command, '--help']);
-        expect(help.stdout).toMatch(/--probe-depth <n>\s+how deep the test probe goes \(default: 3\)/);
+        expect(help.stdout).toMatch(PROBE_HELP);
       });
 
       it('3. validation names the flag and the bounds', async () => {
@@ -124,7 +90,7 @@ describe('a setting added to the sample, select or label-code schema is everywhe
           join(dir, `bad-${command}.jsonl`),
         ]);
         expect(bad.error).toBeDefined();
-        expect(bad.stderr).toContain('--probe-depth must be an integer between 2 and 9 (got "12")');
+        expect(bad.stderr).toContain(PROBE_REFUSED);
       });
 
       it('4-5. --config replays it, and the settings hash of every row covers it', async () => {
@@ -150,9 +116,7 @@ describe('a setting added to the sample, select or label-code schema is everywhe
       it('6. the docs table has its row', () => {
         const found = methodSettings().find((m) => m.command === command);
         if (!found) throw new Error(`${command} is not among the schema-declared methods`);
-        expect(settingsDocsBlock(command, found.schema)).toContain(
-          '| `--probe-depth N` | 3 | an integer between 2 and 9 | how deep the test probe goes |',
-        );
+        expect(settingsDocsBlock(command, found.schema)).toContain(PROBE_DOCS_ROW);
       });
     });
   }

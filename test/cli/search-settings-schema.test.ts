@@ -1,7 +1,7 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { tempDir } from '../support/temp.js';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { firstRow, PROBE_REFUSED, stepwise, useTempHome } from '../support/settings-probe.js';
 
 /**
  * Issue 29, acceptance 1, for search: a setting added to one strategy's schema appears in the flag
@@ -10,70 +10,23 @@ import { tempDir } from '../support/temp.js';
  * schema is extended here with one field, `probeDepth`, exactly as a developer would add it to
  * src/search/beam.ts; the real `stepwise search` is then built and run.
  */
-vi.mock('../../src/search/beam.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../src/search/beam.js')>();
-  const { z } = await import('zod');
-  const { setting } = await import('../../src/core/settings-schema.js');
-  return {
-    ...original,
-    BEAM_SETTINGS: original.BEAM_SETTINGS.extend({
-      probeDepth: setting(z.number().int().min(2).max(9).default(3), {
-        help: 'how deep the test probe goes',
-      }),
-    }),
-  };
-});
+vi.mock('../../src/search/beam.js', async (importOriginal) =>
+  (await import('../support/settings-probe.js')).withProbe(
+    await importOriginal<typeof import('../../src/search/beam.js')>(),
+    'BEAM_SETTINGS',
+  ),
+);
 
-const { buildProgram } = await import('../../src/cli/main.js');
 const { methodSettings, settingsDocsBlock } = await import('../../src/cli/settings-docs.js');
 const { resolveSearchConfig } = await import('../../src/search/registry.js');
 const { openStore } = await import('../../src/store/db.js');
 const { listRuns } = await import('../../src/store/runs.js');
 
-interface Ran {
-  error?: Error;
-  stdout: string;
-  stderr: string;
-}
-
-/** `stepwise <args>` in this process (the mocked schema is only seen here), its output captured. */
-async function stepwise(args: string[]): Promise<Ran> {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((c) => {
-    stdout += String(c);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((c) => {
-    stderr += String(c);
-    return true;
-  });
-  try {
-    await buildProgram().parseAsync(['node', 'stepwise', ...args]);
-    return { stdout, stderr };
-  } catch (e) {
-    return { error: e as Error, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
-
-function firstRow(file: string): { job: { hash: string; settings: Record<string, unknown> } } {
-  return JSON.parse(readFileSync(file, 'utf8').split('\n')[0] as string);
-}
-
 describe("a setting added to one strategy's schema is everywhere on search, with no other edit", () => {
+  const home = useTempHome('stepwise-search-schema-');
   let dir: string;
-  const saved = { home: process.env.STEPWISE_HOME, quiet: process.env.STEPWISE_QUIET };
   beforeAll(() => {
-    dir = tempDir('stepwise-search-schema-');
-    process.env.STEPWISE_HOME = join(dir, 'home');
-    process.env.STEPWISE_QUIET = '1';
-  });
-  afterAll(() => {
-    process.env.STEPWISE_HOME = saved.home;
-    process.env.STEPWISE_QUIET = saved.quiet;
+    dir = home();
   });
   const search = (out: string, ...more: string[]): string[] => [
     'search',
@@ -104,7 +57,7 @@ describe("a setting added to one strategy's schema is everywhere on search, with
   it('3. validation names the flag and the bounds; the library fills the default', async () => {
     const bad = await stepwise(search('bad.jsonl', '--probe-depth', '12'));
     expect(bad.error).toBeDefined();
-    expect(bad.stderr).toContain('--probe-depth must be an integer between 2 and 9 (got "12")');
+    expect(bad.stderr).toContain(PROBE_REFUSED);
     expect((resolveSearchConfig({}) as Record<string, unknown>).probeDepth).toBe(3);
     expect(() => resolveSearchConfig({ probeDepth: 1 } as never)).toThrow(
       'search config: probeDepth must be an integer between 2 and 9 (got 1)',

@@ -1,8 +1,14 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  PROBE_DOCS_ROW,
+  PROBE_HELP,
+  PROBE_REFUSED,
+  stepwise,
+  useTempHome,
+} from '../support/settings-probe.js';
 import { sharedData } from '../support/shared-data.js';
-import { tempDir } from '../support/temp.js';
 
 /**
  * Issue 29, acceptance 1, for `eval processbench` and the judge kinds: a field added to the
@@ -15,19 +21,12 @@ import { tempDir } from '../support/temp.js';
  */
 const seen = vi.hoisted(() => ({ probeWidth: [] as unknown[] }));
 
-vi.mock('../../src/evaluate/settings.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../src/evaluate/settings.js')>();
-  const { z } = await import('zod');
-  const { setting } = await import('../../src/core/settings-schema.js');
-  return {
-    ...original,
-    PROCESSBENCH_SETTINGS: original.PROCESSBENCH_SETTINGS.extend({
-      probeDepth: setting(z.number().int().min(2).max(9).default(3), {
-        help: 'how deep the test probe goes',
-      }),
-    }),
-  };
-});
+vi.mock('../../src/evaluate/settings.js', async (importOriginal) =>
+  (await import('../support/settings-probe.js')).withProbe(
+    await importOriginal<typeof import('../../src/evaluate/settings.js')>(),
+    'PROCESSBENCH_SETTINGS',
+  ),
+);
 
 vi.mock('../../src/judge/critic.js', async (importOriginal) => {
   const original = await importOriginal<typeof import('../../src/judge/critic.js')>();
@@ -51,55 +50,19 @@ vi.mock('../../src/judge/critic.js', async (importOriginal) => {
   };
 });
 
-const { buildProgram } = await import('../../src/cli/main.js');
 const { methodSettings, settingsDocsBlock } = await import('../../src/cli/settings-docs.js');
 const { judgeKindsTable, judgeSpecHelp } = await import('../../src/cli/judge-docs.js');
 const { parseJudgeSpec } = await import('../../src/judge/spec.js');
-
-interface Ran {
-  error?: Error;
-  stdout: string;
-  stderr: string;
-}
-
-/** `stepwise <args>` in this process (the mocked schemas are only seen here), its output captured. */
-async function stepwise(args: string[]): Promise<Ran> {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((c) => {
-    stdout += String(c);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((c) => {
-    stderr += String(c);
-    return true;
-  });
-  try {
-    await buildProgram().parseAsync(['node', 'stepwise', ...args]);
-    return { stdout, stderr };
-  } catch (e) {
-    return { error: e as Error, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
 
 function job(file: string): { hash: string; settings: Record<string, unknown> } {
   return JSON.parse(readFileSync(file, 'utf8').split('\n')[0] as string).job;
 }
 
 describe('a setting added to the eval schema, and one added to a judge kind, are everywhere', () => {
+  const home = useTempHome('stepwise-schema-eval-');
   let dir: string;
-  const saved = { home: process.env.STEPWISE_HOME, quiet: process.env.STEPWISE_QUIET };
   beforeAll(() => {
-    dir = tempDir('stepwise-schema-eval-');
-    process.env.STEPWISE_HOME = join(dir, 'home');
-    process.env.STEPWISE_QUIET = '1';
-  });
-  afterAll(() => {
-    process.env.STEPWISE_HOME = saved.home;
-    process.env.STEPWISE_QUIET = saved.quiet;
+    dir = home();
   });
   const pb = (out: string, ...more: string[]): string[] => [
     ...['eval', 'processbench', '--path', sharedData('processbench/gsm8k.json'), '--limit', '2'],
@@ -109,13 +72,13 @@ describe('a setting added to the eval schema, and one added to a judge kind, are
 
   it('eval 1-2: a flag of its name, and help with its default', async () => {
     const help = await stepwise(['eval', 'processbench', '--help']);
-    expect(help.stdout).toMatch(/--probe-depth <n>\s+how deep the test probe goes \(default: 3\)/);
+    expect(help.stdout).toMatch(PROBE_HELP);
   });
 
   it('eval 3: validation names the flag and the bounds', async () => {
     const bad = await stepwise(pb('bad.json', '--judge', 'sim:critic', '--probe-depth', '12'));
     expect(bad.error).toBeDefined();
-    expect(bad.stderr).toContain('--probe-depth must be an integer between 2 and 9 (got "12")');
+    expect(bad.stderr).toContain(PROBE_REFUSED);
   });
 
   it('eval 4-5: --config replays it, and the settings hash covers it', async () => {
@@ -145,9 +108,7 @@ describe('a setting added to the eval schema, and one added to a judge kind, are
   it('eval 6: the docs/cli.md table has its row', () => {
     const found = methodSettings().find((m) => m.command === 'eval processbench');
     if (!found) throw new Error('eval processbench is not among the schema-declared methods');
-    expect(settingsDocsBlock('eval processbench', found.schema)).toContain(
-      '| `--probe-depth N` | 3 | an integer between 2 and 9 | how deep the test probe goes |',
-    );
+    expect(settingsDocsBlock('eval processbench', found.schema)).toContain(PROBE_DOCS_ROW);
   });
 
   it('judge kind: the query key is parsed and checked, naming the key', () => {
