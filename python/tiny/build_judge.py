@@ -99,7 +99,7 @@ def main() -> None:
                    "tags, exact first errors (77 with an error): build/tiny/loop/pb.jsonl of `npm run tiny:loop`, "
                    "committed as models/tiny/processbench-heldout.jsonl",
             "command": "stepwise eval processbench --judge generative:gguf:models/tiny/judge.gguf "
-                       "--path models/tiny/processbench-heldout.jsonl --segmentation tags",
+                       "--path models/tiny/processbench-heldout.jsonl --segmentation tags --out processbench-report.json",
             "error_acc": round(pb["subsets"]["pb"]["error_acc"], 2),
             "correct_acc": round(pb["subsets"]["pb"]["correct_acc"], 2),
             "f1": round(pb["subsets"]["pb"]["f1"], 2),

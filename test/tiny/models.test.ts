@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -261,29 +261,24 @@ describe("the committed judge's ProcessBench score", () => {
   const dir = tempDir('stepwise-tiny-pb-');
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('`stepwise eval processbench` on the committed judge and held-out set gives the card’s numbers', () => {
+  it('the card’s `stepwise eval processbench` command, run as printed, gives the card’s numbers', () => {
     const pb = (card.judge as unknown as { processbench: Record<string, number | string> }).processbench;
     const bin = new URL('../../bin/stepwise.js', import.meta.url).pathname;
-    const run = spawnSync(
-      process.execPath,
-      [
-        bin,
-        'eval',
-        'processbench',
-        '--judge',
-        `generative:gguf:${join(MODELS, card.judge.file)}`,
-        '--path',
-        join(MODELS, String(pb.file)),
-        '--segmentation',
-        'tags',
-        '--out',
-        join(dir, 'pb.json'),
-        '--quiet',
-        '--json',
-      ],
-      { env: { ...process.env, STEPWISE_HOME: dir }, encoding: 'utf8', timeout: 600_000 },
-    );
+    // The command as the card prints it, from a folder where models/ is the repository's: a
+    // reader who copies it gets these numbers (it once lacked the --out that --judge requires).
+    const [program, ...args] = String(pb.command).split(' ');
+    expect(program).toBe('stepwise');
+    expect(args).toContain(`generative:gguf:models/tiny/${card.judge.file}`);
+    expect(args).toContain(`models/tiny/${pb.file}`);
+    symlinkSync(join(MODELS, '..'), join(dir, 'models'));
+    const run = spawnSync(process.execPath, [bin, ...args, '--quiet', '--json'], {
+      cwd: dir,
+      env: { ...process.env, STEPWISE_HOME: join(dir, 'home') },
+      encoding: 'utf8',
+      timeout: 600_000,
+    });
     expect(run.status, run.stderr).toBe(0);
+    expect(existsSync(join(dir, args[args.indexOf('--out') + 1]))).toBe(true);
     const report = JSON.parse(run.stdout) as {
       samples: number;
       subsets: Record<string, Record<string, number>>;
