@@ -6,7 +6,9 @@ import type { SimOptions } from './options.js';
  * second attempt at a chunk errs again after a first one erred (error correlation between
  * attempts from one prefix) and how well the judge tells a wrong chunk from a right one. The
  * defaults (independent-ish slips, a 0.9/0.9 judge) made chunk-reset look 15–19 points better
- * than plain sampling, where the tiny networks measured −2. `demo --sim` uses these values.
+ * than plain sampling, where the tiny networks measured 2.0 to 7.7 points below it with each
+ * honest judge (the committed one −4.3 and −3.7 on two seeds; docs/tiny.md, "Search with each
+ * judge"). `demo --sim` uses these values.
  *
  * Measured on the tiny world (real networks, exact truth used only to score):
  * - attempts: `python3 -m tiny.attempts` — 2,152 temperature-1 attempts at 538 chunks of 300
