@@ -178,6 +178,73 @@ export const SelectOutputRowSchema = z.strictObject({
   job: rowJob.optional(),
 });
 
+/**
+ * The rollout label signals, by name (the `--signals` values; src/label/signals.ts computes and
+ * documents each): the keys of a label row's `labels` and `firstError`.
+ */
+export const LABEL_SIGNAL_NAMES = [
+  'abs-q',
+  'rel-ratio',
+  'rel-effective',
+  'ms-hard',
+  'ms-soft',
+  'sorm',
+] as const;
+const labelSignal = z.enum(LABEL_SIGNAL_NAMES);
+
+/** A rollout kept in the output (`--keep-rollouts`): the continuation only, never the prefix. */
+export const KeptRolloutSchema = z.strictObject({
+  /** The text the policy wrote after the prefix. */
+  text: z.string(),
+  /** Whether prefix + text reaches the gold answer. */
+  correct: z.boolean(),
+});
+
+/** One labeled chunk of a row `stepwise label` writes. */
+export const LabeledChunkOutputSchema = z.strictObject({
+  text: z.string(),
+  /** Q̂ after this chunk; null when the chunk's prefix was not estimated (binary search). */
+  q: z.number().nullable(),
+  /**
+   * Rollouts drawn from the prefix that ends after this chunk: their number (0 when not
+   * estimated), or with `keepRollouts` the rollouts themselves ([] when not estimated).
+   */
+  rollouts: z.union([count, z.array(KeptRolloutSchema)]),
+  /** Label per signal: true = positive; a number for `ms-soft`; null when undetermined (binary search, after the first error). */
+  labels: z.partialRecord(labelSignal, z.union([z.boolean(), z.number(), z.null()])),
+});
+
+/** One line `stepwise label` writes ({@link LabelRowSchema} reads it back). */
+export const LabelOutputRowSchema = z.strictObject({
+  id: z.string(),
+  problem: z.string(),
+  answer: z.string(),
+  /** Whether the solution's own final answer is correct (from the input, or checked). */
+  finalAnswerCorrect: z.boolean(),
+  search: z.enum(['linear', 'binary']),
+  /** The job's segmentation: how the policy was asked to write, and how prefixes were built (absent in older files: paragraph). */
+  segmentation: segmentation.optional(),
+  /** Q̂ of the empty prefix (the problem's base success rate); null in binary search. */
+  q0: z.number().nullable(),
+  /** With `keepRollouts`: the rollouts from the empty prefix (the bare problem), in linear search. */
+  emptyPrefixRollouts: z.array(KeptRolloutSchema).optional(),
+  chunks: z.array(LabeledChunkOutputSchema),
+  /** First error per signal: 0-based chunk index, −1 when none. */
+  firstError: z.partialRecord(labelSignal, z.number().int().min(-1)),
+  /**
+   * Under `tags`: the text every prefix was cut from (the policy's own text, tags included, or the
+   * form the prefixes were rebuilt in) and `ends[i]`, where the prefix of chunks 0..i ends in it.
+   * Training data built from the record (refine-local) quotes the policy's text through it.
+   */
+  written: z.strictObject({ text: z.string(), ends: z.array(count) }).optional(),
+  /** Rollouts the labels rest on, and their completion tokens (cached or not). */
+  cost: z.strictObject({ rollouts: count, tokens: count }),
+  /** Present and true when the policy that rolled out is the simulated world. */
+  simulated,
+  madeFrom,
+  job: rowJob.optional(),
+});
+
 // ---- Rows `stepwise export` writes for the engines ----------------------------------------------
 
 /** TRL stepwise supervision (its PRM trainer): `completions` and `labels` of equal length. */

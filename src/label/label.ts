@@ -1,6 +1,12 @@
+import type { z } from 'zod';
 import { UsageError } from '../core/errors.js';
 import { type Segmentation, writtenPrefix } from '../core/segment.js';
 import type { Cost, Problem } from '../core/types.js';
+import type {
+  KeptRolloutSchema,
+  LabeledChunkOutputSchema,
+  LabelOutputRowSchema,
+} from '../data/record-kinds.js';
 import { type Policy, prefixFromChunks } from '../models/policy.js';
 import {
   earlyStopBatch,
@@ -18,7 +24,7 @@ import {
   type RolloutOptions,
   type TaskLimiter,
 } from './estimate.js';
-import { computeSignals, type LabelSignal, type LabelValue } from './signals.js';
+import { computeSignals, type LabelSignal } from './signals.js';
 
 export type { SearchMode };
 
@@ -32,56 +38,14 @@ export interface LabelRuntime {
   signal?: AbortSignal;
 }
 
-/** A rollout kept in the output (`--keep-rollouts`): the continuation only, never the prefix. */
-export interface KeptRollout {
-  /** The text the policy wrote after the prefix. */
-  text: string;
-  /** Whether prefix + text reaches the gold answer. */
-  correct: boolean;
-}
+/** A rollout kept in the output (`--keep-rollouts`; KeptRolloutSchema in src/data/record-kinds.ts). */
+export type KeptRollout = z.infer<typeof KeptRolloutSchema>;
 
-/** One labeled chunk of the output. */
-export interface LabeledChunkRecord {
-  text: string;
-  /** Q̂ after this chunk; null when the chunk's prefix was not estimated (binary search). */
-  q: number | null;
-  /**
-   * Rollouts drawn from the prefix that ends after this chunk: their number (0 when not
-   * estimated), or with `keepRollouts` the rollouts themselves ([] when not estimated).
-   */
-  rollouts: number | KeptRollout[];
-  /** Label per signal: true = positive; a number for `ms-soft`; null when undetermined (binary search, after the first error). */
-  labels: Partial<Record<LabelSignal, LabelValue | null>>;
-}
+/** One labeled chunk of the output (LabeledChunkOutputSchema). */
+export type LabeledChunkRecord = z.infer<typeof LabeledChunkOutputSchema>;
 
-/** One line of `stepwise label` output. */
-export interface LabeledSolutionRecord {
-  id: string;
-  problem: string;
-  answer: string;
-  /** Q̂ of the empty prefix (the problem's base success rate); null in binary search. */
-  q0: number | null;
-  /** With `keepRollouts`: the rollouts from the empty prefix (the bare problem), in linear search. */
-  emptyPrefixRollouts?: KeptRollout[];
-  chunks: LabeledChunkRecord[];
-  /** First error per signal: 0-based chunk index, −1 when none. */
-  firstError: Partial<Record<LabelSignal, number>>;
-  /** Whether the solution's own final answer is correct (from the input, or checked). */
-  finalAnswerCorrect: boolean;
-  search: SearchMode;
-  /** The job's segmentation: how the policy was asked to write, and how prefixes were built (absent in older files: paragraph). */
-  segmentation?: Segmentation;
-  /**
-   * Under `tags`: the text every prefix was cut from (the policy's own text, tags included, or the
-   * form the prefixes were rebuilt in) and `ends[i]`, where the prefix of chunks 0..i ends in it.
-   * Training data built from the record (refine-local) quotes the policy's text through it.
-   */
-  written?: { text: string; ends: number[] };
-  /** Rollouts the labels rest on, and their completion tokens (cached or not). */
-  cost: { rollouts: number; tokens: number };
-  /** Present and true when the policy that rolled out is the simulated world. */
-  simulated?: true;
-}
+/** One line of `stepwise label` output, as its strict schema declares (LabelOutputRowSchema). */
+export type LabeledSolutionRecord = z.infer<typeof LabelOutputRowSchema>;
 
 /** A solution to label: its id, the problem and its chunk texts. */
 export interface SolutionToLabel {

@@ -1,3 +1,5 @@
+import { LABEL_SIGNAL_NAMES } from '../data/record-kinds.js';
+
 /**
  * Step labels from Monte Carlo step values (METHODS §2): pure functions over Q̂(0..H).
  *
@@ -7,8 +9,8 @@
  * first error is a 0-based chunk index (−1 when none).
  */
 
-/** The rollout label signals, by name (the `--signals` values). */
-export const LABEL_SIGNALS = ['abs-q', 'rel-ratio', 'rel-effective', 'ms-hard', 'ms-soft', 'sorm'] as const;
+/** The rollout label signals, by name (the `--signals` values), as label rows declare them (src/data/record-kinds.ts). */
+export const LABEL_SIGNALS = LABEL_SIGNAL_NAMES;
 
 export type LabelSignal = (typeof LABEL_SIGNALS)[number];
 
