@@ -53,8 +53,8 @@ if [ "$RL" = rl ]; then
   fi
   LAST="$OUT/rl/ckpt-$RL_STEPS.pt"
 fi
-$PY -c "from tiny.export_gguf import export; export('$OUT/sft/ckpt-$SFT_STEPS.pt', '$OUT/judge-sft.gguf', 'judge')"
-$PY -c "from tiny.export_gguf import export; export('$LAST', '$OUT/judge.gguf', 'judge')"
+$PY -m tiny.export_gguf "$OUT/sft/ckpt-$SFT_STEPS.pt" "$OUT/judge-sft.gguf" --kind judge
+$PY -m tiny.export_gguf "$LAST" "$OUT/judge.gguf" --kind judge
 if [ "${EVAL:-0}" = 1 ]; then
   for J in judge-sft judge; do
     [ "$J" = judge-sft ] && [ "$RL" != rl ] && continue
