@@ -50,6 +50,11 @@ def evaluation(run: str, step: int) -> dict:
     return {}
 
 
+def batch_size(run: str) -> int:
+    with open(os.path.join(run, "log.jsonl")) as f:
+        return json.loads(f.readline())["start"]["args"]["batch"]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("run")
@@ -64,6 +69,7 @@ def main() -> None:
     model = Decoder(Config(**ck["config"]))
     model.load_state_dict(ck["model"])
     vocab = policy_vocab()
+    batch = batch_size(args.run)
     held = problems("heldout", 200 + args.eval_count)[200:]
     acc0 = evaluate(model, vocab, held, 0.0, ck["seed"], "tags")
     acc1 = evaluate(model, vocab, held, 1.0, ck["seed"], "tags")
@@ -83,6 +89,10 @@ def main() -> None:
         "trainingSteps": step,
         "seconds": ck["seconds"],
         "seed": ck["seed"],
+        "trainedOn": "exact solutions: SFT on correct solutions written by code from each problem (tiny.task "
+                     f"solution_text), {step * batch:,} random problem draws ({step} steps of batch {batch}), each in one segmentation at random; questions of the held-out and "
+                     "ProcessBench splits (the first 2,000 of each) excluded. Exact truth is legitimate for the "
+                     "policy's SFT; only the judge must never see it",
         "accuracy": {"t0": acc0, "t1": acc1},
         "accuracyProblems": len(held),
         "accuracyOn": "held-out problems 200-1199 of split heldout (seed 0), final answer in \\boxed{}, "
