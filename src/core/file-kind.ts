@@ -14,6 +14,7 @@ export type FileKind =
   | 'trl-stepwise'
   | 'segment'
   | 'predictions'
+  | 'chunk-judgments'
   | 'verl'
   | 'batch-input'
   | 'batch-output'
@@ -33,6 +34,7 @@ export const FILE_KIND_NAMES: Readonly<Record<FileKind, string>> = {
   'trl-stepwise': 'TRL stepwise rows (`stepwise label-code` or `export --format trl`)',
   segment: '`stepwise segment --segmentation llm` output',
   predictions: 'ProcessBench predictions ({id, prediction})',
+  'chunk-judgments': '`eval chunks` per-chunk rows ({solution, chunk, verdict, label})',
   verl: '`stepwise export --format verl` rows',
   'batch-input': 'an OpenAI Batch API input file (`label --batch-out`)',
   'batch-output': 'an OpenAI Batch API output file (results of `label --batch-out`)',
@@ -60,12 +62,18 @@ export function detectFileKind(value: unknown): FileKind | undefined {
     if (v.method === 'llm' || v.method === 'paragraph' || has('rejected')) return 'segment';
   }
   if (typeof v.strategy === 'string' && (has('finalText') || has('trace') || has('cost'))) return 'search';
+  // A search result wrapped with its problem (`{problem, result: {trace, …}}`).
+  if (isObject(v.result) && Array.isArray(v.result.trace)) return 'search';
+  // `eval chunks` per-chunk rows: the judge's verdict beside the rollout label and Q̂.
+  if (typeof v.solution === 'string' && typeof v.chunk === 'number' && has('verdict') && has('label'))
+    return 'chunk-judgments';
   if (has('chosen') && has('outcomeOnly')) return 'select';
   if (Array.isArray(v.steps) && typeof v.label === 'number') return 'processbench';
   if (Array.isArray(v.completions) && Array.isArray(v.labels)) return 'trl-stepwise';
   if (has('data_source') && has('reward_model')) return 'verl';
   if (has('gold') && has('pred') && has('equal')) return 'verify-cases';
-  if (has('id') && has('prediction') && Object.keys(v).length <= 3) return 'predictions';
+  // `{id, prediction}`, bare or as `eval processbench` writes it (with the judge's scores, cost, …).
+  if (has('id') && has('prediction')) return 'predictions';
   if (Array.isArray(v.steps) && (has('problem') || has('question'))) return 'solutions';
   if (typeof v.text === 'string' && has('id')) return 'texts';
   if ((has('question') || has('problem')) && has('answer')) return 'problems';

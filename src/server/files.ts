@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { detectFileKind, type FileKind as RecordKind } from '../core/file-kind.js';
 import { recordedSettings } from '../jobs/settings.js';
 import { openServedFile, type ServedFile } from './safe-open.js';
 import { isSimulatedRecord } from './summary.js';
@@ -111,29 +112,41 @@ export function kindOfRecord(value: unknown, jsonl: boolean): FileKind {
     if (v.kind === 'stepwise-demo' || v.demo === true) return 'demo-report';
     if ('balancedAccuracy' in v || 'balanced_accuracy' in v) return 'eval-chunks';
     // `stepwise solve --json > file.json`: one search result.
-    if (typeof v.strategy === 'string' && Array.isArray(v.chunks) && 'finalText' in v) return 'search';
+    if (detectFileKind(v) === 'search') return 'search';
     return 'json';
   }
-  if (Array.isArray(v.samples)) return 'samples';
-  if (typeof v.strategy === 'string' && Array.isArray(v.chunks) && 'finalText' in v) return 'search';
-  if (v.result && typeof v.result === 'object' && Array.isArray((v.result as Record<string, unknown>).trace))
-    return 'search';
-  if (Array.isArray(v.chunks) && v.firstError && typeof v.firstError === 'object') return 'labels';
-  if ('prediction' in v && 'id' in v) return 'predictions';
-  // `eval chunks` per-chunk rows (judge verdict beside the rollout label and Q̂).
-  if (typeof v.solution === 'string' && typeof v.chunk === 'number' && 'verdict' in v && 'label' in v)
-    return 'chunk-judgments';
-  // `stepwise select`: the judge's pick and the outcome-only pick of each problem.
-  if ('chosen' in v && 'outcomeOnly' in v && Array.isArray(v.candidates)) return 'selection';
-  if (isProcessBenchRow(v)) return 'processbench-set';
-  if (
-    typeof v.id === 'string' &&
+  const kind = detectFileKind(v);
+  return (kind && VIEW_OF_KIND[kind]?.(v)) ?? 'jsonl';
+}
+
+/**
+ * How the web view shows each kind of JSONL record that stepwise knows (src/core/file-kind.ts
+ * tells them apart, for the commands and here alike); kinds with no view of their own are plain
+ * `jsonl`. Data-set rows (problems, solutions, texts) are shown as problems when they carry a
+ * question and its answer.
+ */
+const VIEW_OF_KIND: Partial<Record<RecordKind, (v: Record<string, unknown>) => FileKind>> = {
+  sample: () => 'samples',
+  label: (v) => (isObject(v.firstError) ? 'labels' : 'jsonl'),
+  search: () => 'search',
+  predictions: () => 'predictions',
+  'chunk-judgments': () => 'chunk-judgments',
+  select: (v) => (Array.isArray(v.candidates) ? 'selection' : 'jsonl'),
+  processbench: (v) => (isProcessBenchRow(v) ? 'processbench-set' : 'jsonl'),
+  problems: problemsView,
+  solutions: problemsView,
+  texts: problemsView,
+};
+
+function problemsView(v: Record<string, unknown>): FileKind {
+  return typeof v.id === 'string' &&
     (typeof v.question === 'string' || typeof v.problem === 'string') &&
     'answer' in v
-  )
-    return 'problems';
-  return 'jsonl';
+    ? 'problems'
+    : 'jsonl';
 }
+
+const isObject = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Whether a record says stepwise wrote it: a job's settings record (`job: {command, hash,

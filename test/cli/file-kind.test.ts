@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectFileKind } from '../../src/core/file-kind.js';
+import { kindOfRecord } from '../../src/server/files.js';
 import { BIN, startCli } from '../support/cli.js';
 import { sharedData } from '../support/shared-data.js';
 
@@ -27,6 +28,31 @@ describe('file kinds told from their records', () => {
     );
     expect(detectFileKind({ hello: 1 })).toBeUndefined();
     expect(detectFileKind([1, 2])).toBeUndefined();
+  });
+
+  it('names the kinds the web view shows too: one detection for the commands and the server', () => {
+    // `eval processbench` writes predictions with the judge's scores and cost beside {id, prediction}.
+    const prediction = { id: 'a', subset: 'gsm8k', label: 2, prediction: 1, steps: 4, scores: [1], cost: {} };
+    expect(detectFileKind(prediction)).toBe('predictions');
+    const judged = { solution: 's', chunk: 0, verdict: 'positive', label: true, q: 1 };
+    expect(detectFileKind(judged)).toBe('chunk-judgments');
+    expect(detectFileKind({ problem: { id: 'a' }, result: { trace: [] } })).toBe('search');
+    // The server's view of each kind (src/server/files.ts), read through core's detection.
+    const view = (v: unknown) => kindOfRecord(v, true);
+    expect(view({ id: 'a', gold: '1', samples: [] })).toBe('samples');
+    expect(view({ id: 'a', chunks: [{ text: 'x', labels: {} }], firstError: {} })).toBe('labels');
+    expect(view({ id: 'a', strategy: 'beam', finalText: 'x', chunks: [] })).toBe('search');
+    expect(view({ problem: { id: 'a' }, result: { trace: [] } })).toBe('search');
+    expect(view(prediction)).toBe('predictions');
+    expect(view(judged)).toBe('chunk-judgments');
+    expect(view({ id: 'a', chosen: null, outcomeOnly: null, candidates: [] })).toBe('selection');
+    expect(view({ id: 'a', problem: 'p', steps: ['s'], label: -1 })).toBe('processbench-set');
+    expect(view({ id: 'a', question: 'q', answer: '1' })).toBe('problems');
+    expect(view({ id: 'a', problem: 'p', answer: '1', steps: ['s'] })).toBe('problems');
+    expect(view({ id: 'a', text: 't' })).toBe('jsonl');
+    expect(view({ prompt: 'p', completions: ['a'], labels: [true] })).toBe('jsonl');
+    expect(view({ hello: 1 })).toBe('jsonl');
+    expect(kindOfRecord({ strategy: 'beam', finalText: 'x', chunks: [] }, false)).toBe('search');
   });
 });
 
