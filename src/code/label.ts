@@ -1,41 +1,19 @@
+import type { z } from 'zod';
 import { createRng, shuffled } from '../core/rng.js';
 import type { Chunk, Problem } from '../core/types.js';
+import type { CodeLabelRowSchema } from '../data/record-kinds.js';
 import { renderCodeProblem } from '../prompts/code.js';
 import type { Sandbox, SandboxLimits, SandboxStatus } from '../verify/code/sandbox.js';
 import { DEFAULT_SANDBOX_LIMITS, defaultSandbox } from '../verify/code/sandbox.js';
 import { codeTaskOf, runCodeTask } from '../verify/code/tasks.js';
 import { type CodeSegmentBy, chunkLines, segmentCode } from './blocks.js';
-import type { Mutant, MutationKind } from './mutate.js';
+import type { Mutant } from './mutate.js';
 
 /** The label signal name mutation labels carry in label files (`chunks[i].labels.mutation`). */
 export const MUTATION_SIGNAL = 'mutation';
 
-/**
- * One labeled solution, shaped for two readers at once:
- * - TRL stepwise supervision (PRMTrainer): `prompt`, `completions`, `labels` (equal lengths);
- * - `stepwise export --task prm --signal mutation`: `id`, `problem`, `chunks[{text, labels}]`, `firstError`.
- */
-export interface CodeLabelRow {
-  id: string;
-  problemId: string;
-  /** TRL: the problem as a policy sees it. */
-  prompt: string;
-  /** TRL: the steps (logical blocks or lines of code), up to and including the first mutated one. */
-  completions: string[];
-  /** TRL: true = good step. Same length as `completions`. */
-  labels: boolean[];
-  /** Label-file view of the same row (for `stepwise export`). */
-  problem: string;
-  chunks: Array<{ text: string; labels: { [MUTATION_SIGNAL]: boolean } }>;
-  firstError: { [MUTATION_SIGNAL]: number };
-  /** `mutant` rows end in their one negative step; `reference` rows are all positive. */
-  origin: 'mutant' | 'reference';
-  mutation?: { kind: MutationKind; description: string; line: number };
-  /** How the mutant failed its tests (`failed`, `error`, `timeout`, …); `passed` for the reference. */
-  status: SandboxStatus;
-  /** Code that belongs to the prompt, not to the steps (HumanEval's signature and docstring). */
-  given?: string;
-}
+/** One line of `stepwise label-code` output, as its strict schema declares (src/data/record-kinds.ts). */
+export type CodeLabelRow = z.infer<typeof CodeLabelRowSchema>;
 
 export interface MutationLabelOptions {
   sandbox?: Sandbox;

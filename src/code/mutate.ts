@@ -1,26 +1,12 @@
 import { spawn } from 'node:child_process';
 import { StepwiseError } from '../core/errors.js';
+import { MUTATION_KIND_NAMES } from '../data/record-kinds.js';
 import { pythonAsset, resolvePython } from '../verify/code/sandbox.js';
 
-/** The kinds of syntax-tree mutation (python/stepwise_mutate.py). */
-export type MutationKind =
-  | 'arithmetic'
-  | 'comparison'
-  | 'constant'
-  | 'off-by-one'
-  | 'boolean'
-  | 'call'
-  | 'drop';
+/** The kinds of syntax-tree mutation (python/stepwise_mutate.py), as label-code rows declare them. */
+export type MutationKind = (typeof MUTATION_KIND_NAMES)[number];
 
-export const MUTATION_KINDS: readonly MutationKind[] = [
-  'arithmetic',
-  'comparison',
-  'constant',
-  'off-by-one',
-  'boolean',
-  'call',
-  'drop',
-];
+export const MUTATION_KINDS: readonly MutationKind[] = MUTATION_KIND_NAMES;
 
 /** One mutant of a reference solution: one syntax-tree node changed, the rest of the text untouched. */
 export interface Mutant {

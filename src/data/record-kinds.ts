@@ -245,6 +245,59 @@ export const LabelOutputRowSchema = z.strictObject({
   job: rowJob.optional(),
 });
 
+/** The kinds of syntax-tree mutation (python/stepwise_mutate.py), as label-code rows name them. */
+export const MUTATION_KIND_NAMES = [
+  'arithmetic',
+  'comparison',
+  'constant',
+  'off-by-one',
+  'boolean',
+  'call',
+  'drop',
+] as const;
+
+/** How a program's run against its tests ended (src/verify/code/sandbox.ts says what each means). */
+export const SANDBOX_STATUS_NAMES = [
+  'passed',
+  'failed',
+  'error',
+  'timeout',
+  'memory',
+  'fork-limit',
+  'network-blocked',
+  'output-limit',
+  'not-run',
+] as const;
+
+/**
+ * One line `stepwise label-code` writes: a labeled solution shaped for two readers at once, TRL
+ * stepwise supervision (its PRMTrainer: `prompt`, `completions`, `labels` of equal length) and
+ * `stepwise export --task prm --signal mutation` (`id`, `problem`, `chunks[{text, labels}]`, `firstError`).
+ */
+export const CodeLabelRowSchema = z.strictObject({
+  id: z.string(),
+  problemId: z.string(),
+  /** TRL: the problem as a policy sees it. */
+  prompt: z.string(),
+  /** TRL: the steps (logical blocks or lines of code), up to and including the first mutated one. */
+  completions: z.array(z.string()),
+  /** TRL: true = good step. Same length as `completions`. */
+  labels: z.array(z.boolean()),
+  /** Label-file view of the same row (for `stepwise export`). */
+  problem: z.string(),
+  chunks: z.array(z.strictObject({ text: z.string(), labels: z.strictObject({ mutation: z.boolean() }) })),
+  firstError: z.strictObject({ mutation: z.number().int().min(-1) }),
+  /** `mutant` rows end in their one negative step; `reference` rows are all positive. */
+  origin: z.enum(['mutant', 'reference']),
+  mutation: z
+    .strictObject({ kind: z.enum(MUTATION_KIND_NAMES), description: z.string(), line: z.number().int() })
+    .optional(),
+  /** How the mutant failed its tests (`failed`, `error`, `timeout`, …); `passed` for the reference. */
+  status: z.enum(SANDBOX_STATUS_NAMES),
+  /** Code that belongs to the prompt, not to the steps (HumanEval's signature and docstring). */
+  given: z.string().optional(),
+});
+
 // ---- Rows `stepwise export` writes for the engines ----------------------------------------------
 
 /** TRL stepwise supervision (its PRM trainer): `completions` and `labels` of equal length. */

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import {
+  CodeLabelRowSchema,
   LabelOutputRowSchema,
   LabelRowSchema,
   parseRecord,
@@ -11,6 +12,7 @@ import {
   SelectOutputRowSchema,
 } from '../../src/data/record-kinds.js';
 import { BIN, startCli } from '../support/cli.js';
+import { sharedData } from '../support/shared-data.js';
 import { tempDir } from '../support/temp.js';
 
 /**
@@ -18,96 +20,110 @@ import { tempDir } from '../support/temp.js';
  * kind's strict schema in src/data/record-kinds.ts, so a field the writer adds without the schema
  * fails typecheck where the row is built, and a field the job machinery adds on the way out
  * (`job`, `madeFrom`, `simulated`) fails here: every line a small real run writes (simulated
- * world) is read back and checked against its strict schema, and against the loose schema the
+ * world; label-code on two MBPP problems in the sandbox) is read back and checked against its
+ * strict schema, and against the loose schema the
  * readers of that kind use.
  */
-const KINDS: Array<{ out: string; args: (dir: string) => string[]; strict: z.ZodType; reader?: z.ZodType }> =
-  [
-    {
-      out: 'S.jsonl',
-      args: () => ['sample', '--dataset', 'sim', '--limit', '3', '--policy', 'sim', '--n', '2'],
-      strict: SampleOutputRowSchema,
-      reader: SampleRowSchema,
-    },
-    {
-      out: 'S-tags.jsonl',
-      args: () => [
-        'sample',
-        '--dataset',
-        'sim',
-        '--limit',
-        '3',
-        '--policy',
-        'sim',
-        '--n',
-        '2',
-        '--segmentation',
-        'tags',
-      ],
-      strict: SampleOutputRowSchema,
-      reader: SampleRowSchema,
-    },
-    {
-      out: 'P.jsonl',
-      args: (dir) => ['select', '--input', join(dir, 'S.jsonl'), '--judge', 'sim:generative', '--seed', '3'],
-      strict: SelectOutputRowSchema,
-    },
-    {
-      out: 'L.jsonl',
-      args: (dir) => [
-        'label',
-        '--input',
-        join(dir, 'S.jsonl'),
-        '--dataset',
-        'sim',
-        '--policy',
-        'sim',
-        '--rollouts',
-        '2',
-      ],
-      strict: LabelOutputRowSchema,
-      reader: LabelRowSchema,
-    },
-    {
-      out: 'L-kept.jsonl',
-      args: (dir) => [
-        'label',
-        '--input',
-        join(dir, 'S.jsonl'),
-        '--dataset',
-        'sim',
-        '--policy',
-        'sim',
-        '--rollouts',
-        '2',
-        '--keep-rollouts',
-        '--search',
-        'binary',
-        '--signals',
-        'abs-q,ms-hard,sorm',
-      ],
-      strict: LabelOutputRowSchema,
-      reader: LabelRowSchema,
-    },
-    {
-      out: 'L-tags.jsonl',
-      args: (dir) => [
-        'label',
-        '--input',
-        join(dir, 'S-tags.jsonl'),
-        '--dataset',
-        'sim',
-        '--policy',
-        'sim',
-        '--rollouts',
-        '2',
-        '--segmentation',
-        'tags',
-      ],
-      strict: LabelOutputRowSchema,
-      reader: LabelRowSchema,
-    },
-  ];
+const KINDS: Array<{
+  out: string;
+  args: (dir: string) => string[];
+  strict: z.ZodType;
+  reader?: z.ZodType;
+  /** Whether the rows carry their job's settings (label-code's rows are TRL's and export's, nothing more). */
+  job?: false;
+}> = [
+  {
+    out: 'S.jsonl',
+    args: () => ['sample', '--dataset', 'sim', '--limit', '3', '--policy', 'sim', '--n', '2'],
+    strict: SampleOutputRowSchema,
+    reader: SampleRowSchema,
+  },
+  {
+    out: 'S-tags.jsonl',
+    args: () => [
+      'sample',
+      '--dataset',
+      'sim',
+      '--limit',
+      '3',
+      '--policy',
+      'sim',
+      '--n',
+      '2',
+      '--segmentation',
+      'tags',
+    ],
+    strict: SampleOutputRowSchema,
+    reader: SampleRowSchema,
+  },
+  {
+    out: 'P.jsonl',
+    args: (dir) => ['select', '--input', join(dir, 'S.jsonl'), '--judge', 'sim:generative', '--seed', '3'],
+    strict: SelectOutputRowSchema,
+  },
+  {
+    out: 'L.jsonl',
+    args: (dir) => [
+      'label',
+      '--input',
+      join(dir, 'S.jsonl'),
+      '--dataset',
+      'sim',
+      '--policy',
+      'sim',
+      '--rollouts',
+      '2',
+    ],
+    strict: LabelOutputRowSchema,
+    reader: LabelRowSchema,
+  },
+  {
+    out: 'L-kept.jsonl',
+    args: (dir) => [
+      'label',
+      '--input',
+      join(dir, 'S.jsonl'),
+      '--dataset',
+      'sim',
+      '--policy',
+      'sim',
+      '--rollouts',
+      '2',
+      '--keep-rollouts',
+      '--search',
+      'binary',
+      '--signals',
+      'abs-q,ms-hard,sorm',
+    ],
+    strict: LabelOutputRowSchema,
+    reader: LabelRowSchema,
+  },
+  {
+    out: 'L-tags.jsonl',
+    args: (dir) => [
+      'label',
+      '--input',
+      join(dir, 'S-tags.jsonl'),
+      '--dataset',
+      'sim',
+      '--policy',
+      'sim',
+      '--rollouts',
+      '2',
+      '--segmentation',
+      'tags',
+    ],
+    strict: LabelOutputRowSchema,
+    reader: LabelRowSchema,
+  },
+  {
+    out: 'C.jsonl',
+    args: () => ['label-code', '--dataset', 'mbpp', '--path', sharedData('mbpp/mbpp.jsonl'), '--limit', '2'],
+    strict: CodeLabelRowSchema,
+    reader: LabelRowSchema,
+    job: false,
+  },
+];
 
 describe('every row a writer writes is its kind’s strict schema', () => {
   const dir = tempDir('stepwise-record-kinds-');
@@ -118,7 +134,7 @@ describe('every row a writer writes is its kind’s strict schema', () => {
       ran[out] = await startCli([...args(dir), '--out', join(dir, out)], join(dir, 'home')).done;
   }, 120_000);
 
-  for (const { out, args, strict, reader } of KINDS)
+  for (const { out, args, strict, reader, job } of KINDS)
     it(`${args(dir)[0]} → ${out}`, () => {
       expect(ran[out]?.code, ran[out]?.stderr).toBe(0);
       const file = join(dir, out);
@@ -126,7 +142,7 @@ describe('every row a writer writes is its kind’s strict schema', () => {
       expect(lines.length).toBeGreaterThan(0);
       lines.forEach((text, i) => {
         const row = JSON.parse(text) as Record<string, unknown>;
-        expect(row.job).toBeDefined();
+        if (job !== false) expect(row.job).toBeDefined();
         parseRecord(strict, { file, line: i + 1 }, row);
         if (reader) parseRecord(reader, { file, line: i + 1 }, row);
       });

@@ -13,6 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { StepwiseError } from '../../core/errors.js';
+import type { SANDBOX_STATUS_NAMES } from '../../data/record-kinds.js';
 
 /**
  * A verdict for one test (or for the program itself):
@@ -27,16 +28,7 @@ import { StepwiseError } from '../../core/errors.js';
  * - `not-run` — the test was never reached (after a failure, with `failFast`).
  * When the program itself fails (syntax error, exception at top level), every test gets its status.
  */
-export type SandboxStatus =
-  | 'passed'
-  | 'failed'
-  | 'error'
-  | 'timeout'
-  | 'memory'
-  | 'fork-limit'
-  | 'network-blocked'
-  | 'output-limit'
-  | 'not-run';
+export type SandboxStatus = (typeof SANDBOX_STATUS_NAMES)[number];
 
 /** One test: Python code executed after the program, in the program's global namespace. */
 export interface SandboxTest {
