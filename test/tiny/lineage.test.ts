@@ -75,10 +75,20 @@ function pythonRuns(script: string): { module: string; line: string }[] {
 }
 
 type Lint = Record<string, { closure: string[]; problems: string[] }>;
+/** grpo_judge loads the project's verl reward hook from this file; it is linted like a module. */
+const REWARD_HOOK = join(ROOT, 'integrations/verl/stepwise_reward.py');
 function lint(modules: string[]): Lint {
   const run = spawnSync(
     '/usr/bin/python3',
-    [join(ROOT, 'test/tiny/lineage_lint.py'), PY, ...modules, '--after', ...AFTER_TRAINING],
+    [
+      join(ROOT, 'test/tiny/lineage_lint.py'),
+      PY,
+      ...modules,
+      '--after',
+      ...AFTER_TRAINING,
+      '--file',
+      REWARD_HOOK,
+    ],
     { encoding: 'utf8', timeout: 60_000 },
   );
   if (run.status !== 0) throw new Error(run.stderr);
@@ -144,6 +154,7 @@ describe("the tiny judge's training path never reads exact truth", () => {
     const report = lint(JUDGE_MODULES.filter((m) => m !== 'task'));
     expect(report.train_judge.closure).toEqual(expect.arrayContaining(['trainer', 'model', 'vocab']));
     expect(report.grpo_judge.closure).toContain('train_judge');
+    expect(report[REWARD_HOOK]).toBeDefined();
     for (const [m, r] of Object.entries(report)) expect(r.problems, `tiny.${m}`).toEqual([]);
   });
 

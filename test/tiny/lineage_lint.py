@@ -39,15 +39,15 @@ def docstrings(tree: ast.AST) -> set[int]:
     return ids
 
 
-def check(root: str, module: str, after: bool) -> tuple[list[str], list[str]]:
-    """(python/tiny modules imported, problems found) for one module."""
-    path = os.path.join(root, "tiny", f"{module}.py")
+def check(root: str, module: str, after: bool, path: str | None = None) -> tuple[list[str], list[str]]:
+    """(python/tiny modules imported, problems found) for one module (or the file at `path`)."""
+    path = path or os.path.join(root, "tiny", f"{module}.py")
     tree = ast.parse(open(path).read(), path)
     imported, problems = [], []
     allowed = ALLOWED_DYNAMIC.get(module, set())
     docs = docstrings(tree)
     for node in ast.walk(tree):
-        where = f"tiny/{module}.py:{getattr(node, 'lineno', 0)}"
+        where = f"{os.path.relpath(path, os.path.dirname(root))}:{getattr(node, 'lineno', 0)}"
         if isinstance(node, ast.Import):
             for a in node.names:
                 top, _, rest = a.name.partition(".")
@@ -97,8 +97,27 @@ def main() -> None:
     ap.add_argument("root", help="the python/ folder")
     ap.add_argument("modules", nargs="+")
     ap.add_argument("--after", nargs="*", default=[])
+    ap.add_argument("--file", nargs="*", default=[], help="other files loaded by training code (by path)")
     args = ap.parse_args()
     report = {}
+    for path in args.file:
+        # A file loaded from outside python/tiny (grpo_judge's verl reward hook): the same rules,
+        # and any python/tiny module it imports is followed like the others.
+        imported, problems = check(args.root, os.path.basename(path), False, path)
+        seen = set()
+        todo = list(imported)
+        while todo:
+            m = todo.pop()
+            if m in seen:
+                continue
+            seen.add(m)
+            if m in TRUTH_MODULES:
+                problems.append(f"reaches tiny.{m}")
+                continue
+            more, found = check(args.root, m, False)
+            problems.extend(found)
+            todo.extend(more)
+        report[path] = {"closure": sorted(seen), "problems": sorted(set(problems))}
     for start in args.modules:
         seen, todo, problems = set(), [start], []
         while todo:
