@@ -298,6 +298,85 @@ export const CodeLabelRowSchema = z.strictObject({
   given: z.string().optional(),
 });
 
+const verdict = z.enum(['positive', 'negative', 'neutral']);
+
+/**
+ * One attempt in a search tree: a sampled step (step-wise strategies) or a whole solution
+ * (best-of-N, majority, refinement). `parent` points at the attempt it continues; null = the bare problem.
+ */
+export const TraceNodeSchema = z.strictObject({
+  id: count,
+  parent: count.nullable(),
+  /** Chunk index the attempt would occupy (0 for whole solutions). */
+  depth: count,
+  text: z.string(),
+  /**
+   * What became of the attempt: `accepted` (kept in the final solution / path), `rejected`
+   * (judged and discarded, then regenerated or abandoned), `fallback` (rejected, but kept because
+   * every attempt was rejected), `pruned` (a candidate not selected, or a beam that fell out of
+   * the top N/m), `backtracked` (accepted, later abandoned by a backtrack), `finished` (a finished
+   * candidate that was not the chosen one).
+   */
+  status: z.enum(['accepted', 'rejected', 'fallback', 'pruned', 'backtracked', 'finished']),
+  verdict: verdict.optional(),
+  score: z.number().optional(),
+  /** The judge's analysis of this attempt, where the judge writes one. */
+  rationale: z.string().optional(),
+  /** The judge gave no parsable verdict on it (an abstention: score 0, never approval; docs/search.md). */
+  abstained: z.literal(true).optional(),
+  /** True when this attempt ended the solution (final answer or end of text). */
+  final: z.boolean().optional(),
+  /** What the attempt is: `candidate 3`, `draft`, `global`, `local`, `beam 2`, … */
+  label: z.string().optional(),
+  /** The extracted final answer of a whole-solution attempt. */
+  answer: z.string().nullable().optional(),
+});
+
+/** A backtrack of greedy search: from the node whose children were all negative, up to its parent (null = root). */
+export const BacktrackSchema = z.strictObject({ from: count, to: count.nullable() });
+
+/** One chunk of a search's final solution. */
+export const SearchChunkSchema = z.strictObject({
+  index: count,
+  text: z.string(),
+  verdict: verdict.optional(),
+  score: z.number().optional(),
+  /** The judge's analysis of this chunk, where the judge writes one. */
+  rationale: z.string().optional(),
+  /** Attempts made for this chunk position (1 when it was accepted first time). */
+  attempts: count,
+  /** The trace node this chunk came from. */
+  node: count.optional(),
+});
+
+/** One line `stepwise search` writes over a data set. */
+export const SearchOutputRowSchema = z.strictObject({
+  id: z.string(),
+  /** The question as the policy saw it, so the file stands alone (absent in older files). */
+  question: z.string().optional(),
+  strategy: z.string(),
+  /** How the policy segmented its solution (`--segmentation`; absent in older files: paragraph). */
+  segmentation: segmentation.optional(),
+  /** Gold answer the final answer was checked against. */
+  gold: z.string(),
+  answer: z.string().nullable(),
+  correct: z.boolean().optional(),
+  finalText: z.string(),
+  chunks: z.array(SearchChunkSchema),
+  cost,
+  /** Strategy-specific numbers: attempts, fallbacks, backtracks, refinement choice, vote counts, … */
+  stats: z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])),
+  /** The full trace and backtracks (omitted with `trace: false` to keep files small). */
+  trace: z.array(TraceNodeSchema).optional(),
+  backtracks: z.array(BacktrackSchema).optional(),
+  /** Present and true when the problem comes from the simulated world. */
+  simulated,
+  /** Present and true when the judge steering the search read the gold answer (`--allow-gold-judge`). */
+  judgeUsedGold: z.literal(true).optional(),
+  madeFrom,
+  job: rowJob.optional(),
+});
+
 // ---- Rows `stepwise export` writes for the engines ----------------------------------------------
 
 /** TRL stepwise supervision (its PRM trainer): `completions` and `labels` of equal length. */

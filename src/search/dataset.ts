@@ -1,8 +1,10 @@
 import { existsSync } from 'node:fs';
+import type { z } from 'zod';
 import { addCosts, emptyCost } from '../core/cost.js';
 import { UsageError } from '../core/errors.js';
 import type { Segmentation } from '../core/segment.js';
 import type { Cost, Problem } from '../core/types.js';
+import type { SearchOutputRowSchema } from '../data/record-kinds.js';
 import { streamJsonl } from '../jobs/lines.js';
 import type { ResumeCounts } from '../jobs/made-from.js';
 import { runStreamJob, type Shard } from '../jobs/run-job.js';
@@ -10,32 +12,10 @@ import type { JobSettings } from '../jobs/settings.js';
 import { formatFailureShare } from '../judge/common.js';
 import type { SearchConfig } from './registry.js';
 import { runStrategy } from './registry.js';
-import type { SearchChunk, SearchDeps, SearchResult } from './types.js';
+import type { SearchDeps, SearchResult } from './types.js';
 
-/** One output line of a search over a data set. */
-export interface SearchRecord {
-  id: string;
-  /** The question as the policy saw it, so the file stands alone (absent in older files). */
-  question?: string;
-  strategy: string;
-  /** Gold answer the final answer was checked against. */
-  gold: string;
-  answer: string | null;
-  correct?: boolean;
-  finalText: string;
-  chunks: SearchChunk[];
-  cost: Cost;
-  stats: SearchResult['stats'];
-  /** The full trace and backtracks (omitted with `trace: false` to keep files small). */
-  trace?: SearchResult['trace'];
-  backtracks?: SearchResult['backtracks'];
-  /** Present and true when the problem comes from the simulated world. */
-  simulated?: true;
-  /** Present and true when the judge steering the search read the gold answer (`--allow-gold-judge`). */
-  judgeUsedGold?: true;
-  /** How the policy segmented its solution (`--segmentation`; absent in older files: paragraph). */
-  segmentation?: Segmentation;
-}
+/** One output line of a search over a data set, as its strict schema declares (src/data/record-kinds.ts). */
+export type SearchRecord = z.infer<typeof SearchOutputRowSchema>;
 
 /** Mean cost of one problem, by role, and the totals. */
 export interface CostPerProblem {

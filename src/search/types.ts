@@ -1,4 +1,6 @@
-import type { Cost, Problem, Verdict } from '../core/types.js';
+import type { z } from 'zod';
+import type { Cost, Problem } from '../core/types.js';
+import type { BacktrackSchema, SearchChunkSchema, TraceNodeSchema } from '../data/record-kinds.js';
 import type { StepJudge } from '../judge/types.js';
 import type { Policy } from '../models/policy.js';
 import type { SearchDomain } from './domain.js';
@@ -50,20 +52,8 @@ export interface SearchDeps {
   pools?: SolutionPools;
 }
 
-/** What became of one attempt (a sampled step or a whole solution) in the search. */
-export type TraceStatus =
-  /** kept in the final solution / path */
-  | 'accepted'
-  /** judged and discarded, then regenerated or abandoned */
-  | 'rejected'
-  /** rejected, but kept anyway because every attempt was rejected (chunk-reset fallback, greedy limit) */
-  | 'fallback'
-  /** a candidate not selected, or a beam that fell out of the top N/m */
-  | 'pruned'
-  /** accepted at first, later abandoned by a backtrack */
-  | 'backtracked'
-  /** a finished candidate (beam, best-of-N) that was not the chosen one */
-  | 'finished';
+/** What became of one attempt (a sampled step or a whole solution) in the search (TraceNodeSchema says each). */
+export type TraceStatus = TraceNode['status'];
 
 /**
  * Every {@link TraceStatus} with the sentence a reader of a search tree sees for it (the web view's
@@ -80,50 +70,14 @@ export const TRACE_STATUS_LEGEND: Readonly<Record<TraceStatus, string>> = {
   finished: 'a finished candidate that was not chosen',
 };
 
-/**
- * One attempt in the search tree: a sampled step (step-wise strategies) or a whole solution
- * (best-of-N, majority, refinement). `parent` points at the attempt it continues; null = the bare problem.
- */
-export interface TraceNode {
-  id: number;
-  parent: number | null;
-  /** Chunk index the attempt would occupy (0 for whole solutions). */
-  depth: number;
-  text: string;
-  status: TraceStatus;
-  verdict?: Verdict;
-  score?: number;
-  /** The judge's analysis of this attempt, where the judge writes one. */
-  rationale?: string;
-  /** The judge gave no parsable verdict on it (an abstention: score 0, never approval; docs/search.md). */
-  abstained?: true;
-  /** True when this attempt ended the solution (final answer or end of text). */
-  final?: boolean;
-  /** What the attempt is: `candidate 3`, `draft`, `global`, `local`, `beam 2`, … */
-  label?: string;
-  /** The extracted final answer of a whole-solution attempt. */
-  answer?: string | null;
-}
+/** One attempt in the search tree, as search rows declare it (src/data/record-kinds.ts). */
+export type TraceNode = z.infer<typeof TraceNodeSchema>;
 
 /** A backtrack of greedy search: from the node whose children were all negative, up to its parent (null = root). */
-export interface Backtrack {
-  from: number;
-  to: number | null;
-}
+export type Backtrack = z.infer<typeof BacktrackSchema>;
 
 /** One chunk of the final solution. */
-export interface SearchChunk {
-  index: number;
-  text: string;
-  verdict?: Verdict;
-  score?: number;
-  /** The judge's analysis of this chunk, where the judge writes one. */
-  rationale?: string;
-  /** Attempts made for this chunk position (1 when it was accepted first time). */
-  attempts: number;
-  /** The trace node this chunk came from. */
-  node?: number;
-}
+export type SearchChunk = z.infer<typeof SearchChunkSchema>;
 
 /** The outcome of one strategy on one problem. Always carries its cost. */
 export interface SearchResult {
