@@ -9,6 +9,7 @@ import {
   readLabeledSolutions,
 } from '../evaluate/chunks.js';
 import { EVAL_CHUNKS_SETTINGS } from '../evaluate/config.js';
+import { isSimulatedJudge } from '../evaluate/processbench.js';
 import { LABEL_SIGNALS, type LabelSignal } from '../label/signals.js';
 import { buildEvalJudge, type JudgeFlags, writeJson } from './eval-processbench-run.js';
 import { runJobCommand } from './job-harness.js';
@@ -67,7 +68,7 @@ export async function runEvalChunksCommand(flags: EvalChunksFlags): Promise<void
     record: { judge: judge.name, labels: resolve(flags.input), signal, segmentation },
     quiet: flags.quiet,
     json: flags.json,
-    label: `eval chunks${judge.simulated ? ' (simulated)' : ''}`,
+    label: `eval chunks${isSimulatedJudge(judge) ? ' (simulated)' : ''}`,
     cleanup: () => judge.close?.(),
     async run({ bar }) {
       const report = await evaluateChunks({

@@ -10,6 +10,7 @@ import {
   thresholdModeOf,
 } from '../evaluate/config.js';
 import {
+  isSimulatedJudge,
   loadProcessBenchSamples,
   ProcessBenchPendingError,
   type ProcessBenchReport,
@@ -202,7 +203,7 @@ async function runProcessBenchJudge(flags: EvalProcessbenchFlags, config: Proces
       votes: config.judgeVotes ?? null,
       threshold: threshold.mode === 'fixed' ? threshold.value : threshold.mode,
       seed: config.seed,
-      simulated: judge.simulated ?? false,
+      simulated: isSimulatedJudge(judge),
     };
     await runJobCommand<JudgeRun>({
       command: 'eval processbench',
@@ -211,7 +212,7 @@ async function runProcessBenchJudge(flags: EvalProcessbenchFlags, config: Proces
       record: { ...record, job: settings },
       quiet: flags.quiet,
       json: flags.json,
-      label: `processbench${judge.simulated ? ' (simulated)' : ''}`,
+      label: `processbench${isSimulatedJudge(judge) ? ' (simulated)' : ''}`,
       cleanup: close,
       async run({ onProgress }) {
         try {

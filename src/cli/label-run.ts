@@ -7,7 +7,7 @@ import { runLabelJob } from '../label/job.js';
 import { BatchPending } from '../models/batch.js';
 import { cacheStatsOf } from '../models/cache.js';
 import { createPolicy } from '../models/policy.js';
-import { isSimulatedModel } from '../models/simulated.js';
+import { ledgerOf } from '../models/simulated.js';
 import { loadChatTemplate } from '../prompts/chat-template.js';
 import { defaultStorePath } from '../store/db.js';
 import { checkSolution } from '../verify/check.js';
@@ -70,8 +70,9 @@ export async function runLabelCommand(flags: LabelFlags): Promise<void> {
     onWarning: warn,
   });
   const policy = createPolicy(model, { form: config.promptForm, chatTemplate, segmentation });
-  // Decided by what the model is, not by the spec's spelling (labelSolution marks sim-server replies).
-  const simulated = isSimulatedModel(model);
+  // The job's world is its ledger's: what the policy model is, not the spec's spelling, and any
+  // reply the sim server marked (labelSolution notes those).
+  const ledger = ledgerOf(model);
   // What the rows depend on besides the config; neither the input's name nor the shard: shard
   // outputs share the settings of the whole job, so they merge and resume as one.
   const record = {
@@ -92,7 +93,7 @@ export async function runLabelCommand(flags: LabelFlags): Promise<void> {
     async run({ onProgress }) {
       const summary = await runLabelJob({
         ...{ config, record, solutions, plan, shard: flags.shard, policy, checker: checkSolution },
-        ...{ out: flags.out, fresh: flags.fresh, strictResume: flags.strictResume, simulated, onProgress },
+        ...{ out: flags.out, fresh: flags.fresh, strictResume: flags.strictResume, ledger, onProgress },
         onWarning: warn,
         isPending: (e) => e instanceof BatchPending,
       });
@@ -119,7 +120,7 @@ export async function runLabelCommand(flags: LabelFlags): Promise<void> {
     summary: (s, runId) =>
       labelReport(s, {
         runId,
-        simulated: simulated || s.simulated === true,
+        simulated: ledger.simulated,
         cache: cacheStatsOf(model),
         settingsHash: settings.hash,
         batch: batch ? batchReport(flags, batch) : undefined,

@@ -7,7 +7,7 @@ import { cacheStatsOf } from '../models/cache.js';
 import { innerModel } from '../models/middleware.js';
 import { failuresPhrase, OpenAIModel } from '../models/openai.js';
 import { createPolicy } from '../models/policy.js';
-import { isSimulatedModel } from '../models/simulated.js';
+import { ledgerOf } from '../models/simulated.js';
 import { loadChatTemplate } from '../prompts/chat-template.js';
 import {
   resolveSampleConfig,
@@ -59,7 +59,8 @@ function endpointCount(model: LanguageModel): number {
  */
 export async function runSampleCommand(flags: SampleFlags): Promise<void> {
   const config = resolveSampleConfig(settingsFromFlags(SAMPLE_SETTINGS, { ...flags }), flagName);
-  const spec = providers.parse(flags.policy);
+  // A bad policy spec fails before the dataset is read.
+  providers.parse(flags.policy);
   // Read once before any work (bad records and simulated-world mismatches fail here), then
   // again as the job goes: the problems are never all in memory.
   const dataset = await scanDatasetProblems(
@@ -83,9 +84,9 @@ export async function runSampleCommand(flags: SampleFlags): Promise<void> {
     noCache: !flags.cache,
     onWarning: warn,
   });
-  // Decided by what the model is, not by the spec's spelling: a sim backend here, and any
-  // sim-server reply marks its own record (sampleProblem).
-  const simulated = isSimulatedModel(model);
+  // The job's world is its ledger's: what the policy model is, not the spec's spelling, and any
+  // reply the sim server marked (sampleProblem notes those).
+  const ledger = ledgerOf(model);
   const { segmentation, segmentBy } = sampleSegmentation(config.segmentation);
   const { policy, pose } = policyForDataset(
     dataset,
@@ -128,7 +129,7 @@ export async function runSampleCommand(flags: SampleFlags): Promise<void> {
         // --concurrency is per endpoint: keep every endpoint busy.
         concurrency: config.concurrency * endpointCount(model),
         segmentBy,
-        simulated,
+        ledger,
         segmentation,
         fresh: flags.fresh,
         strictResume: flags.strictResume,
@@ -162,8 +163,8 @@ export async function runSampleCommand(flags: SampleFlags): Promise<void> {
     }),
     summary: (s, runId) => {
       const cache = cacheStatsOf(model);
-      // The sim server takes its spec as the model name: label those runs too.
-      const isSim = simulated || spec.provider === 'sim' || s.simulated === true;
+      // From the ledger: a sim policy however reached, and resumed lines that say so.
+      const isSim = ledger.simulated;
       const json = {
         run: runId,
         policy: flags.policy,

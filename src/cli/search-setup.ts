@@ -7,7 +7,7 @@ import { createJudge } from '../judge/create.js';
 import { judgeReadsGold, judgeReadsGoldIfSimulated } from '../judge/spec.js';
 import { cacheStatsOf } from '../models/cache.js';
 import { createPolicy, type PromptForm } from '../models/policy.js';
-import { isSimulatedModel } from '../models/simulated.js';
+import { ledgerOf } from '../models/simulated.js';
 import { loadChatTemplate } from '../prompts/chat-template.js';
 import { problemCount, type SearchJobOptions, type SearchSummary, searchDataset } from '../search/dataset.js';
 import {
@@ -283,8 +283,9 @@ export async function buildSearchDeps(
       allowGoldJudge: f.allowGoldJudge === true,
     },
     cacheStats: () => cacheStatsOf(model, judge?.model, outcome?.model),
-    // What the models are decides, not the specs' spelling (sim-server replies mark their records too).
-    simulated: isSimulatedModel(model) || judge?.simulated === true || outcome?.simulated === true,
+    // The models' worlds, as their ledger says before any reply: what they are, not the specs'
+    // spelling (sim-server replies mark their records and the runtime's ledger too).
+    simulated: ledgerOf(model, judge?.model, outcome?.model).simulated,
     close: async () => {
       await model.close?.();
       await judge?.close?.();

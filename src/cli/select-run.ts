@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
+import { CostLedger } from '../core/cost.js';
 import { InputError, UsageError } from '../core/errors.js';
-import { isSimulatedJudge } from '../evaluate/processbench.js';
 import { streamJsonl } from '../jobs/lines.js';
 import { resumePhrase } from '../jobs/made-from.js';
 import { runStreamJob } from '../jobs/run-job.js';
@@ -64,7 +64,6 @@ interface SelectTotals {
   differ: number;
   /** Problems whose judge pick is another sample with the outcome-only pick's text: the sets are the same there. */
   copies: number;
-  anySimulated: boolean;
   formatFailures: number;
   judgeReplies: number;
 }
@@ -113,6 +112,10 @@ export async function runSelectCommand(o: SelectFlags): Promise<void> {
   }
   const batch = openBatchFiles(o, o.store);
   const judge = await createJudge(o.judge, { providers, ...serverOptionsOf(o), storePath: o.store, batch });
+  // The job's world: the judge's (its ledger's, reply marks included) and, line by line, the
+  // world of the responses picked from (a simulated policy's rows say so).
+  const ledger = new CostLedger();
+  ledger.saw(judge.world);
   const settings = selectJobSettings(config, { judge: o.judge });
   const shard = o.shard ? { shard: `${o.shard.index}/${o.shard.count}` } : {};
   const totals: SelectTotals = {
@@ -120,7 +123,6 @@ export async function runSelectCommand(o: SelectFlags): Promise<void> {
     picked: 0,
     differ: 0,
     copies: 0,
-    anySimulated: false,
     // Rows resumed from a file written before these counts were kept count as zero.
     formatFailures: 0,
     judgeReplies: 0,
@@ -150,9 +152,13 @@ export async function runSelectCommand(o: SelectFlags): Promise<void> {
           try {
             const { simulated: fromPolicy, ...input } = p;
             const [row] = await selectByJudge([input], judge, { seed: config.seed });
-            // A simulated judge's pick (known by its name or its marked replies) says so on its
-            // own line, and so does a pick among a simulated policy's responses.
-            return judge.simulated || fromPolicy ? { ...row, simulated: true as const } : row;
+            // This line's work: the judge's (what its model is, or its marked replies) and the
+            // policy's that wrote the responses.
+            const work = new CostLedger();
+            work.saw(judge.world);
+            if (fromPolicy) work.saw('sim');
+            ledger.saw(work.allWorlds);
+            return work.simulated ? { ...row, simulated: true as const } : row;
           } catch (e) {
             // Its requests went to a batch file (--batch-out) or await one: a later round finishes it.
             if (e instanceof BatchPending) return undefined;
@@ -165,7 +171,8 @@ export async function runSelectCommand(o: SelectFlags): Promise<void> {
           const difference = pickDifference(r);
           if (difference === 'text') totals.differ++;
           if (difference === 'copy') totals.copies++;
-          if (r.simulated === true) totals.anySimulated = true;
+          // A resumed line's world counts too: it is work of this job.
+          if (r.simulated === true) ledger.saw('sim');
           totals.formatFailures += r.formatFailures ?? 0;
           totals.judgeReplies += r.judgeReplies ?? 0;
         },
@@ -190,7 +197,8 @@ export async function runSelectCommand(o: SelectFlags): Promise<void> {
     }),
     summary: (result, runId) => {
       const { problems, picked, differ, copies, formatFailures, judgeReplies } = totals;
-      const simulated = isSimulatedJudge(judge) || totals.anySimulated;
+      ledger.saw(judge.world);
+      const simulated = ledger.simulated;
       const formatFailureRate = formatFailureShare(formatFailures, judgeReplies);
       return {
         readable: {

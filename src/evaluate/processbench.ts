@@ -199,8 +199,13 @@ export interface ProcessBenchReport extends ProcessBenchScore {
 export const SIMULATED_NOTICE =
   'SIMULATED judge: these numbers come from the stepwise simulator, not from any real model. Do not compare them with published results.';
 
-/** Whether a judge is simulated (its flag, or a sim spec in its name). */
+/**
+ * Whether a judge's work was the simulated world's: its cost ledger's world (every judge
+ * `createJudge` builds has one: what its model is, and replies the sim server marked), else —
+ * for a judge built by hand — a sim spec in its name.
+ */
 export function isSimulatedJudge(judge: StepJudge): boolean {
+  if (judge.world !== undefined) return judge.world === 'sim';
   if (judge.simulated !== undefined) return judge.simulated;
   const model = judge.name.slice(judge.name.indexOf(':') + 1);
   return judge.name.startsWith('sim:') || /^sim(?:$|[:?[])/.test(model);

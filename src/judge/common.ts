@@ -1,7 +1,8 @@
 import pLimit from 'p-limit';
 import { CostLedger } from '../core/cost.js';
-import type { LanguageModel, Usage } from '../core/model.js';
+import type { GenerateResult, LanguageModel, Usage, World } from '../core/model.js';
 import type { Cost, Judgment, Problem, Verdict } from '../core/types.js';
+import { worldOfModel, worldOfReply } from '../models/simulated.js';
 import type { JudgeOptions, JudgeResult, StepJudge } from './types.js';
 
 /** Default threshold of score-based verdicts: a chunk is negative when its score is below it. */
@@ -15,26 +16,44 @@ export const DEFAULT_THRESHOLD = 0.5;
 export class JudgeCost {
   private readonly ledger = new CostLedger();
 
-  /** Record one call's usage and the number of samples it returned (`cached`: served from the cache). */
-  record(usage: Usage, samples: number, cached = false): void {
-    this.ledger.record('judge', {
-      calls: usage.calls,
-      samples: cached || usage.calls === 0 ? 0 : samples,
-      promptTokens: usage.promptTokens,
-      completionTokens: usage.completionTokens,
-    });
+  /** `world`: the world of the model the judge asks (its replies may show `sim` later). */
+  constructor(world?: World) {
+    this.ledger.saw(world);
   }
 
-  /** Add a cost computed elsewhere, all of it as the judge's. */
-  addAsJudge(cost: Cost): void {
+  /**
+   * Record one call's usage and the number of samples it returned (`cached`: served from the
+   * cache), and the world its reply shows (a sim-server reply is `sim` under any model name).
+   */
+  record(usage: Usage, samples: number, cached = false, reply?: Pick<GenerateResult, 'samples'>): void {
+    this.ledger.record(
+      'judge',
+      {
+        calls: usage.calls,
+        samples: cached || usage.calls === 0 ? 0 : samples,
+        promptTokens: usage.promptTokens,
+        completionTokens: usage.completionTokens,
+      },
+      reply ? worldOfReply(reply) : undefined,
+    );
+  }
+
+  /** Add a cost computed elsewhere, all of it as the judge's, with the world(s) that did it. */
+  addAsJudge(cost: Cost, world?: World | readonly World[]): void {
     for (const role of ['policy', 'judge'] as const) {
       const c = cost[role];
       this.ledger.record('judge', c);
     }
+    this.ledger.saw(world);
   }
 
   get cost(): Cost {
     return this.ledger.snapshot();
+  }
+
+  /** The least real world of this call's judging work, from the ledger. */
+  get world(): World | undefined {
+    return this.ledger.world;
   }
 }
 
@@ -159,7 +178,7 @@ export function defineJudge(
       chunks: readonly string[],
       options: JudgeOptions = {},
     ): Promise<JudgeResult> {
-      const cost = new JudgeCost();
+      const cost = new JudgeCost(worldOfModel(model));
       const out = await judgeChunks(problem, chunks, options, cost);
       return Array.isArray(out)
         ? resultFrom(out, cost.cost, options)

@@ -4,7 +4,7 @@ import type { AnswerChecker } from '../label/estimate.js';
 import type { LabelSignal } from '../label/signals.js';
 import { wrapModel } from '../models/middleware.js';
 import type { ModelOptions, ProviderRegistry } from '../models/registry.js';
-import { isSimulatedModel, provenanceMiddleware } from '../models/simulated.js';
+import { ledgerOf, provenanceMiddleware } from '../models/simulated.js';
 import { type JudgeSpec, judgeKindOf, parseJudgeSpec } from './spec.js';
 import type { StepJudge } from './types.js';
 
@@ -98,19 +98,17 @@ export async function createJudge(spec: string, options: CreateJudgeOptions = {}
       },
     }));
 
-  // Simulated by what the model is: a sim backend or sim-spec name, or — for a judge reached as
-  // `openai:anything` against `stepwise sim serve` — any reply the sim server marked as its own.
-  const named = isSimulatedModel(model);
-  let marked = false;
+  // The judge's world is its ledger's: what the model is (a sim backend or sim-spec name), and —
+  // for a judge reached as `openai:anything` against `stepwise sim serve` — any reply the sim
+  // server marked as its own.
+  const ledger = ledgerOf(model);
   const watched = wrapModel(
     model,
-    provenanceMiddleware(() => {
-      marked = true;
-    }),
+    provenanceMiddleware(() => ledger.saw('sim')),
   );
   const built = kind.create(watched, settings, { name: spec.trim(), seed, checker, criticTemplate });
-  return Object.defineProperty({ ...built, model }, 'simulated', {
-    get: () => named || marked,
-    enumerable: true,
+  return Object.defineProperties({ ...built, model } as StepJudge, {
+    simulated: { get: () => ledger.simulated, enumerable: true },
+    world: { get: () => ledger.world, enumerable: false },
   });
 }

@@ -95,7 +95,7 @@ export function createCriticJudge(model: LanguageModel, settings: CriticJudgeSet
       },
       { signal: options.signal },
     );
-    cost.record(out.usage, out.samples.length, out.cached);
+    cost.record(out.usage, out.samples.length, out.cached, out);
     const vote = voteCritic(out.samples, chunks.length);
     const fe = vote.firstError;
     const valid = vote.answers.length;

@@ -151,7 +151,7 @@ export function createGenerativeJudge(
       },
       { signal: options.signal },
     );
-    cost.record(result.usage, result.samples.length, result.cached);
+    cost.record(result.usage, result.samples.length, result.cached, result);
     return judgmentFromVotes(i, result.samples, threshold);
   }
 

@@ -79,7 +79,7 @@ export function createOrmJudge(model: LanguageModel, settings: OrmJudgeSettings 
       },
       { signal: options.signal },
     );
-    cost.record(out.usage, out.samples.length, out.cached);
+    cost.record(out.usage, out.samples.length, out.cached, out);
     let correct = 0;
     let parsed = 0;
     let rationale: string | undefined;

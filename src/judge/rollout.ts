@@ -236,7 +236,7 @@ export function createRolloutJudge(
         const policy = policies[options.segmentation ?? 'paragraph'];
         const e = await estimatePrefixValue(policy, checker, problem, chunks, prefixLength, ro);
         // The rollouts are spent on judging: they count as the judge's cost.
-        cost.addAsJudge(e.cost);
+        cost.addAsJudge(e.cost, e.simulated ? 'sim' : undefined);
         q.set(prefixLength, e.q);
         return e.q;
       };

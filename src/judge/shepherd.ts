@@ -117,7 +117,7 @@ export function createShepherdJudge(model: LanguageModel, settings: ShepherdPrmS
       },
       { signal: options.signal },
     );
-    cost.record(out.usage, out.samples.length, out.cached);
+    cost.record(out.usage, out.samples.length, out.cached, out);
     const first: TokenLogprob | undefined = out.samples[0]?.logprobs?.[0];
     if (!first) {
       throw new StepwiseError(

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { LanguageModel } from '../core/model.js';
+import type { LanguageModel, World } from '../core/model.js';
 import type { Segmentation } from '../core/segment.js';
 import type { SettingsSchema } from '../core/settings-schema.js';
 import type { Cost, Judgment, Problem } from '../core/types.js';
@@ -71,6 +71,11 @@ export interface StepJudge {
    * serve`): its numbers describe the simulator, never a real model, and reports must say so.
    */
   readonly simulated?: boolean;
+  /**
+   * The least real world of the judge's work so far (`sim` once a reply was the simulated
+   * world's), read from the judge's cost ledger; `simulated` is `world === 'sim'`.
+   */
+  readonly world?: World;
   /** The model it asks (set by `createJudge`): read for its cache counters, never called directly. */
   readonly model?: LanguageModel;
   judge(problem: Problem, chunks: readonly string[], options?: JudgeOptions): Promise<JudgeResult>;

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, writeSync } from 'node:fs';
 import pLimit from 'p-limit';
-import { emptyCost } from '../core/cost.js';
+import { CostLedger, emptyRoleCost } from '../core/cost.js';
 import { UsageError } from '../core/errors.js';
 import type { Segmentation } from '../core/segment.js';
 import type { Cost } from '../core/types.js';
@@ -51,8 +51,12 @@ export interface LabelJobOptions {
   requestConcurrency?: number;
   /** Start over instead of resuming from the output. */
   fresh?: boolean;
-  /** The policy is simulated: every output line says `simulated: true`. */
-  simulated?: boolean;
+  /**
+   * The job's cost ledger (`ledgerOf(policy model)`): its world marks every output line
+   * (`simulated: true` once any of the work was the simulated world's) and the summary. Without
+   * one, only replies the sim server marked say so.
+   */
+  ledger?: CostLedger;
   /**
    * Record the job's settings on every row (a resumed output must have the same, see
    * jobs/settings): what the rows depend on besides the config — the policy spec, its chat
@@ -237,12 +241,11 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
   const pbSignal = config.processbenchSignal ?? config.signals[0];
   const limit = pLimit(Math.max(1, options.requestConcurrency ?? 4 * concurrency));
   const memo = createPrefixMemo();
-  const spent = emptyCost();
+  const ledger = options.ledger ?? new CostLedger();
   let requests = 0;
   const labelsFile = format === 'processbench' ? labelsSidecarPath(options.out) : options.out;
   const signals = signalAccumulator(config.signals, config.softThreshold);
   const totals = { solutions: 0, chunks: 0, rollouts: 0, rolloutTokens: 0 };
-  let anySimulated = false;
   const result = await runStreamJob<SolutionToLabel, LabeledSolutionRecord>({
     items: options.solutions,
     keyOf: (s) => s.id,
@@ -272,7 +275,8 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
       totals.chunks += r.chunks.length;
       totals.rollouts += r.cost.rollouts;
       totals.rolloutTokens += r.cost.tokens;
-      if (r.simulated) anySimulated = true;
+      // A resumed line's world counts too: it is work of this job.
+      if (r.simulated) ledger.saw('sim');
       signals.add(r);
     },
     process: async (solution) => {
@@ -288,9 +292,11 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
         throw e;
       }
       requests += labeled.requests;
-      for (const k of ['calls', 'samples', 'promptTokens', 'completionTokens'] as const)
-        spent.policy[k] += labeled.spent.policy[k];
-      return options.simulated ? { ...labeled.record, simulated: true } : labeled.record;
+      ledger.add(
+        { policy: labeled.spent.policy, judge: emptyRoleCost() },
+        labeled.record.simulated ? 'sim' : undefined,
+      );
+      return ledger.simulated ? { ...labeled.record, simulated: true } : labeled.record;
     },
   });
   // Requests of a solution left pending may still be queued: let them reach the batch file.
@@ -310,13 +316,13 @@ export async function runLabelJob(options: LabelJobOptions): Promise<LabelSummar
     unverified: result.unverified,
     segmentation,
     chunksPerSolution: totals.solutions === 0 ? 0 : totals.chunks / totals.solutions,
-    spent,
+    spent: ledger.snapshot(),
     requests,
     signals: signals.result(),
     out: options.out,
     ...(format === 'processbench' ? { labelsFile } : {}),
     pending: result.pending,
-    ...(anySimulated ? { simulated: true as const } : {}),
+    ...(ledger.simulated ? { simulated: true as const } : {}),
     config,
     ...(settings ? { settings } : {}),
   };

@@ -1,3 +1,4 @@
+import { CostLedger } from '../core/cost.js';
 import type { GenerateResult, LanguageModel, World } from '../core/model.js';
 import type { ModelMiddleware } from './middleware.js';
 
@@ -17,6 +18,22 @@ export function isSimulatedModel(model: LanguageModel): boolean {
 /** Which world a model is, as far as it says before any reply (a marked reply may say `sim` later). */
 export function worldOfModel(model: LanguageModel): World {
   return isSimulatedModel(model) ? 'sim' : (model.world ?? 'real');
+}
+
+/**
+ * A job's cost ledger, knowing before any call the worlds of the models that do the job's work
+ * (a reply marked by the sim server adds `sim` later, {@link worldOfReply}). Rows and summaries
+ * read "simulated" from it, never from a flag of their own.
+ */
+export function ledgerOf(...models: readonly (LanguageModel | undefined)[]): CostLedger {
+  const ledger = new CostLedger();
+  for (const m of models) if (m) ledger.saw(worldOfModel(m));
+  return ledger;
+}
+
+/** The world a generate result shows by itself: `sim` when the sim server marked it, else none. */
+export function worldOfReply(result: Pick<GenerateResult, 'samples'>): World | undefined {
+  return wroteSimulated(result) ? 'sim' : undefined;
 }
 
 /** Whether any sample of a generate result came from the simulated world. */

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { z } from 'zod';
+import { CostLedger } from '../core/cost.js';
 import { UsageError } from '../core/errors.js';
 import {
   codeWithoutTags,
@@ -17,7 +18,7 @@ import { runJsonlJob, runStreamJob, type Shard } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
 import type { Policy } from '../models/policy.js';
 import { itemSeed } from '../models/seeds.js';
-import { wroteSimulated } from '../models/simulated.js';
+import { worldOfReply } from '../models/simulated.js';
 import { checkSolution } from '../verify/check.js';
 import { passAtK } from '../verify/code/passk.js';
 import { reportedKs } from './passk.js';
@@ -31,8 +32,12 @@ export type SampleRecord = z.infer<typeof SampleOutputRowSchema>;
 export interface SampleJobOptions {
   problems: readonly Problem[];
   policy: Policy;
-  /** The policy is simulated: every line says `simulated: true`. */
-  simulated?: boolean;
+  /**
+   * The job's cost ledger (`ledgerOf(policy model)`): its world marks every line (`simulated:
+   * true` once any of the work was the simulated world's). Without one, only replies the sim
+   * server marked say so.
+   */
+  ledger?: CostLedger;
   /** Samples per problem, sent as ONE request with n = K (shared prefill). */
   n: number;
   /** JSONL output; a rerun resumes it. */
@@ -118,6 +123,12 @@ export async function sampleProblem(
     signal: options.signal,
     noCache: options.noCache,
   });
+  const ledger = options.ledger ?? new CostLedger();
+  ledger.record(
+    'policy',
+    { ...result.usage, samples: result.cached ? 0 : result.samples.length },
+    worldOfReply(result),
+  );
   const by = options.segmentBy ?? 'paragraph';
   const segmentation = options.segmentation ?? options.policy.segmentation ?? 'paragraph';
   const samples: SampledSolution[] = [];
@@ -162,7 +173,7 @@ export async function sampleProblem(
     samples,
     promptTokens: result.usage.promptTokens,
     cached: result.cached === true,
-    ...(options.simulated || wroteSimulated(result) ? { simulated: true as const } : {}),
+    ...(ledger.simulated ? { simulated: true as const } : {}),
     segmentation,
   };
 }
@@ -230,7 +241,11 @@ export async function runSampleJobSummary(
     shard: options.shard,
     signal: options.signal,
     onProgress: options.onProgress,
-    onRecord: (r) => acc.add(r),
+    onRecord: (r) => {
+      // A resumed line's world counts too: it is work of this job.
+      if (r.simulated) options.ledger?.saw('sim');
+      acc.add(r);
+    },
     process: async (problem) => {
       try {
         return await sampleProblem(problem, options);

@@ -5,7 +5,7 @@ import { createRng, type Rng } from '../core/rng.js';
 import type { Judgment, Problem, RoleCost, Verdict } from '../core/types.js';
 import { formatFailureShare, repliesOf } from '../judge/common.js';
 import type { JudgeOptions, JudgeResult, StepJudge } from '../judge/types.js';
-import { wroteSimulated } from '../models/simulated.js';
+import { worldOfReply, wroteSimulated } from '../models/simulated.js';
 import { checkMathAnswer } from '../verify/index.js';
 import { aggregateScores, classifyStep } from './aggregate.js';
 import { type DomainSession, mathDomain, type SearchDomain, type StepSample } from './domain.js';
@@ -79,7 +79,7 @@ export class SearchRuntime {
 
   /** A policy call's cost, and its world when the reply says (a marked sim-server reply is `sim`). */
   private recordPolicy(result: GenerateResult): void {
-    this.ledger.record('policy', policyCost(result), wroteSimulated(result) ? 'sim' : undefined);
+    this.ledger.record('policy', policyCost(result), worldOfReply(result));
   }
 
   /** The pool of whole solutions this problem's sampling strategies share (deps.pools, else its own). */
