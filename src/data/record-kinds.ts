@@ -377,6 +377,40 @@ export const SearchOutputRowSchema = z.strictObject({
   job: rowJob.optional(),
 });
 
+/** One line of `eval processbench`'s predictions file: `{id, prediction}` plus what the judge said. */
+export const PredictionOutputRowSchema = z.strictObject({
+  id: z.string(),
+  subset: z.string(),
+  label: z.number().int().min(-1),
+  /** Predicted first error (−1 = none); null when the judge gave no usable answer (counted as a miss). */
+  prediction: z.number().int().min(-1).nullable(),
+  steps: count,
+  /** Chunk scores the prediction was derived from (all chunks for threshold modes; judged chunks otherwise). */
+  scores: z.array(z.number()),
+  /** The judge's own first error at its own threshold. */
+  judgeFirstError: z.number().int().min(-1),
+  /** Judge replies with no parsable verdict, and the replies read (parsed or not). */
+  formatFailures: count,
+  replies: count.optional(),
+  /** The first chunk the judge gave no parsable verdict on (an abstention there), when any. */
+  abstainedAt: count.optional(),
+  /**
+   * The judge gave no usable first-error answer at its own verdicts (no parsable answer, or no
+   * parsable verdict before its first negative chunk). The prediction is then null, a miss.
+   */
+  abstained: z.boolean().optional(),
+  /** Judge-role cost of this sample. */
+  cost: roleCost,
+  /** The judge spec that produced it (a resumed run must use the same judge and settings). */
+  judge: z.string(),
+  /** Votes and seed of the run that produced it (null = the judge's default). */
+  settings: z.strictObject({ votes: count.nullable(), seed: z.number().int().nullable() }),
+  /** Present and true when the judge is simulated (every line says so, wherever it is read). */
+  simulated,
+  madeFrom,
+  job: rowJob.optional(),
+});
+
 // ---- Rows `stepwise export` writes for the engines ----------------------------------------------
 
 /** TRL stepwise supervision (its PRM trainer): `completions` and `labels` of equal length. */

@@ -1,10 +1,12 @@
 import { closeSync, existsSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
+import type { z } from 'zod';
 import { addCosts, emptyCost } from '../core/cost.js';
 import { InputError, StepwiseError, UsageError } from '../core/errors.js';
 import { wrongKindError } from '../core/file-kind.js';
 import type { Segmentation } from '../core/segment.js';
-import type { Cost, Problem, RoleCost } from '../core/types.js';
+import type { Cost, Problem } from '../core/types.js';
 import { loadProcessBench, PROCESSBENCH_SUBSETS, processBenchSource } from '../data/processbench.js';
+import type { PredictionOutputRowSchema } from '../data/record-kinds.js';
 import type { RecordSource } from '../data/records.js';
 import type { ProcessBenchRecord } from '../data/types.js';
 import { jsonArrayError, readLinesSync } from '../jobs/lines.js';
@@ -91,37 +93,8 @@ export function processBenchProblem(r: ProcessBenchRecord): Problem {
   };
 }
 
-/** One line of the predictions file: `{id, prediction}` plus what the judge said. */
-export interface ProcessBenchPrediction {
-  id: string;
-  subset: string;
-  label: number;
-  /** Predicted first error (−1 = none); null when the judge gave no usable answer (counted as a miss). */
-  prediction: number | null;
-  steps: number;
-  /** Chunk scores the prediction was derived from (all chunks for threshold modes; judged chunks otherwise). */
-  scores: number[];
-  /** The judge's own first error at its own threshold. */
-  judgeFirstError: number;
-  /** Judge replies with no parsable verdict, and the replies read (parsed or not). */
-  formatFailures: number;
-  replies?: number;
-  /** The first chunk the judge gave no parsable verdict on (an abstention there), when any. */
-  abstainedAt?: number;
-  /**
-   * The judge gave no usable first-error answer at its own verdicts (no parsable answer, or no
-   * parsable verdict before its first negative chunk). The prediction is then null, a miss.
-   */
-  abstained?: boolean;
-  /** Judge-role cost of this sample. */
-  cost: RoleCost;
-  /** The judge spec that produced it (a resumed run must use the same judge and settings). */
-  judge: string;
-  /** Votes and seed of the run that produced it (null = the judge's default). */
-  settings: { votes: number | null; seed: number | null };
-  /** Present and true when the judge is simulated (every line says so, wherever it is read). */
-  simulated?: true;
-}
+/** One line of the predictions file, as its strict schema declares (src/data/record-kinds.ts). */
+export type ProcessBenchPrediction = z.infer<typeof PredictionOutputRowSchema>;
 
 /** How predictions are made from a judge's output. */
 export type ThresholdMode =

@@ -6,6 +6,7 @@ import {
   CodeLabelRowSchema,
   LabelOutputRowSchema,
   LabelRowSchema,
+  PredictionOutputRowSchema,
   parseRecord,
   SampleOutputRowSchema,
   SampleRowSchema,
@@ -27,6 +28,8 @@ import { tempDir } from '../support/temp.js';
  */
 const KINDS: Array<{
   out: string;
+  /** The rows' file, when it is not `out`. */
+  rows?: string;
   args: (dir: string) => string[];
   strict: z.ZodType;
   reader?: z.ZodType;
@@ -169,6 +172,23 @@ const KINDS: Array<{
     strict: SearchOutputRowSchema,
   },
   {
+    // --out E.json writes its predictions beside it, to E.predictions.jsonl.
+    out: 'E.json',
+    rows: 'E.predictions.jsonl',
+    args: () => [
+      'eval',
+      'processbench',
+      '--judge',
+      'critic:sim',
+      '--sim-guess',
+      '--path',
+      sharedData('processbench'),
+      '--limit',
+      '2',
+    ],
+    strict: PredictionOutputRowSchema,
+  },
+  {
     out: 'C.jsonl',
     args: () => ['label-code', '--dataset', 'mbpp', '--path', sharedData('mbpp/mbpp.jsonl'), '--limit', '2'],
     strict: CodeLabelRowSchema,
@@ -186,10 +206,10 @@ describe('every row a writer writes is its kind’s strict schema', () => {
       ran[out] = await startCli([...args(dir), '--out', join(dir, out)], join(dir, 'home')).done;
   }, 120_000);
 
-  for (const { out, args, strict, reader, job } of KINDS)
+  for (const { out, rows, args, strict, reader, job } of KINDS)
     it(`${args(dir)[0]} → ${out}`, () => {
       expect(ran[out]?.code, ran[out]?.stderr).toBe(0);
-      const file = join(dir, out);
+      const file = join(dir, rows ?? out);
       const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
       expect(lines.length).toBeGreaterThan(0);
       lines.forEach((text, i) => {
