@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { CostLedger } from '../core/cost.js';
 import { InputError, UsageError } from '../core/errors.js';
+import { SampleRowSchema } from '../data/record-kinds.js';
 import { streamJsonl } from '../jobs/lines.js';
 import { resumePhrase } from '../jobs/made-from.js';
 import { runStreamJob } from '../jobs/run-job.js';
@@ -26,22 +27,6 @@ import { providers } from './providers.js';
 import { settingsFromFlags } from './settings-options.js';
 import { assertSimWorldInputs } from './sim-guard.js';
 import { warn } from './warn.js';
-
-const SampleRow = z.looseObject({
-  id: z.string(),
-  simulated: z.boolean().optional(),
-  question: z.string().optional(),
-  problem: z.string().optional(),
-  segmentation: z.enum(['paragraph', 'tags']).optional(),
-  samples: z.array(
-    z.looseObject({
-      text: z.string(),
-      correct: z.boolean(),
-      chunks: z.array(z.any()).optional(),
-      segmentation: z.enum(['paragraph', 'tags']).optional(),
-    }),
-  ),
-});
 
 /** The flags: the fields of {@link SelectConfig} by name (SELECT_SETTINGS), then where the job reads, writes and reaches. */
 export type SelectFlags = Partial<SelectConfig> &
@@ -78,7 +63,7 @@ export async function runSelectCommand(o: SelectFlags): Promise<void> {
   if (!existsSync(o.input)) throw new InputError({ file: o.input }, 'file not found');
   // Question texts from --dataset, looked up only when a row lacks its own.
   let questions: Map<string, string> | undefined;
-  const questionOf = async (r: z.infer<typeof SampleRow>): Promise<string> => {
+  const questionOf = async (r: z.infer<typeof SampleRowSchema>): Promise<string> => {
     const own = r.question ?? r.problem;
     if (own !== undefined) return own;
     if (!o.dataset)
@@ -98,7 +83,10 @@ export async function runSelectCommand(o: SelectFlags): Promise<void> {
   // keep saying so in the rows picked from them.
   async function* inputs(): AsyncGenerator<SelectionInput & { simulated?: true }> {
     for (const { line, value } of streamJsonl(o.input)) {
-      const [r] = validateRows(o.input, [{ line, value }], SampleRow, { kinds: ['sample'], who: 'select' });
+      const [r] = validateRows(o.input, [{ line, value }], SampleRowSchema, {
+        kinds: ['sample'],
+        who: 'select',
+      });
       const input = {
         id: r.id,
         question: await questionOf(r),

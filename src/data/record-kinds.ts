@@ -39,16 +39,21 @@ export const LabelRowSchema = z.looseObject({
   written: z.object({ text: z.string(), ends: z.array(z.number().int().nonnegative()) }).optional(),
 });
 
-/** A `stepwise sample` row, as refinement pairs read it (older files name the question `problem`). */
+/**
+ * A `stepwise sample` row, as refinement pairs and `select` read it (older files name the question
+ * `problem`; a sample's chunks may be given as strings or `{text}`).
+ */
 export const SampleRowSchema = z.looseObject({
   id: z.string(),
   question: z.string().optional(),
   problem: z.string().optional(),
   segmentation: segmentation.optional(),
+  simulated: z.boolean().optional(),
   samples: z.array(
     z.looseObject({
       text: z.string(),
       correct: z.boolean(),
+      chunks: z.array(z.union([z.string(), z.looseObject({ text: z.string() })])).optional(),
       segmentation: segmentation.optional(),
       written: z.string().optional(),
     }),

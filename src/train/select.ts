@@ -15,7 +15,7 @@ export interface SelectionInput {
   samples: Array<{
     text: string;
     correct: boolean;
-    chunks?: Array<{ text: string }> | string[];
+    chunks?: Array<string | { text: string }>;
     /** How this response is segmented (`stepwise sample` writes it per sample under tags). */
     segmentation?: Segmentation;
   }>;

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
@@ -229,4 +229,24 @@ describe('every row a writer writes is its kind’s strict schema', () => {
     const { gold: _gold, ...noGold } = row;
     expect(() => parseRecord(SampleOutputRowSchema, { file, line: 1 }, noGold)).toThrow(/gold/);
   });
+
+  it('select reads sample rows through the same schema: a bad field is named with file and line', async () => {
+    const file = join(dir, 'bad-samples.jsonl');
+    const good = { id: 'sim/0/0', question: 'q', samples: [{ text: 'a', correct: true, chunks: ['a'] }] };
+    const bad = { id: 'sim/0/1', question: 'q', samples: [{ text: 'a', correct: 'yes' }] };
+    writeFileSync(file, `${JSON.stringify(good)}\n${JSON.stringify(bad)}\n`);
+    const args = [
+      'select',
+      '--input',
+      file,
+      '--judge',
+      'sim:generative',
+      '--sim-guess',
+      '--out',
+      join(dir, 'bad.jsonl'),
+    ];
+    const run = await startCli(args, join(dir, 'home')).done;
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain(`${file}, line 2, field "samples.0.correct"`);
+  }, 60_000);
 });
