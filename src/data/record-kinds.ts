@@ -416,6 +416,22 @@ export const PredictionOutputRowSchema = z.strictObject({
   job: rowJob.optional(),
 });
 
+const predictionError = (iss: { input?: unknown }) =>
+  `expected an integer ≥ -1 or null, got ${JSON.stringify(iss.input)}`;
+
+/**
+ * A predictions row as `eval processbench --predictions` reads it: `{id, prediction}`, the rest
+ * (what `eval processbench` writes beside them, {@link PredictionOutputRowSchema}) riding along.
+ */
+export const PredictionRowSchema = z.looseObject({
+  id: z.string({ error: 'missing or not a string' }).min(1, { error: 'missing or not a string' }),
+  prediction: z
+    .number({ error: predictionError })
+    .int({ error: predictionError })
+    .min(-1, { error: predictionError })
+    .nullable(),
+});
+
 // ---- Rows `stepwise export` writes for the engines ----------------------------------------------
 
 /** TRL stepwise supervision (its PRM trainer): `completions` and `labels` of equal length. */

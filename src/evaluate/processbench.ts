@@ -6,7 +6,7 @@ import { wrongKindError } from '../core/file-kind.js';
 import type { Segmentation } from '../core/segment.js';
 import type { Cost, Problem } from '../core/types.js';
 import { loadProcessBench, PROCESSBENCH_SUBSETS, processBenchSource } from '../data/processbench.js';
-import type { PredictionOutputRowSchema } from '../data/record-kinds.js';
+import { type PredictionOutputRowSchema, PredictionRowSchema, parseRecord } from '../data/record-kinds.js';
 import type { RecordSource } from '../data/records.js';
 import type { ProcessBenchRecord } from '../data/types.js';
 import { jsonArrayError, readLinesSync } from '../jobs/lines.js';
@@ -556,18 +556,7 @@ export function scorePredictions(
     if (wrong) throw wrong;
     if (row === null || typeof row !== 'object' || Array.isArray(row))
       throw new InputError(where, 'expected an object {id, prediction}');
-    const { id, prediction } = row as { id?: unknown; prediction?: unknown };
-    if (typeof id !== 'string' || id === '')
-      throw new InputError({ ...where, field: 'id' }, 'missing or not a string');
-    if (
-      prediction !== null &&
-      !(typeof prediction === 'number' && Number.isInteger(prediction) && prediction >= -1)
-    ) {
-      throw new InputError(
-        { ...where, field: 'prediction' },
-        `expected an integer ≥ -1 or null, got ${JSON.stringify(prediction)}`,
-      );
-    }
+    const { id, prediction } = parseRecord(PredictionRowSchema, where, row);
     const sample = byId.get(id);
     if (!sample)
       throw new InputError(
@@ -576,7 +565,7 @@ export function scorePredictions(
       );
     if (seen.has(id)) throw new InputError({ ...where, field: 'id' }, `id "${id}" appears twice`);
     seen.add(id);
-    rows.push({ subset: sample.subset, label: sample.label, prediction: prediction as number | null });
+    rows.push({ subset: sample.subset, label: sample.label, prediction });
   }
   if (rows.length === 0)
     throw new InputError({ file }, 'no predictions in the file (expected {id, prediction} lines)');
