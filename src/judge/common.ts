@@ -57,6 +57,14 @@ export class JudgeCost {
   }
 }
 
+/**
+ * The world of a judge's work so far: its ledger's (`createJudge`'s judges: what the model is,
+ * then its marked replies); a judge built by hand that only says `simulated` is `sim` or unknown.
+ */
+export function worldOfJudge(judge: Pick<StepJudge, 'world' | 'simulated'> | undefined): World | undefined {
+  return judge?.world ?? (judge?.simulated ? 'sim' : undefined);
+}
+
 /** Positive when `score >= threshold`, negative otherwise. */
 export function verdictOf(score: number, threshold: number): Verdict {
   return score >= threshold ? 'positive' : 'negative';

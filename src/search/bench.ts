@@ -7,6 +7,7 @@ import type { Segmentation } from '../core/segment.js';
 import type { Problem } from '../core/types.js';
 import { MADE_FROM_FIELD, madeFromDigest, recordedMadeFrom } from '../jobs/made-from.js';
 import { assertSameSettings, type JobSettings, withSettings } from '../jobs/settings.js';
+import { worldOfJudge } from '../judge/common.js';
 import { renderLineChart } from './chart.js';
 import { type CostPerProblem, type SearchSummary, summarizeSearch, toSearchRecord } from './dataset.js';
 import { outcomeString, outcomesOf, type PairedDifference, pairedDifference } from './paired.js';
@@ -210,7 +211,7 @@ export async function benchSearch(options: BenchOptions): Promise<BenchReport> {
   const isSimulated = (): boolean =>
     options.simulated === true ||
     recordsSimulated ||
-    options.deps.judge?.simulated === true ||
+    worldOfJudge(options.deps.judge) === 'sim' ||
     options.problems.some((p) => p.source === 'sim');
   const limit = pLimit(Math.max(1, options.concurrency ?? 4));
   const file = options.pointsFile;

@@ -3,7 +3,7 @@ import { StepwiseError, UsageError } from '../core/errors.js';
 import type { ChatMessage, GenerateResult } from '../core/model.js';
 import { createRng, type Rng } from '../core/rng.js';
 import type { Judgment, Problem, RoleCost, Verdict } from '../core/types.js';
-import { formatFailureShare, repliesOf } from '../judge/common.js';
+import { formatFailureShare, repliesOf, worldOfJudge } from '../judge/common.js';
 import type { JudgeOptions, JudgeResult, StepJudge } from '../judge/types.js';
 import { worldOfReply, wroteSimulated } from '../models/simulated.js';
 import { checkMathAnswer } from '../verify/index.js';
@@ -68,6 +68,13 @@ export class SearchRuntime {
   }
 
   /** A fresh seed for one call: distinct per call so a regenerated step is a new sample, not a cache hit. */
+  /** The ledger, with the judges' worlds so far joined (their own ledgers know their replies). */
+  private worldsSoFar(): CostLedger {
+    this.ledger.saw(worldOfJudge(this.deps.judge));
+    this.ledger.saw(worldOfJudge(this.deps.outcome));
+    return this.ledger;
+  }
+
   nextSeed(): number {
     return this.rng.int(0, 2 ** 31 - 1);
   }
@@ -406,10 +413,9 @@ export class SearchRuntime {
             }
           : stats,
       ...(goldNow ? { judgeUsedGold: true as const } : {}),
-      // The judge too: one reached by any name is simulated once the sim server marked a reply.
-      ...(this.ledger.simulated || this.deps.judge?.simulated || this.deps.outcome?.simulated
-        ? { simulated: true as const }
-        : {}),
+      // The judges' worlds join the ledger's (from their own ledgers: one reached by any name is
+      // simulated once the sim server marked a reply).
+      ...(this.worldsSoFar().simulated ? { simulated: true as const } : {}),
     };
   }
 }

@@ -8,7 +8,10 @@ import { wrapModel } from '../../src/models/middleware.js';
 import { createPolicy } from '../../src/models/policy.js';
 import { ledgerOf } from '../../src/models/simulated.js';
 import { sampleProblem } from '../../src/sample/sample.js';
+import { searchDataset } from '../../src/search/dataset.js';
+import { boxedChecker as checker, fakeJudge, fakePolicy, fakeProblem } from '../search/fakes.js';
 import { scriptedModel } from '../support/scripted-model.js';
+import { tempDir } from '../support/temp.js';
 
 /**
  * Issue 29 item 4, provenance as data: which world a row or summary came from is read from the
@@ -76,6 +79,32 @@ describe("a row's world comes from its job's ledger", () => {
   });
 });
 
+describe('search: a real-ish policy with a judge whose ledger says sim', () => {
+  it('every row and the summary say simulated; with a real judge none does', async () => {
+    const problems = [fakeProblem('p0', 3), fakeProblem('p1', 4)];
+    for (const world of ['sim', 'real'] as const) {
+      const out = join(tempDir('provenance-search-'), 'out.jsonl');
+      const { policy } = fakePolicy({ stepError: 0.2 });
+      const { judge } = fakeJudge({ sensitivity: 0.9, specificity: 0.9 });
+      const { summary } = await searchDataset({
+        problems,
+        strategy: 'chunk-reset',
+        deps: { policy, judge: { ...judge, world }, checker },
+        out,
+      });
+      const rows = readFileSync(out, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { simulated?: boolean });
+      expect(
+        rows.map((r) => r.simulated === true),
+        world,
+      ).toEqual([world === 'sim', world === 'sim']);
+      expect(summary.simulated, world).toBe(world === 'sim');
+    }
+  });
+});
+
 const SRC = resolve(import.meta.dirname, '../../src');
 const files = (dir: string): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -109,7 +138,9 @@ describe('no writer decides "simulated" by itself (a guard over src/)', () => {
   });
 
   it("commands read a judge's world through its ledger (isSimulatedJudge, judge.world), not its flag", () => {
-    expect(where(/\bjudge\??\.simulated\b/g, (f) => f.startsWith('cli/'))).toEqual([]);
+    expect(where(/\bjudge\??\.simulated\b/g, (f) => f.startsWith('cli/') || f.startsWith('search/'))).toEqual(
+      [],
+    );
   });
 
   it('the job runners take a ledger, not a "simulated" option', () => {
