@@ -30,4 +30,13 @@ describe('every required option says so in --help (README: required options are 
       expect(entry, option.flags).toContain('(required)');
     }
   });
+
+  it('an option required only in one mode says when: segment --segmentation llm needs --model, --input, --out', () => {
+    const segment = commands.find((c) => c.name === 'segment');
+    if (!segment) throw new Error('no segment command');
+    for (const flag of ['--model', '--input', '--out']) {
+      const option = segment.cmd.options.find((o) => o.long === flag);
+      expect(option?.description, flag).toContain('(required with --segmentation llm)');
+    }
+  });
 });

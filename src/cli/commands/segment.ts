@@ -24,14 +24,20 @@ export function register(program: Command): void {
         .choices([...SEGMENT_MODES, 'llm'])
         .default('paragraph'),
     )
-    .option('--model <spec>', 'with --segmentation llm: the segmenter model (openai:<model>, gguf:<path>, …)')
+    .option(
+      '--model <spec>',
+      'with --segmentation llm: the segmenter model (openai:<model>, gguf:<path>, …) (required with --segmentation llm)',
+    )
     .addOption(baseUrlOption('with --segmentation llm: OpenAI-compatible server URL ending in /v1'))
     .addOption(apiKeyOption())
     .addOption(storeOption())
-    .option('--input <file>', 'with --segmentation llm: JSONL rows {id, text, problem?}')
+    .option(
+      '--input <file>',
+      'with --segmentation llm: JSONL rows {id, text, problem?} (required with --segmentation llm)',
+    )
     .option(
       '--out <file>',
-      'with --segmentation llm: output JSONL rows {id, chunks[{text, span}], method, attempts, …} (resumed)',
+      'with --segmentation llm: output JSONL rows {id, chunks[{text, span}], method, attempts, …} (resumed) (required with --segmentation llm)',
     );
   addSettingsOptions(cmd, SEGMENT_SETTINGS)
     .option('--timeout-ms <ms>', 'with --segmentation llm: timeout of one HTTP request', msOption)
