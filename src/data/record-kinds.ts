@@ -382,6 +382,48 @@ export const SearchOutputRowSchema = z.strictObject({
   job: rowJob.optional(),
 });
 
+/**
+ * One line `stepwise segment --segmentation llm` writes ({@link SegmentRowSchema} reads it back):
+ * the chunks of the input text, which splitter made them, and the replies asked for.
+ */
+export const SegmentOutputRowSchema = z.strictObject({
+  id: z.string(),
+  /** Spans index the input's `text`: `chunk.text === text.slice(span.start, span.end)`. */
+  chunks: z.array(z.strictObject({ text: z.string(), span: z.strictObject({ start: count, end: count }) })),
+  method: z.enum(['llm', 'paragraph']),
+  /** Replies asked for (1 when the first was accepted). */
+  attempts: count,
+  /** Why each rejected reply was rejected. */
+  rejected: z.array(z.string()),
+  /** The input text (and problem), so the file stands alone (e.g. for `export --task selfseg`). */
+  text: z.string(),
+  problem: z.string().optional(),
+  madeFrom,
+  /** The settings of the job that wrote the row: a resumed output must have the same. */
+  job: rowJob.optional(),
+});
+
+/**
+ * One line of `eval chunks`' per-chunk file: the rollout label and Q̂ beside the judge's verdict
+ * and score, so a disagreement can be read chunk by chunk.
+ */
+export const ChunkJudgmentRowSchema = z.strictObject({
+  /** The labelled solution's id. */
+  solution: z.string(),
+  chunk: count,
+  text: z.string(),
+  /** The rollout label under the report's signal; null = undetermined (not compared). */
+  label: z.boolean().nullable(),
+  q: z.number().nullable(),
+  /** Null when the judge did not rule on this chunk (an outcome model judges the end only). */
+  verdict: verdict.nullable(),
+  score: z.number().nullable(),
+  /** Verdict and label agree; null when either is missing or the verdict is neutral (an abstention). */
+  agrees: z.boolean().nullable(),
+  rationale: z.string().optional(),
+  simulated,
+});
+
 /** One line of `eval processbench`'s predictions file: `{id, prediction}` plus what the judge said. */
 export const PredictionOutputRowSchema = z.strictObject({
   id: z.string(),

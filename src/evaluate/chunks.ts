@@ -1,11 +1,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import pLimit from 'p-limit';
+import type { z } from 'zod';
 import { addCosts, emptyCost } from '../core/cost.js';
 import { InputError, UsageError } from '../core/errors.js';
 import { wrongKindError } from '../core/file-kind.js';
 import type { Segmentation } from '../core/segment.js';
-import type { Cost, Problem, Verdict } from '../core/types.js';
+import type { Cost, Problem } from '../core/types.js';
+import type { ChunkJudgmentRowSchema } from '../data/record-kinds.js';
 import { readJsonl } from '../jobs/jsonl.js';
 import type { JobProgress } from '../jobs/run-job.js';
 import { formatFailureShare, repliesOf } from '../judge/common.js';
@@ -89,26 +91,8 @@ export function readLabeledSolutions(file: string, signal: LabelSignal): ChunkEv
   return out;
 }
 
-/**
- * One chunk as `eval chunks` saw it (a line of its per-chunk file): the rollout label and Q̂ beside
- * the judge's verdict and score, so a disagreement can be read chunk by chunk.
- */
-export interface ChunkJudgmentRow {
-  /** The labelled solution's id. */
-  solution: string;
-  chunk: number;
-  text: string;
-  /** The rollout label under the report's signal; null = undetermined (not compared). */
-  label: boolean | null;
-  q: number | null;
-  /** Null when the judge did not rule on this chunk (an outcome model judges the end only). */
-  verdict: Verdict | null;
-  score: number | null;
-  /** Verdict and label agree; null when either is missing or the verdict is neutral (an abstention). */
-  agrees: boolean | null;
-  rationale?: string;
-  simulated?: true;
-}
+/** One chunk as `eval chunks` saw it (a line of its per-chunk file; its schema is in src/data/record-kinds.ts). */
+export type ChunkJudgmentRow = z.infer<typeof ChunkJudgmentRowSchema>;
 
 /** Chunks whose judge score fell in [lo, hi) ([lo, 1] for the last bin), and their mean Q̂. */
 export interface CalibrationBin {

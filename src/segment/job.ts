@@ -1,13 +1,14 @@
+import type { z } from 'zod';
 import { InputError } from '../core/errors.js';
 import { wrongKindError } from '../core/file-kind.js';
 import type { LanguageModel } from '../core/model.js';
 import { splitParagraphs } from '../core/segment.js';
 import { checkSettings, rowSettingKeys, settingFields, settingsDefaults } from '../core/settings-schema.js';
-import type { Chunk } from '../core/types.js';
+import type { SegmentOutputRowSchema } from '../data/record-kinds.js';
 import { readJsonl } from '../jobs/jsonl.js';
 import type { ResumeCounts } from '../jobs/made-from.js';
 import { runJsonlJob } from '../jobs/run-job.js';
-import { type JobSettings, jobSettings } from '../jobs/settings.js';
+import { jobSettings } from '../jobs/settings.js';
 import { type LlmSegmenterOptions, segmentWithLlm } from './llm.js';
 import { SEGMENT_SETTINGS, type SegmentConfig } from './settings.js';
 
@@ -18,21 +19,8 @@ export interface SegmentInputRow {
   problem?: string;
 }
 
-/** One output row: the chunks of the input text, which splitter made them, and the replies asked for. */
-export interface SegmentedRow {
-  id: string;
-  /** Spans index the input's `text`: `chunk.text === text.slice(span.start, span.end)`. */
-  chunks: Array<Pick<Chunk, 'text' | 'span'>>;
-  method: 'llm' | 'paragraph';
-  attempts: number;
-  /** Why each rejected reply was rejected. */
-  rejected: string[];
-  /** The input text (and problem), so the file stands alone (e.g. for `export --task selfseg`). */
-  text: string;
-  problem?: string;
-  /** The settings of the job that wrote the row (see jobs/settings): a resumed output must have the same. */
-  job?: JobSettings;
-}
+/** One output row (its schema is in src/data/record-kinds.ts): the chunks of the input text, which splitter made them, and the replies asked for. */
+export type SegmentedRow = z.infer<typeof SegmentOutputRowSchema>;
 
 /** Read `{id, text, problem?}` rows; throws an InputError naming line and field. */
 export function readSegmentInput(file: string): SegmentInputRow[] {

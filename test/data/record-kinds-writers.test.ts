@@ -1,8 +1,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import {
+  ChunkJudgmentRowSchema,
   CodeLabelRowSchema,
   LabelOutputRowSchema,
   LabelRowSchema,
@@ -11,8 +12,11 @@ import {
   SampleOutputRowSchema,
   SampleRowSchema,
   SearchOutputRowSchema,
+  SegmentOutputRowSchema,
+  SegmentRowSchema,
   SelectOutputRowSchema,
 } from '../../src/data/record-kinds.js';
+import { startTaggingServer } from '../segment/tagging-server.js';
 import { BIN, startCli } from '../support/cli.js';
 import { sharedData } from '../support/shared-data.js';
 import { tempDir } from '../support/temp.js';
@@ -26,6 +30,9 @@ import { tempDir } from '../support/temp.js';
  * strict schema, and against the loose schema the
  * readers of that kind use.
  */
+/** The tagging server `segment --segmentation llm` asks (started before the runs). */
+let segmentServer = '';
+
 const KINDS: Array<{
   out: string;
   /** The rows' file, when it is not `out`. */
@@ -195,13 +202,56 @@ const KINDS: Array<{
     reader: LabelRowSchema,
     job: false,
   },
+  {
+    // --out X.json writes its per-chunk rows beside it, to X.chunks.jsonl.
+    out: 'X.json',
+    rows: 'X.chunks.jsonl',
+    args: (dir) => [
+      'eval',
+      'chunks',
+      '--input',
+      join(dir, 'L.jsonl'),
+      '--judge',
+      'sim:generative',
+      '--signal',
+      'abs-q',
+    ],
+    strict: ChunkJudgmentRowSchema,
+    job: false,
+  },
+  {
+    out: 'G.jsonl',
+    args: (dir) => [
+      'segment',
+      '--segmentation',
+      'llm',
+      '--model',
+      'openai:m',
+      '--base-url',
+      segmentServer,
+      '--input',
+      join(dir, 'texts.jsonl'),
+    ],
+    strict: SegmentOutputRowSchema,
+    reader: SegmentRowSchema,
+  },
 ];
 
 describe('every row a writer writes is its kind’s strict schema', () => {
   const dir = tempDir('stepwise-record-kinds-');
   const ran: Record<string, { code: number | null; stderr: string }> = {};
+  let closeServer = async () => {};
+  afterAll(() => closeServer());
   beforeAll(async () => {
     if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing: run `npm run build` first');
+    const server = await startTaggingServer({ alterEvery: 2 });
+    closeServer = () => server.close();
+    segmentServer = server.url;
+    const texts = [
+      { id: 't1', problem: 'What is 2 + 3?', text: 'First, 2 + 3 = 5.\n\nSo the answer is 5.' },
+      { id: 't2', problem: 'What is 4 * 2?', text: 'We multiply. 4 * 2 = 8. The answer is 8.' },
+    ];
+    writeFileSync(join(dir, 'texts.jsonl'), texts.map((t) => `${JSON.stringify(t)}\n`).join(''));
     for (const { out, args } of KINDS)
       ran[out] = await startCli([...args(dir), '--out', join(dir, out)], join(dir, 'home')).done;
   }, 120_000);
