@@ -19,6 +19,8 @@ export interface JobSpec<R> {
   out?: string;
   /** `--store` (default `$STEPWISE_HOME/store.sqlite`). */
   store?: string;
+  /** A store already open (a caller running several jobs in one store, as the demo does); wins over `store`. */
+  db?: Db;
   /** What the run record keeps of this run (its config, with `job`: the settings record). */
   record: Record<string, unknown>;
   quiet?: boolean;
@@ -55,9 +57,10 @@ export interface JobSpec<R> {
   counts(result: R): Record<string, number>;
   /**
    * The summary, readable and as JSON. The readable one is a {@link JobSummary}, or text of the
-   * job's own layout written as it is (a report table; '' for none).
+   * job's own layout written as it is (a report table; '' for none). None: nothing is printed (a
+   * step of a larger job, as the demo's, whose caller reports the whole).
    */
-  summary(result: R, runId: string): { readable: JobSummary | string; json: Record<string, unknown> };
+  summary?(result: R, runId: string): { readable: JobSummary | string; json: Record<string, unknown> };
   /** Always run at the end (close models, files). */
   cleanup?: () => unknown;
 }
@@ -73,7 +76,7 @@ function progressText(p: JobProgress, detail?: string): string {
 
 /** Run a job command: see {@link JobSpec}. */
 export async function runJobCommand<R>(spec: JobSpec<R>): Promise<R> {
-  const db = openStore(spec.store ?? defaultStorePath());
+  const db = spec.db ?? openStore(spec.store ?? defaultStorePath());
   let runId: string | undefined;
   let counts: ((p: JobProgress) => void) | undefined;
   const start = (): string => {
@@ -115,7 +118,8 @@ export async function runJobCommand<R>(spec: JobSpec<R>): Promise<R> {
     bar.stop();
     const id = start();
     finishRun(db, id, 'done', spec.counts(result));
-    const { readable, json } = spec.summary(result, id);
+    const { readable, json } = spec.summary?.(result, id) ?? { readable: '', json: undefined };
+    if (json === undefined) return result;
     if (typeof readable !== 'string') reportJob(readable, json, { json: spec.json });
     else {
       process.stderr.write(readable);

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { UsageError } from '../core/errors.js';
 import type { ResumeCounts } from '../jobs/made-from.js';
-import type { JobProgress } from '../jobs/run-job.js';
 import { flagName, jobSettings } from '../jobs/settings.js';
 import { createJudge } from '../judge/create.js';
 import { judgeReadsGold, judgeReadsGoldIfSimulated } from '../judge/spec.js';
@@ -19,11 +18,10 @@ import {
 } from '../search/registry.js';
 import type { SearchDeps } from '../search/types.js';
 import type { Db } from '../store/db.js';
-import { finishRun, startRun } from '../store/runs.js';
 import { type DatasetFlags, datasetSettings } from './datasets.js';
+import { runJobCommand } from './job-harness.js';
 import { baseUrlOption } from './option-groups.js';
 import { intOption } from './options.js';
-import { trackRunCounts } from './progress.js';
 import { providers } from './providers.js';
 import { addSettingsOptions, settingsFromFlags } from './settings-options.js';
 import { isSimSpec } from './sim-guard.js';
@@ -168,57 +166,52 @@ export function searchSettings(
 }
 
 /**
- * {@link searchDataset} recorded in the store as a `search` run, so `stepwise runs` and the web
- * view see it: started once the output is known to be resumable (a refused rerun leaves no run),
- * its counts updated as problems finish, done or failed at the end. `runConfig`: what else the
- * run record says (the flags).
+ * {@link searchDataset} recorded in the store as a `search` run through the job harness (which
+ * alone owns run records), so `stepwise runs` and the web view see it: started once the output is
+ * known to be resumable (a refused rerun leaves no run), its counts updated as problems finish,
+ * done or failed at the end. Prints nothing. `runConfig`: what else the run record says (the flags).
  */
 export async function recordedSearch(
   store: Db,
   options: SearchJobOptions,
   runConfig: Record<string, unknown> = {},
 ): Promise<{ summary: SearchSummary; runId: string; items: number } & ResumeCounts> {
-  let runId: string | undefined;
-  let counts: ((p: JobProgress) => void) | undefined;
-  try {
-    const result = await searchDataset({
-      ...options,
-      onStart: () => {
-        options.onStart?.();
-        runId = startRun(
-          store,
-          'search',
-          {
-            strategy: options.strategy,
-            config: options.config ?? {},
-            problems: problemCount(options),
-            ...runConfig,
-            ...(options.shard ? { shard: `${options.shard.index}/${options.shard.count}` } : {}),
-            ...(options.settings ? { job: options.settings } : {}),
-          },
-          options.out,
-        );
-        counts = trackRunCounts(store, runId);
-      },
-      onProgress: (p) => {
-        options.onProgress?.(p);
-        counts?.(p);
-      },
-    });
-    const { summary } = result;
-    if (runId === undefined) throw new Error('search finished without starting its run');
-    finishRun(store, runId, 'done', {
+  return runJobCommand({
+    command: 'search',
+    db: store,
+    out: options.out,
+    quiet: true,
+    startWhenResumable: true,
+    record: {
+      strategy: options.strategy,
+      config: options.config ?? {},
+      problems: problemCount(options),
+      ...runConfig,
+      ...(options.shard ? { shard: `${options.shard.index}/${options.shard.count}` } : {}),
+      ...(options.settings ? { job: options.settings } : {}),
+    },
+    run: async (job) => {
+      const result = await searchDataset({
+        ...options,
+        onStart: () => {
+          options.onStart?.();
+          job.onStart();
+        },
+        onProgress: (p) => {
+          options.onProgress?.(p);
+          job.onProgress(p);
+        },
+      });
+      return { ...result, runId: job.runId };
+    },
+    counts: ({ summary }) => ({
       problems: summary.problems,
       correct: summary.correct,
       accuracy: summary.accuracy,
       policyTokens: summary.cost.policy.promptTokens + summary.cost.policy.completionTokens,
       judgeTokens: summary.cost.judge.promptTokens + summary.cost.judge.completionTokens,
-    });
-    return { ...result, runId };
-  } catch (err) {
-    if (runId !== undefined) finishRun(store, runId, 'failed');
-    throw err;
-  }
+    }),
+  });
 }
 
 /** Build policy, judge and outcome model from the flags. `close()` releases them. */

@@ -70,3 +70,10 @@ describe('a command is a declaration plus a call', () => {
     expect(code.find((c) => c.file === 'cli/label-run.ts')?.text).toContain('runJobCommand(');
   });
 });
+
+describe('the job harness alone owns run records', () => {
+  it('startRun( and finishRun( are called only in src/cli/job-harness.ts and src/store/ (demo and recordedSearch go through the harness)', () => {
+    const callers = where(/\b(startRun|finishRun)\(/g).filter((file) => !file.startsWith('store/'));
+    expect([...new Set(callers)]).toEqual(['cli/job-harness.ts']);
+  });
+});

@@ -38,8 +38,8 @@ import { getStrategy } from '../../search/registry.js';
 import { simDatasetProblems, simProblemRows, simProcessBenchRows } from '../../sim/dataset.js';
 import { TINY_FIT } from '../../sim/tiny-fit.js';
 import { type Db, openStore } from '../../store/db.js';
-import { finishRun, startRun } from '../../store/runs.js';
 import { checkMathAnswer } from '../../verify/check.js';
+import { runJobCommand } from '../job-harness.js';
 import { jsonOption, seedOption } from '../option-groups.js';
 import { intOption } from '../options.js';
 import { providers } from '../providers.js';
@@ -221,351 +221,387 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoReport> {
   const file = (name: string): string => join(outDir, name);
   const files: Record<string, string> = {};
   const runs: string[] = [];
-  const demoRun = startRun(
-    store,
-    'demo',
-    { world, simulated, policy: policySpec, judge: judgeSpec, ...options, store: undefined, log: undefined },
-    file('report.json'),
-  );
-  runs.push(demoRun);
-
-  // The tiny policy writes its own `<chunk>`s (docs/tiny.md); the simulated demo keeps paragraphs.
-  const segmentation: Segmentation = simulated ? 'paragraph' : 'tags';
-  const model = await providers.languageModel(policySpec);
-  const policy: Policy = createPolicy(model, { segmentation });
-  const judge: StepJudge = await createJudge(judgeSpec, { providers });
-  try {
-    // Problems (written so the same run can be repeated with `stepwise sample --dataset jsonl`).
-    const count = options.problems ?? 60;
-    const tiny = simulated ? undefined : tinyProblems(tinyDir, count);
-    const problems: Problem[] = tiny ? tiny.problems : simDatasetProblems(count, { seed, stepError });
-    const problemRows = tiny ? tiny.rows : simProblemRows(count, { seed, stepError });
-    writeFileSync(file('problems.jsonl'), problemRows.map((r) => JSON.stringify(r)).join('\n') + '\n');
-    files.problems = 'problems.jsonl';
-
-    // 1. Sample.
-    log(`[1/5] sampling ${options.samples ?? 4} solutions for each of ${count} ${world} problems`);
-    const sampleRun = startRun(
-      store,
-      'sample',
-      { world, simulated, policy: policySpec, n: options.samples ?? 4, segmentation },
-      file('samples.jsonl'),
-    );
-    runs.push(sampleRun);
-    const sampled = await runSampleJob({
-      problems,
-      policy,
-      n: options.samples ?? 4,
-      out: file('samples.jsonl'),
-      maxTokens: 2048,
-      temperature: 1,
-      seed,
-      fresh: true,
-    });
-    const sampleSummary = summarizeSamples(sampled);
-    finishRun(store, sampleRun, 'done', { problems: sampleSummary.problems, samples: sampleSummary.samples });
-    files.samples = 'samples.jsonl';
-
-    // 2. Label a few solutions with rollouts (small M).
-    const labelCount = Math.min(options.labelSolutions ?? 8, sampled.length);
-    const rollouts = options.rollouts ?? 8;
-    log(`[2/5] labeling ${labelCount} solutions with ${rollouts} rollouts per prefix`);
-    const byId = new Map(problems.map((p) => [p.id, p]));
-    const toLabel: SolutionToLabel[] = sampled.slice(0, labelCount).map((r) => {
-      const s = r.samples[0];
-      // Under tags, prefixes are the policy's own text cut right after a `</chunk>`.
-      const split = segmentation === 'tags' ? splitWritten(s.text, 'tags') : undefined;
-      return {
-        id: `${r.id}#0`,
-        problem: byId.get(r.id)!,
-        chunks: s.chunks.map((c) => c.text),
-        correct: s.correct,
-        segmentation: s.segmentation ?? segmentation,
-        ...(split?.method === 'tags' ? { written: { text: s.text, ends: split.ends } } : {}),
-      };
-    });
-    const labelConfig = resolveLabelConfig(
-      { rollouts, signals: ['abs-q', 'rel-ratio', 'rel-effective'], seed },
-      { segmentation },
-    );
-    const labelRecord = { policy: policySpec };
-    const labelRun = startRun(
-      store,
-      'label',
-      {
-        world,
-        simulated,
-        ...labelRecord,
-        ...labelConfig,
-        solutions: labelCount,
-        job: labelJobSettings(labelConfig, labelRecord),
+  const count = options.problems ?? 60;
+  /** One step of the demo, recorded by the job harness (the one owner of run records); it prints nothing. */
+  const step = <R>(
+    command: string,
+    record: Record<string, unknown>,
+    out: string,
+    run: () => Promise<R>,
+    counts: (result: R) => Record<string, number>,
+  ): Promise<R> =>
+    runJobCommand({
+      command,
+      db: store,
+      record,
+      out,
+      quiet: true,
+      run: async (job) => {
+        runs.push(job.runId);
+        return run();
       },
-      file('labels.jsonl'),
-    );
-    runs.push(labelRun);
-    const labelSummary = await runLabelJob({
-      solutions: toLabel,
-      policy,
-      checker: (p, t) => checkMathAnswer(p.answer, t),
-      out: file('labels.jsonl'),
-      config: labelConfig,
-      record: labelRecord,
-      fresh: true,
+      counts,
     });
-    finishRun(store, labelRun, 'done', { solutions: labelSummary.solutions, chunks: labelSummary.chunks });
-    files.labels = 'labels.jsonl';
-
-    // 3. Evaluate the judge: chunk level against the rollout labels, and first errors on a sim ProcessBench-format set.
-    log(`[3/5] evaluating the judge: chunk agreement with the labels, ${world} ProcessBench-format set`);
-    const chunkRun = startRun(
-      store,
-      'eval chunks',
-      { world, simulated, judge: judgeSpec, signal: 'abs-q' },
-      file('eval-chunks.json'),
-    );
-    runs.push(chunkRun);
-    const chunkReport = await evaluateChunks({
-      judge,
-      solutions: readLabeledSolutions(file('labels.jsonl'), 'abs-q'),
-      signal: 'abs-q',
-      rowsPath: chunkRowsPath(file('eval-chunks.json')),
-    });
-    writeFileSync(file('eval-chunks.json'), `${JSON.stringify(chunkReport, null, 2)}\n`);
-    finishRun(store, chunkRun, 'done', { solutions: chunkReport.solutions });
-    files.evalChunks = 'eval-chunks.json';
-    files.evalChunkRows = basename(chunkRowsPath(file('eval-chunks.json')));
-
-    // Tiny world: the policy's own samples with their exact first errors (python/tiny/truth.py).
-    const pbRows = simulated
-      ? simProcessBenchRows(
-          { count: options.processbenchRows ?? 40, errorShare: 0.5 },
-          { seed, stepError, ...recurring },
-        )
-      : (readJsonl(join(tinyDir, 'processbench.jsonl')).slice(
-          0,
-          options.processbenchRows ?? 40,
-        ) as unknown as Array<Omit<ProcessBenchRecord, 'subset'>>);
-    const pbFile = `processbench-${world}.json`;
-    writeFileSync(file(pbFile), `${JSON.stringify(pbRows, null, 2)}\n`);
-    files.processbenchSet = pbFile;
-    const pbRun = startRun(
-      store,
-      'eval processbench',
-      { world, simulated, judge: judgeSpec, path: file(pbFile) },
-      file('processbench-report.json'),
-    );
-    runs.push(pbRun);
-    const samples: ProcessBenchRecord[] = pbRows.map((r) => ({ ...r, subset: world }));
-    const pb = await runProcessBench({
-      judge,
-      samples,
-      predictionsPath: file('processbench-predictions.jsonl'),
-      fresh: true,
-      seed,
-      segmentation,
-    });
-    writeFileSync(file('processbench-report.json'), `${JSON.stringify(pb, null, 2)}\n`);
-    const pbSim = pb.subsets[world] ?? { error_acc: null, correct_acc: null, f1: null, n: 0 };
-    finishRun(store, pbRun, 'done', { samples: pb.samples });
-    files.processbenchPredictions = 'processbench-predictions.jsonl';
-    files.processbenchReport = 'processbench-report.json';
-
-    // 4. Search: plain sampling vs best-of-N vs chunk-reset, same problems, same seed. Uncached
-    // models, as `bench search` has by default: a search answered from the cache (an earlier
-    // demo in the same store) would cost nothing on the accuracy-vs-compute curve.
-    const n = options.bestOfN ?? 4;
-    const runsOf: Array<{ strategy: string; label: string; config: Record<string, unknown> }> = [
-      { strategy: 'sample', label: 'plain sampling (1 sample)', config: {} },
-      { strategy: 'best-of-n', label: `best-of-${n} (min step score)`, config: { n } },
-      { strategy: 'chunk-reset', label: 'chunk-reset (≤ 5 attempts per chunk)', config: { maxAttempts: 5 } },
-    ];
-    log(`[4/5] search on ${count} problems: ${runsOf.map((r) => r.strategy).join(', ')}`);
-    const summaries: Array<{
-      label: string;
-      summary: SearchSummary;
-      config: Record<string, unknown>;
-      outcomes: Map<string, boolean>;
-    }> = [];
-    const searchModel = simulated ? model : await providers.languageModel(policySpec, { noCache: true });
-    const searchJudge = simulated ? judge : await createJudge(judgeSpec, { providers, noCache: true });
-    // One pool of whole solutions per problem for plain sampling, best-of-N and majority, here and
-    // in the sweep below: plain sampling is its first sample, best-of-N its first N (paired by design).
-    const searchDeps = {
-      policy: simulated ? policy : createPolicy(searchModel, { segmentation }),
-      judge: searchJudge,
-      pools: new SolutionPools(),
-    };
-    let bench: BenchReport;
-    try {
-      for (const r of runsOf) {
-        const out = file(`search-${r.strategy}.jsonl`);
-        const { summary, runId } = await recordedSearch(
-          store,
-          {
-            problems,
-            strategy: r.strategy,
-            config: { seed, segmentation, temperature: SEARCH_TEMPERATURE, ...r.config },
-            deps: searchDeps,
-            out,
-            fresh: true,
-          },
-          { world, simulated, policy: policySpec, judge: judgeSpec, dataset: world },
-        );
-        runs.push(runId);
-        summaries.push({ label: r.label, summary, config: r.config, outcomes: outcomesOfFile(out) });
-        files[`search ${r.strategy}`] = `search-${r.strategy}.jsonl`;
-      }
-
-      // 5. Accuracy vs compute: `bench search` over several budgets per strategy (same problems,
-      // seed and models), so each strategy is a curve, not one point. The three searches above
-      // are points of that sweep already (same config): they are taken, not searched again.
-      const specs = demoBenchSpecs(n);
-      const ids = problems.map((p) => p.id);
-      const searched: BenchPoint[] = summaries.map(({ summary, config, outcomes }) => {
-        const knob = getStrategy(summary.strategy).budget;
-        const budget = knob ? (config[knob] as number | undefined) : undefined;
-        return {
-          strategy: summary.strategy,
-          ...(knob && budget !== undefined ? { knob, budget } : {}),
-          accuracy: summary.accuracy,
-          correct: summary.correct,
-          checked: summary.checked,
-          costPerProblem: summary.costPerProblem,
-          outcomes: outcomeString(ids, outcomes),
-        };
-      });
-      const has = (strategy: string, budget?: number) =>
-        searched.some((p) => p.strategy === strategy && p.budget === budget);
-      // A budget-free spec (plain sampling) is one point; a budgeted one, a point per budget.
-      const rest: BenchSpec[] = [];
-      for (const sp of specs) {
-        if (sp.budgets.length === 0) {
-          if (!has(sp.strategy)) rest.push(sp);
-          continue;
-        }
-        const budgets = sp.budgets.filter((b) => !has(sp.strategy, b));
-        if (budgets.length > 0) rest.push({ strategy: sp.strategy, budgets });
-      }
-      const pointCount = specs.reduce((k, sp) => k + Math.max(1, sp.budgets.length), 0);
-      log(
-        `[5/5] accuracy vs compute: ${pointCount} points (${specs.map((sp) => (sp.budgets.length ? `${sp.strategy} ${sp.budgets.join(',')}` : sp.strategy)).join('; ')}), ${pointCount - searched.length} of them searched now, then the report`,
-      );
-      const benchRun = startRun(
-        store,
-        'bench search',
-        { world, simulated, policy: policySpec, judge: judgeSpec, dataset: world, specs },
-        file('accuracy-vs-compute.json'),
-      );
-      runs.push(benchRun);
-      const swept = await benchSearch({
-        problems,
-        specs: rest,
-        config: { seed, segmentation, temperature: SEARCH_TEMPERATURE },
-        deps: searchDeps,
-        policy: policySpec,
-        judge: judgeSpec,
-        simulated,
-        // Plain sampling was searched above: pairs are taken against that point below.
-        baseline: false,
-      });
-      // Points in the sweep's order: strategy by strategy, budgets rising.
-      const order = (p: BenchPoint) => {
-        const i = specs.findIndex((sp) => sp.strategy === p.strategy);
-        return i * 1e6 + (p.budget ?? 0);
-      };
-      const merged = [...searched, ...swept.points].sort((x, y) => order(x) - order(y));
-      bench = {
-        ...swept,
-        points: withPairedDifferences(merged, ids),
-        ...poolCostOf(merged),
-        // The sweep's world says what its numbers are (the tiny world is not the simulator).
-        note: notice,
-        seconds: (Date.now() - t0) / 1000,
-      };
-      finishRun(store, benchRun, 'done', { points: bench.points.length, problems: count });
-    } finally {
-      if (!simulated) {
-        await searchModel.close?.();
-        await searchJudge.close?.();
-      }
-    }
-    writeFileSync(file('accuracy-vs-compute.json'), `${JSON.stringify(bench, null, 2)}\n`);
-    writeFileSync(file('accuracy-vs-compute.svg'), benchChart(bench));
-    files.accuracyVsCompute = 'accuracy-vs-compute.json';
-    files.chart = 'accuracy-vs-compute.svg';
-    files.report = 'report.json';
-
-    const baselineOutcomes = summaries.find((x) => x.summary.strategy === 'sample')?.outcomes;
-    const report: DemoReport = {
-      kind: 'stepwise-demo',
-      demo: true,
+  let close = async (): Promise<void> => {};
+  return runJobCommand({
+    command: 'demo',
+    db: store,
+    record: {
       world,
       simulated,
-      notice,
       policy: policySpec,
       judge: judgeSpec,
-      outDir,
-      seconds: (Date.now() - t0) / 1000,
-      sample: {
-        problems: sampleSummary.problems,
-        samplesPerProblem: sampleSummary.samplesPerProblem,
-        accuracy: sampleSummary.accuracy,
-        passAtK: sampleSummary.passAtK,
-      },
-      label: {
-        solutions: labelSummary.solutions,
-        chunks: labelSummary.chunks,
-        rollouts,
-        positiveShare: Object.fromEntries(
-          Object.entries(labelSummary.signals).map(([k, v]) => [k, v?.share ?? 0]),
-        ),
-        requests: labelSummary.requests,
-      },
-      evalChunks: {
-        signal: 'abs-q',
-        accuracy: num(chunkReport.accuracy),
-        balancedAccuracy: num(chunkReport.balanced_accuracy),
-        solutions: chunkReport.solutions,
-      },
-      processbench: {
-        rows: pbRows.length,
-        errorAcc: num(pbSim.error_acc),
-        correctAcc: num(pbSim.correct_acc),
-        f1: num(pbSim.f1),
-      },
-      search: summaries.map(({ label, summary, outcomes }) => ({
-        strategy: summary.strategy,
-        label,
-        accuracy: summary.accuracy,
-        tokensPerProblem: tokens(summary.cost) / Math.max(1, summary.problems),
-        policyCallsPerProblem: summary.costPerProblem.policyCalls,
-        judgeCallsPerProblem: summary.costPerProblem.judgeCalls,
-        ci95: wilson95(summary.correct, summary.checked),
-        ...(summary.strategy === 'sample' || !baselineOutcomes
-          ? {}
-          : { paired: pairedDifference(baselineOutcomes, outcomes) }),
-      })),
-      accuracyVsCompute: bench.points.map((p) => ({
-        strategy: p.strategy,
-        ...(p.knob ? { knob: p.knob, budget: p.budget } : {}),
-        accuracy: p.accuracy,
-        tokensPerProblem: p.costPerProblem.totalTokens,
-        ...(p.paired ? { paired: p.paired } : {}),
-        ci95: wilson95(p.correct, p.checked),
-      })),
-      files,
-      runs,
-    };
-    writeFileSync(file('report.json'), `${JSON.stringify(report, null, 2)}\n`);
-    finishRun(store, demoRun, 'done', { problems: count, seconds: Math.round(report.seconds) });
-    return report;
-  } catch (err) {
-    finishRun(store, demoRun, 'failed');
-    throw err;
-  } finally {
-    await model.close?.();
-    await judge.close?.();
-  }
+      ...options,
+      store: undefined,
+      log: undefined,
+    },
+    out: file('report.json'),
+    quiet: true,
+    counts: (report) => ({ problems: count, seconds: Math.round(report.seconds) }),
+    cleanup: () => close(),
+    run: async (job) => {
+      runs.push(job.runId);
+      // The tiny policy writes its own `<chunk>`s (docs/tiny.md); the simulated demo keeps paragraphs.
+      const segmentation: Segmentation = simulated ? 'paragraph' : 'tags';
+      const model = await providers.languageModel(policySpec);
+      close = async () => void (await model.close?.());
+      const policy: Policy = createPolicy(model, { segmentation });
+      const judge: StepJudge = await createJudge(judgeSpec, { providers });
+      close = async () => {
+        await model.close?.();
+        await judge.close?.();
+      };
+      // Problems (written so the same run can be repeated with `stepwise sample --dataset jsonl`).
+      const tiny = simulated ? undefined : tinyProblems(tinyDir, count);
+      const problems: Problem[] = tiny ? tiny.problems : simDatasetProblems(count, { seed, stepError });
+      const problemRows = tiny ? tiny.rows : simProblemRows(count, { seed, stepError });
+      writeFileSync(file('problems.jsonl'), problemRows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+      files.problems = 'problems.jsonl';
+
+      // 1. Sample.
+      log(`[1/5] sampling ${options.samples ?? 4} solutions for each of ${count} ${world} problems`);
+      const sampled = await step(
+        'sample',
+        { world, simulated, policy: policySpec, n: options.samples ?? 4, segmentation },
+        file('samples.jsonl'),
+        () =>
+          runSampleJob({
+            problems,
+            policy,
+            n: options.samples ?? 4,
+            out: file('samples.jsonl'),
+            maxTokens: 2048,
+            temperature: 1,
+            seed,
+            fresh: true,
+          }),
+        (rows) => {
+          const { problems, samples } = summarizeSamples(rows);
+          return { problems, samples };
+        },
+      );
+      const sampleSummary = summarizeSamples(sampled);
+      files.samples = 'samples.jsonl';
+
+      // 2. Label a few solutions with rollouts (small M).
+      const labelCount = Math.min(options.labelSolutions ?? 8, sampled.length);
+      const rollouts = options.rollouts ?? 8;
+      log(`[2/5] labeling ${labelCount} solutions with ${rollouts} rollouts per prefix`);
+      const byId = new Map(problems.map((p) => [p.id, p]));
+      const toLabel: SolutionToLabel[] = sampled.slice(0, labelCount).map((r) => {
+        const s = r.samples[0];
+        // Under tags, prefixes are the policy's own text cut right after a `</chunk>`.
+        const split = segmentation === 'tags' ? splitWritten(s.text, 'tags') : undefined;
+        return {
+          id: `${r.id}#0`,
+          problem: byId.get(r.id)!,
+          chunks: s.chunks.map((c) => c.text),
+          correct: s.correct,
+          segmentation: s.segmentation ?? segmentation,
+          ...(split?.method === 'tags' ? { written: { text: s.text, ends: split.ends } } : {}),
+        };
+      });
+      const labelConfig = resolveLabelConfig(
+        { rollouts, signals: ['abs-q', 'rel-ratio', 'rel-effective'], seed },
+        { segmentation },
+      );
+      const labelRecord = { policy: policySpec };
+      const labelSummary = await step(
+        'label',
+        {
+          world,
+          simulated,
+          ...labelRecord,
+          ...labelConfig,
+          solutions: labelCount,
+          job: labelJobSettings(labelConfig, labelRecord),
+        },
+        file('labels.jsonl'),
+        () =>
+          runLabelJob({
+            solutions: toLabel,
+            policy,
+            checker: (p, t) => checkMathAnswer(p.answer, t),
+            out: file('labels.jsonl'),
+            config: labelConfig,
+            record: labelRecord,
+            fresh: true,
+          }),
+        (l) => ({ solutions: l.solutions, chunks: l.chunks }),
+      );
+      files.labels = 'labels.jsonl';
+
+      // 3. Evaluate the judge: chunk level against the rollout labels, and first errors on a sim ProcessBench-format set.
+      log(`[3/5] evaluating the judge: chunk agreement with the labels, ${world} ProcessBench-format set`);
+      const chunkReport = await step(
+        'eval chunks',
+        { world, simulated, judge: judgeSpec, signal: 'abs-q' },
+        file('eval-chunks.json'),
+        async () => {
+          const r = await evaluateChunks({
+            judge,
+            solutions: readLabeledSolutions(file('labels.jsonl'), 'abs-q'),
+            signal: 'abs-q',
+            rowsPath: chunkRowsPath(file('eval-chunks.json')),
+          });
+          writeFileSync(file('eval-chunks.json'), `${JSON.stringify(r, null, 2)}\n`);
+          return r;
+        },
+        (r) => ({ solutions: r.solutions }),
+      );
+      files.evalChunks = 'eval-chunks.json';
+      files.evalChunkRows = basename(chunkRowsPath(file('eval-chunks.json')));
+
+      // Tiny world: the policy's own samples with their exact first errors (python/tiny/truth.py).
+      const pbRows = simulated
+        ? simProcessBenchRows(
+            { count: options.processbenchRows ?? 40, errorShare: 0.5 },
+            { seed, stepError, ...recurring },
+          )
+        : (readJsonl(join(tinyDir, 'processbench.jsonl')).slice(
+            0,
+            options.processbenchRows ?? 40,
+          ) as unknown as Array<Omit<ProcessBenchRecord, 'subset'>>);
+      const pbFile = `processbench-${world}.json`;
+      writeFileSync(file(pbFile), `${JSON.stringify(pbRows, null, 2)}\n`);
+      files.processbenchSet = pbFile;
+      const samples: ProcessBenchRecord[] = pbRows.map((r) => ({ ...r, subset: world }));
+      const pb = await step(
+        'eval processbench',
+        { world, simulated, judge: judgeSpec, path: file(pbFile) },
+        file('processbench-report.json'),
+        async () => {
+          const r = await runProcessBench({
+            judge,
+            samples,
+            predictionsPath: file('processbench-predictions.jsonl'),
+            fresh: true,
+            seed,
+            segmentation,
+          });
+          writeFileSync(file('processbench-report.json'), `${JSON.stringify(r, null, 2)}\n`);
+          return r;
+        },
+        (r) => ({ samples: r.samples }),
+      );
+      const pbSim = pb.subsets[world] ?? { error_acc: null, correct_acc: null, f1: null, n: 0 };
+      files.processbenchPredictions = 'processbench-predictions.jsonl';
+      files.processbenchReport = 'processbench-report.json';
+
+      // 4. Search: plain sampling vs best-of-N vs chunk-reset, same problems, same seed. Uncached
+      // models, as `bench search` has by default: a search answered from the cache (an earlier
+      // demo in the same store) would cost nothing on the accuracy-vs-compute curve.
+      const n = options.bestOfN ?? 4;
+      const runsOf: Array<{ strategy: string; label: string; config: Record<string, unknown> }> = [
+        { strategy: 'sample', label: 'plain sampling (1 sample)', config: {} },
+        { strategy: 'best-of-n', label: `best-of-${n} (min step score)`, config: { n } },
+        {
+          strategy: 'chunk-reset',
+          label: 'chunk-reset (≤ 5 attempts per chunk)',
+          config: { maxAttempts: 5 },
+        },
+      ];
+      log(`[4/5] search on ${count} problems: ${runsOf.map((r) => r.strategy).join(', ')}`);
+      const summaries: Array<{
+        label: string;
+        summary: SearchSummary;
+        config: Record<string, unknown>;
+        outcomes: Map<string, boolean>;
+      }> = [];
+      const searchModel = simulated ? model : await providers.languageModel(policySpec, { noCache: true });
+      const searchJudge = simulated ? judge : await createJudge(judgeSpec, { providers, noCache: true });
+      // One pool of whole solutions per problem for plain sampling, best-of-N and majority, here and
+      // in the sweep below: plain sampling is its first sample, best-of-N its first N (paired by design).
+      const searchDeps = {
+        policy: simulated ? policy : createPolicy(searchModel, { segmentation }),
+        judge: searchJudge,
+        pools: new SolutionPools(),
+      };
+      let bench: BenchReport;
+      try {
+        for (const r of runsOf) {
+          const out = file(`search-${r.strategy}.jsonl`);
+          const { summary, runId } = await recordedSearch(
+            store,
+            {
+              problems,
+              strategy: r.strategy,
+              config: { seed, segmentation, temperature: SEARCH_TEMPERATURE, ...r.config },
+              deps: searchDeps,
+              out,
+              fresh: true,
+            },
+            { world, simulated, policy: policySpec, judge: judgeSpec, dataset: world },
+          );
+          runs.push(runId);
+          summaries.push({ label: r.label, summary, config: r.config, outcomes: outcomesOfFile(out) });
+          files[`search ${r.strategy}`] = `search-${r.strategy}.jsonl`;
+        }
+
+        // 5. Accuracy vs compute: `bench search` over several budgets per strategy (same problems,
+        // seed and models), so each strategy is a curve, not one point. The three searches above
+        // are points of that sweep already (same config): they are taken, not searched again.
+        const specs = demoBenchSpecs(n);
+        const ids = problems.map((p) => p.id);
+        const searched: BenchPoint[] = summaries.map(({ summary, config, outcomes }) => {
+          const knob = getStrategy(summary.strategy).budget;
+          const budget = knob ? (config[knob] as number | undefined) : undefined;
+          return {
+            strategy: summary.strategy,
+            ...(knob && budget !== undefined ? { knob, budget } : {}),
+            accuracy: summary.accuracy,
+            correct: summary.correct,
+            checked: summary.checked,
+            costPerProblem: summary.costPerProblem,
+            outcomes: outcomeString(ids, outcomes),
+          };
+        });
+        const has = (strategy: string, budget?: number) =>
+          searched.some((p) => p.strategy === strategy && p.budget === budget);
+        // A budget-free spec (plain sampling) is one point; a budgeted one, a point per budget.
+        const rest: BenchSpec[] = [];
+        for (const sp of specs) {
+          if (sp.budgets.length === 0) {
+            if (!has(sp.strategy)) rest.push(sp);
+            continue;
+          }
+          const budgets = sp.budgets.filter((b) => !has(sp.strategy, b));
+          if (budgets.length > 0) rest.push({ strategy: sp.strategy, budgets });
+        }
+        const pointCount = specs.reduce((k, sp) => k + Math.max(1, sp.budgets.length), 0);
+        log(
+          `[5/5] accuracy vs compute: ${pointCount} points (${specs.map((sp) => (sp.budgets.length ? `${sp.strategy} ${sp.budgets.join(',')}` : sp.strategy)).join('; ')}), ${pointCount - searched.length} of them searched now, then the report`,
+        );
+        bench = await step(
+          'bench search',
+          { world, simulated, policy: policySpec, judge: judgeSpec, dataset: world, specs },
+          file('accuracy-vs-compute.json'),
+          async (): Promise<BenchReport> => {
+            const swept = await benchSearch({
+              problems,
+              specs: rest,
+              config: { seed, segmentation, temperature: SEARCH_TEMPERATURE },
+              deps: searchDeps,
+              policy: policySpec,
+              judge: judgeSpec,
+              simulated,
+              // Plain sampling was searched above: pairs are taken against that point below.
+              baseline: false,
+            });
+            // Points in the sweep's order: strategy by strategy, budgets rising.
+            const order = (p: BenchPoint) => {
+              const i = specs.findIndex((sp) => sp.strategy === p.strategy);
+              return i * 1e6 + (p.budget ?? 0);
+            };
+            const merged = [...searched, ...swept.points].sort((x, y) => order(x) - order(y));
+            return {
+              ...swept,
+              points: withPairedDifferences(merged, ids),
+              ...poolCostOf(merged),
+              // The sweep's world says what its numbers are (the tiny world is not the simulator).
+              note: notice,
+              seconds: (Date.now() - t0) / 1000,
+            };
+          },
+          (b) => ({ points: b.points.length, problems: count }),
+        );
+      } finally {
+        if (!simulated) {
+          await searchModel.close?.();
+          await searchJudge.close?.();
+        }
+      }
+      writeFileSync(file('accuracy-vs-compute.json'), `${JSON.stringify(bench, null, 2)}\n`);
+      writeFileSync(file('accuracy-vs-compute.svg'), benchChart(bench));
+      files.accuracyVsCompute = 'accuracy-vs-compute.json';
+      files.chart = 'accuracy-vs-compute.svg';
+      files.report = 'report.json';
+
+      const baselineOutcomes = summaries.find((x) => x.summary.strategy === 'sample')?.outcomes;
+      const report: DemoReport = {
+        kind: 'stepwise-demo',
+        demo: true,
+        world,
+        simulated,
+        notice,
+        policy: policySpec,
+        judge: judgeSpec,
+        outDir,
+        seconds: (Date.now() - t0) / 1000,
+        sample: {
+          problems: sampleSummary.problems,
+          samplesPerProblem: sampleSummary.samplesPerProblem,
+          accuracy: sampleSummary.accuracy,
+          passAtK: sampleSummary.passAtK,
+        },
+        label: {
+          solutions: labelSummary.solutions,
+          chunks: labelSummary.chunks,
+          rollouts,
+          positiveShare: Object.fromEntries(
+            Object.entries(labelSummary.signals).map(([k, v]) => [k, v?.share ?? 0]),
+          ),
+          requests: labelSummary.requests,
+        },
+        evalChunks: {
+          signal: 'abs-q',
+          accuracy: num(chunkReport.accuracy),
+          balancedAccuracy: num(chunkReport.balanced_accuracy),
+          solutions: chunkReport.solutions,
+        },
+        processbench: {
+          rows: pbRows.length,
+          errorAcc: num(pbSim.error_acc),
+          correctAcc: num(pbSim.correct_acc),
+          f1: num(pbSim.f1),
+        },
+        search: summaries.map(({ label, summary, outcomes }) => ({
+          strategy: summary.strategy,
+          label,
+          accuracy: summary.accuracy,
+          tokensPerProblem: tokens(summary.cost) / Math.max(1, summary.problems),
+          policyCallsPerProblem: summary.costPerProblem.policyCalls,
+          judgeCallsPerProblem: summary.costPerProblem.judgeCalls,
+          ci95: wilson95(summary.correct, summary.checked),
+          ...(summary.strategy === 'sample' || !baselineOutcomes
+            ? {}
+            : { paired: pairedDifference(baselineOutcomes, outcomes) }),
+        })),
+        accuracyVsCompute: bench.points.map((p) => ({
+          strategy: p.strategy,
+          ...(p.knob ? { knob: p.knob, budget: p.budget } : {}),
+          accuracy: p.accuracy,
+          tokensPerProblem: p.costPerProblem.totalTokens,
+          ...(p.paired ? { paired: p.paired } : {}),
+          ci95: wilson95(p.correct, p.checked),
+        })),
+        files,
+        runs,
+      };
+      writeFileSync(file('report.json'), `${JSON.stringify(report, null, 2)}\n`);
+      return report;
+    },
+  });
 }
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
