@@ -74,6 +74,64 @@ export const SegmentRowSchema = z.looseObject({
   ),
 });
 
+const textOrNumber = z.union([z.string(), z.number()]);
+const missingProblem =
+  'missing problem text (field "problem" or "question"); for `stepwise sample` output, name the data set ' +
+  'the samples came from (--dataset, --path, --split) so questions are looked up by id';
+const missingGold = 'missing gold answer (field "answer"): rollouts are checked against it';
+const inputChunk = z.union([z.string(), z.looseObject({ text: textOrNumber })], {
+  error: 'expected strings or {text} objects',
+});
+
+/**
+ * A sample of a "solutions to label" row: broader than {@link SampleRowSchema} (`correct` may be
+ * absent, `text` may be left out when `chunks` are given). Under tags `text` is required (the
+ * reader checks that: it depends on the row's segmentation).
+ */
+export const LabelInputSampleSchema = z
+  .looseObject(
+    {
+      text: textOrNumber.optional(),
+      correct: z.boolean({ error: 'expected true or false' }).optional(),
+      chunks: z.array(inputChunk, { error: 'expected strings or {text} objects' }).optional(),
+    },
+    { error: 'expected an object with "text"' },
+  )
+  .refine((s) => s.text !== undefined || (s.chunks?.length ?? 0) > 0, {
+    error: 'missing sample text',
+    path: ['text'],
+  });
+
+/**
+ * A row of solutions to label (what `stepwise label` reads, src/label/input.ts): `{id,
+ * problem|question, answer, steps[]}`, or `stepwise sample` output `{id, problem?, answer|gold,
+ * samples[]}` whose question and gold may be looked up by id in the data set (the reader checks
+ * that they are found, and that the segmentation agrees across the file).
+ */
+export const LabelInputRowSchema = z.looseObject({
+  segmentation: z.enum(['paragraph', 'tags'], { error: 'expected "paragraph" or "tags"' }).optional(),
+  id: z.union([z.string().min(1, { error: 'missing id (a string)' }), z.number()], {
+    error: 'missing id (a string)',
+  }),
+  problem: z
+    .union([textOrNumber, z.null(), z.looseObject({ question: textOrNumber.optional() })], {
+      error: missingProblem,
+    })
+    .optional(),
+  question: z.union([z.string(), z.number()], { error: missingProblem }).optional(),
+  answer: z.union([textOrNumber, z.null()], { error: missingGold }).optional(),
+  gold: z.union([textOrNumber, z.null()], { error: missingGold }).optional(),
+  samples: z.array(LabelInputSampleSchema, { error: 'expected a list of samples' }).optional(),
+  steps: z
+    .array(
+      z.union([textOrNumber, z.looseObject({ text: textOrNumber })], { error: 'expected a list of strings' }),
+      {
+        error: 'expected a list of strings',
+      },
+    )
+    .optional(),
+});
+
 /** A solution with its `<chunk>` tagging given (self-segmentation input). */
 export const TaggedTextRowSchema = z.looseObject({
   id: z.string(),

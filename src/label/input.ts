@@ -2,6 +2,7 @@ import { InputError, UsageError } from '../core/errors.js';
 import { wrongKindError } from '../core/file-kind.js';
 import { type Segmentation, splitParagraphs, splitWritten } from '../core/segment.js';
 import type { Domain, Problem } from '../core/types.js';
+import { LabelInputRowSchema, parseRecord } from '../data/record-kinds.js';
 import { streamJsonl } from '../jobs/lines.js';
 import type { SolutionToLabel } from './label.js';
 
@@ -30,13 +31,9 @@ function str(v: unknown): string | undefined {
   return undefined;
 }
 
-function chunkTexts(v: unknown, where: () => InputError): string[] {
-  if (!Array.isArray(v)) throw where();
-  return v.map((c) => {
-    const t = typeof c === 'string' ? c : isObj(c) ? str(c.text) : undefined;
-    if (t === undefined) throw where();
-    return t;
-  });
+/** Chunk texts from strings or `{text}` objects (their shape checked by the row's schema). */
+function chunkTexts(v: ReadonlyArray<string | number | { text: string | number }>): string[] {
+  return v.map((c) => String(typeof c === 'object' ? c.text : c));
 }
 
 export interface LabelInputOptions {
@@ -87,11 +84,12 @@ export function* streamLabelInput(file: string, options: LabelInputOptions = {})
     });
     if (wrong) throw wrong;
     if (!isObj(value)) throw new InputError({ file, line }, 'expected a JSON object');
+    // The row's shape (fields and their types) is its kind's schema; what follows checks what a
+    // schema cannot: the data-set lookup, duplicate ids, one segmentation across the file.
+    const row = parseRecord(LabelInputRowSchema, { file, line }, value);
     let mode: Segmentation | undefined;
-    if (value.segmentation !== undefined) {
-      if (value.segmentation !== 'paragraph' && value.segmentation !== 'tags')
-        throw err('segmentation', 'expected "paragraph" or "tags"');
-      mode = value.segmentation;
+    if (row.segmentation !== undefined) {
+      mode = row.segmentation;
       if (declared !== undefined && mode !== declared)
         throw err(
           'segmentation',
@@ -102,8 +100,7 @@ export function* streamLabelInput(file: string, options: LabelInputOptions = {})
         declaredBy = `line ${line}`;
       }
     }
-    const id = str(value.id);
-    if (id === undefined || id === '') throw err('id', 'missing id (a string)');
+    const id = String(row.id);
     const known = options.problems?.get(id);
     const p: Obj | undefined = isObj(value.problem) ? value.problem : (known as Obj | undefined);
     const question = str(p ? p.question : (value.problem ?? value.question));
@@ -131,10 +128,9 @@ export function* streamLabelInput(file: string, options: LabelInputOptions = {})
       seen.add(s.id);
       out.push(s);
     };
-    if (Array.isArray(value.samples)) {
-      value.samples.forEach((sample, k) => {
+    if (row.samples !== undefined) {
+      row.samples.forEach((sample, k) => {
         const field = `samples.${k}`;
-        if (!isObj(sample)) throw err(field, 'expected an object with "text"');
         let chunks: string[];
         if (mode === 'tags') {
           const text = str(sample.text);
@@ -150,10 +146,7 @@ export function* streamLabelInput(file: string, options: LabelInputOptions = {})
           });
           return;
         }
-        if (Array.isArray(sample.chunks) && sample.chunks.length > 0)
-          chunks = chunkTexts(sample.chunks, () =>
-            err(`${field}.chunks`, 'expected strings or {text} objects'),
-          );
+        if (sample.chunks !== undefined && sample.chunks.length > 0) chunks = chunkTexts(sample.chunks);
         else {
           const text = str(sample.text);
           if (text === undefined) throw err(`${field}.text`, 'missing sample text');
@@ -170,8 +163,8 @@ export function* streamLabelInput(file: string, options: LabelInputOptions = {})
       yield* out;
       continue;
     }
-    if (value.steps === undefined) throw err('steps', 'missing "steps" (a list of step texts) or "samples"');
-    const steps = chunkTexts(value.steps, () => err('steps', 'expected a list of strings'));
+    if (row.steps === undefined) throw err('steps', 'missing "steps" (a list of step texts) or "samples"');
+    const steps = chunkTexts(row.steps);
     const correct = value.final_answer_correct ?? value.correct;
     add({ id, problem, chunks: steps, ...(typeof correct === 'boolean' ? { correct } : {}) });
     yield* out;

@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import {
   ChunkJudgmentRowSchema,
   CodeLabelRowSchema,
+  LabelInputRowSchema,
   LabelOutputRowSchema,
   LabelRowSchema,
   PredictionOutputRowSchema,
@@ -269,6 +270,27 @@ describe('every row a writer writes is its kind’s strict schema', () => {
         if (reader) parseRecord(reader, { file, line: i + 1 }, row);
       });
     });
+
+  it('label reads sample output through its input kind’s schema, broader than SampleRowSchema', () => {
+    const file = join(dir, 'S.jsonl');
+    const rows = readFileSync(file, 'utf8').trimEnd().split('\n');
+    rows.forEach((text, i) => {
+      parseRecord(LabelInputRowSchema, { file, line: i + 1 }, JSON.parse(text));
+    });
+    const where = { file: 'in.jsonl', line: 3 };
+    // `correct` absent, `text` left out where chunks are given.
+    parseRecord(LabelInputRowSchema, where, {
+      id: 'a',
+      answer: '1',
+      samples: [{ chunks: ['x', { text: 'y' }] }],
+    });
+    expect(() => parseRecord(LabelInputRowSchema, where, { answer: '1', steps: ['x'] })).toThrow(
+      'in.jsonl, line 3, field "id": missing id',
+    );
+    expect(() => parseRecord(LabelInputRowSchema, where, { id: 'a', samples: [{ correct: true }] })).toThrow(
+      'field "samples.0.text": missing sample text',
+    );
+  });
 
   it('a field the schema does not declare fails, naming file, line and field', () => {
     const file = join(dir, 'S.jsonl');
