@@ -51,8 +51,9 @@ export async function runUntilStopped(
   home: string,
   stopWhen: () => boolean,
   pollMs: number,
+  nodeArgs: string[] = [],
 ): Promise<CliRun & { rssMb: number }> {
-  const { child, done } = startCli(args, home, ['--import', PEAK_RSS_HOOK]);
+  const { child, done } = startCli(args, home, [...nodeArgs, '--import', PEAK_RSS_HOOK]);
   const timer = setInterval(() => {
     if (stopWhen()) child.kill('SIGINT');
   }, pollMs);
