@@ -1,6 +1,5 @@
-import { rowSettingKeys } from '../core/settings-schema.js';
 import type { Shard } from '../jobs/run-job.js';
-import { jobSettings } from '../jobs/settings.js';
+import { methodJobSettings } from '../jobs/settings.js';
 import { createPolicy } from '../models/policy.js';
 import { isSimulatedModel } from '../models/simulated.js';
 import { loadChatTemplate } from '../prompts/chat-template.js';
@@ -66,15 +65,15 @@ export async function runExportCommand(flags: ExportFlags): Promise<void> {
   }
   // What the rows depend on: the schema's settings (the format as resolved from --out), the
   // policy that samples continuations and the chat template's digest. Not the files' names.
-  const hashed = Object.fromEntries(
-    rowSettingKeys(EXPORT_SETTINGS).map((k) => [k, (settings as Record<string, unknown>)[k]]),
+  const job = methodJobSettings(
+    'export',
+    EXPORT_SETTINGS,
+    { ...settings, format },
+    {
+      policy: flags.policy,
+      chatTemplate: chatTemplate?.id,
+    },
   );
-  const job = jobSettings('export', {
-    ...hashed,
-    format,
-    policy: flags.policy,
-    chatTemplate: chatTemplate?.id,
-  });
   const shard = flags.shard ? { shard: `${flags.shard.index}/${flags.shard.count}` } : {};
   await runJobCommand({
     command: 'export',

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import { resolveSettings, rowSettingKeys } from '../core/settings-schema.js';
-import { type JobSettings, jobSettings } from '../jobs/settings.js';
+import { resolveSettings } from '../core/settings-schema.js';
+import { type JobSettings, methodJobSettings } from '../jobs/settings.js';
 import { LABEL_CODE_SETTINGS } from './settings.js';
 
 export { LABEL_CODE_SETTINGS };
@@ -23,11 +23,8 @@ export function resolveLabelCodeConfig(
  * the settings hash of an existing file is unchanged.
  */
 export function labelCodeJobSettings(c: LabelCodeConfig, context: Record<string, unknown> = {}): JobSettings {
-  const row: Record<string, unknown> = Object.fromEntries(
-    rowSettingKeys(LABEL_CODE_SETTINGS).map((k) => [k, c[k as keyof LabelCodeConfig]]),
-  );
-  for (const key of Object.keys(context))
-    if (key in row) throw new Error(`label-code settings: "${key}" belongs to the config, not the context`);
-  const { segmentation, ...rest } = row;
-  return jobSettings('label-code', { ...context, ...rest, segment: segmentation });
+  return methodJobSettings('label-code', LABEL_CODE_SETTINGS, c, context, ({ segmentation, ...rest }) => ({
+    ...rest,
+    segment: segmentation,
+  }));
 }

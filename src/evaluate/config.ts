@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { UsageError } from '../core/errors.js';
-import { checkSettings, rowSettingKeys, settingFields, settingsDefaults } from '../core/settings-schema.js';
-import { type JobSettings, jobSettings } from '../jobs/settings.js';
+import { resolveSettings, settingFields } from '../core/settings-schema.js';
+import { type JobSettings, methodJobSettings } from '../jobs/settings.js';
 import type { StepJudge } from '../judge/types.js';
 import type { ThresholdMode } from './processbench.js';
 import { PROCESSBENCH_RECORDED_AS, PROCESSBENCH_SETTINGS } from './settings.js';
@@ -19,9 +19,7 @@ export function resolveProcessBenchConfig(
   partial: Partial<ProcessBenchConfig> = {},
   nameOf: (field: string) => string = (f) => `processbench settings: ${f}`,
 ): ProcessBenchConfig {
-  const defined = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined));
-  checkSettings(PROCESSBENCH_SETTINGS, defined, nameOf, 'processbench settings');
-  return { ...settingsDefaults(PROCESSBENCH_SETTINGS), ...defined } as ProcessBenchConfig;
+  return resolveSettings(PROCESSBENCH_SETTINGS, partial, nameOf, 'processbench settings');
 }
 
 /** Every field, in the order of its declaration. */
@@ -38,13 +36,13 @@ export function processBenchJobSettings(
   c: ProcessBenchConfig,
   context: Record<string, unknown>,
 ): JobSettings {
-  const row: Record<string, unknown> = {};
-  for (const key of rowSettingKeys(PROCESSBENCH_SETTINGS))
-    row[PROCESSBENCH_RECORDED_AS[key] ?? key] = c[key as keyof ProcessBenchConfig];
-  if (row.segmentation === 'paragraph') delete row.segmentation;
-  for (const key of Object.keys(context))
-    if (key in row) throw new Error(`processbench settings: "${key}" belongs to the config, not the context`);
-  return jobSettings('eval processbench', { ...context, ...row });
+  return methodJobSettings('eval processbench', PROCESSBENCH_SETTINGS, c, context, (row) => {
+    const recorded = Object.fromEntries(
+      Object.entries(row).map(([k, v]) => [PROCESSBENCH_RECORDED_AS[k] ?? k, v]),
+    );
+    if (recorded.segmentation === 'paragraph') delete recorded.segmentation;
+    return recorded;
+  });
 }
 
 /**

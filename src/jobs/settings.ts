@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '../core/canonical-json.js';
 import { UsageError } from '../core/errors.js';
 import { redactSecrets } from '../core/redact.js';
+import { rowSettingKeys, type SettingsSchema, settingFields } from '../core/settings-schema.js';
 
 /**
  * The settings a job's output depends on, recorded with every row it writes (field `job`) and in
@@ -47,6 +48,29 @@ export function jobSettings(command: string, values: Record<string, unknown>): J
   for (const key of Object.keys(clean).sort()) if (clean[key] !== undefined) settings[key] = clean[key];
   const hash = createHash('sha256').update(canonicalJson({ command, settings })).digest('hex').slice(0, 16);
   return { command, hash, settings };
+}
+
+/**
+ * The recorded settings of a method's job, from its settings schema: the resolved config's row
+ * settings (every field not `runOnly`) and what else the rows depend on (`context`: model specs,
+ * the data set, …). `recorded` renames or reshapes the row settings where existing files record
+ * them under other names, so their hashes stay the same. A context key that is one of the
+ * schema's fields, or one of the recorded names, is a programming error: it belongs to the config.
+ */
+export function methodJobSettings(
+  command: string,
+  schema: SettingsSchema,
+  config: object,
+  context: Record<string, unknown> = {},
+  recorded: (row: Record<string, unknown>) => Record<string, unknown> = (row) => row,
+): JobSettings {
+  const values = config as Record<string, unknown>;
+  const row = recorded(Object.fromEntries(rowSettingKeys(schema).map((k) => [k, values[k]])));
+  const fields = new Set([...settingFields(schema).map((f) => f.key), ...Object.keys(row)]);
+  for (const key of Object.keys(context))
+    if (fields.has(key))
+      throw new Error(`${command} settings: "${key}" belongs to the config, not the context`);
+  return jobSettings(command, { ...context, ...row });
 }
 
 /** `maxTokens` → `--max-tokens`: settings are named as the user typed them. */

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { UsageError } from '../core/errors.js';
 import type { Segmentation } from '../core/segment.js';
 import { checkSettings, rowSettingKeys, settingFields, settingsDefaults } from '../core/settings-schema.js';
-import { type JobSettings, jobSettings } from '../jobs/settings.js';
+import { type JobSettings, methodJobSettings } from '../jobs/settings.js';
 import type { PromptForm } from '../models/policy.js';
 import { DEFAULT_EARLY_STOP_BATCH, LABEL_SETTINGS } from './settings.js';
 import {
@@ -158,8 +158,5 @@ export function labelRowSettings(c: LabelConfig): Record<string, unknown> {
  * template's id, the data set the input was looked up in).
  */
 export function labelJobSettings(c: LabelConfig, context: Record<string, unknown> = {}): JobSettings {
-  for (const key of Object.keys(context))
-    if ((LABEL_CONFIG_KEYS as readonly string[]).includes(key))
-      throw new Error(`label settings: "${key}" belongs to the config, not the context`);
-  return jobSettings('label', { ...context, ...labelRowSettings(c) });
+  return methodJobSettings('label', LABEL_SETTINGS, c, context);
 }

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { Segmentation, SegmentBy } from '../core/segment.js';
-import { resolveSettings, rowSettingKeys } from '../core/settings-schema.js';
-import { type JobSettings, jobSettings } from '../jobs/settings.js';
+import { resolveSettings } from '../core/settings-schema.js';
+import { type JobSettings, methodJobSettings } from '../jobs/settings.js';
 import { SAMPLE_SETTINGS } from './settings.js';
 
 export { SAMPLE_SETTINGS };
@@ -42,16 +42,15 @@ export function sampleSegmentation(mode: SampleConfig['segmentation']): {
  * how its paragraphs are split (`segmentBy`).
  */
 export function sampleJobSettings(c: SampleConfig, context: Record<string, unknown> = {}): JobSettings {
-  const row: Record<string, unknown> = Object.fromEntries(
-    rowSettingKeys(SAMPLE_SETTINGS).map((k) => [k, c[k as keyof SampleConfig]]),
+  return methodJobSettings(
+    'sample',
+    SAMPLE_SETTINGS,
+    c,
+    context,
+    ({ promptForm, segmentation, ...rest }) => ({
+      ...rest,
+      form: promptForm,
+      ...sampleSegmentation(segmentation as SampleConfig['segmentation']),
+    }),
   );
-  const { promptForm, segmentation, ...rest } = row;
-  for (const key of Object.keys(context))
-    if (key in row) throw new Error(`sample settings: "${key}" belongs to the config, not the context`);
-  return jobSettings('sample', {
-    ...context,
-    ...rest,
-    form: promptForm,
-    ...sampleSegmentation(segmentation as SampleConfig['segmentation']),
-  });
 }

@@ -3,12 +3,12 @@ import { InputError } from '../core/errors.js';
 import { wrongKindError } from '../core/file-kind.js';
 import type { LanguageModel } from '../core/model.js';
 import { splitParagraphs } from '../core/segment.js';
-import { checkSettings, rowSettingKeys, settingFields, settingsDefaults } from '../core/settings-schema.js';
+import { resolveSettings, settingFields } from '../core/settings-schema.js';
 import type { SegmentOutputRowSchema } from '../data/record-kinds.js';
 import { readJsonl } from '../jobs/jsonl.js';
 import type { ResumeCounts } from '../jobs/made-from.js';
 import { runJsonlJob } from '../jobs/run-job.js';
-import { jobSettings } from '../jobs/settings.js';
+import { methodJobSettings } from '../jobs/settings.js';
 import { type LlmSegmenterOptions, segmentWithLlm } from './llm.js';
 import { SEGMENT_SETTINGS, type SegmentConfig } from './settings.js';
 
@@ -88,8 +88,7 @@ export function resolveSegmentConfig(
   for (const f of settingFields(SEGMENT_SETTINGS))
     if (options[f.key as keyof SegmentConfig] !== undefined)
       given[f.key] = options[f.key as keyof SegmentConfig];
-  checkSettings(SEGMENT_SETTINGS, given, nameOf, 'segment settings');
-  return { ...settingsDefaults(SEGMENT_SETTINGS), ...given } as SegmentConfig;
+  return resolveSettings(SEGMENT_SETTINGS, given, nameOf, 'segment settings');
 }
 
 /**
@@ -99,14 +98,10 @@ export function resolveSegmentConfig(
 export async function runSegmentJob(options: SegmentJobOptions): Promise<SegmentSummary> {
   const config = resolveSegmentConfig(options);
   // `by` and the first reply's temperature are recorded as they always were (no flag sets the latter).
-  const row = Object.fromEntries(
-    rowSettingKeys(SEGMENT_SETTINGS).map((k) => [k, config[k as keyof SegmentConfig]]),
-  );
-  const settings = jobSettings('segment', {
+  const settings = methodJobSettings('segment', SEGMENT_SETTINGS, config, {
     by: 'llm',
     model: options.modelSpec,
     temperature: options.temperature ?? 0,
-    ...row,
   });
   let resume: ResumeCounts = { resumed: 0, redone: 0, unverified: 0 };
   const records = await runJsonlJob<SegmentInputRow, SegmentedRow>({

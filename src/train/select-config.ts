@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import { resolveSettings, rowSettingKeys } from '../core/settings-schema.js';
-import { type JobSettings, jobSettings } from '../jobs/settings.js';
+import { resolveSettings } from '../core/settings-schema.js';
+import { type JobSettings, methodJobSettings } from '../jobs/settings.js';
 import { SELECT_SETTINGS } from './select-settings.js';
 
 export { SELECT_SETTINGS };
@@ -21,8 +21,5 @@ export function resolveSelectConfig(
  * row setting of the config and what else the rows depend on (`context`: the judge spec).
  */
 export function selectJobSettings(c: SelectConfig, context: Record<string, unknown> = {}): JobSettings {
-  const row = Object.fromEntries(rowSettingKeys(SELECT_SETTINGS).map((k) => [k, c[k as keyof SelectConfig]]));
-  for (const key of Object.keys(context))
-    if (key in row) throw new Error(`select settings: "${key}" belongs to the config, not the context`);
-  return jobSettings('select', { ...context, ...row });
+  return methodJobSettings('select', SELECT_SETTINGS, c, context);
 }
