@@ -1,11 +1,11 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createProviderRegistry } from '../../src/models/registry.js';
 import { DEFAULT_PROVIDERS } from '../../src/providers/default.js';
 import { providerSettingsDocs } from '../../src/providers/docs.js';
 import { constantProvider } from '../fixtures/backends/constant-provider.js';
-import { tempDir } from '../support/temp.js';
+import { firstRow, stepwise, useTempHome } from '../support/settings-probe.js';
 
 // The recipe of docs/extending.md, "A model backend": the backend is one file
 // (test/fixtures/backends/constant-provider.ts) and one line of the registry (below, as in
@@ -19,10 +19,10 @@ vi.mock('../../src/cli/providers.js', () => ({
 registry.value = createProviderRegistry({ ...DEFAULT_PROVIDERS, constant: constantProvider });
 const providers = registry.value as ReturnType<typeof createProviderRegistry>;
 
-const dir = tempDir('stepwise-backend-');
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
 describe('a model backend is one file plus one registry line', () => {
+  // The CLI records its runs under STEPWISE_HOME: a temporary one, never the checkout's .stepwise.
+  const home = useTempHome('stepwise-backend-');
+
   it('the registry builds its models, reads its settings from the spec and names a bad key', async () => {
     const model = await providers.languageModel('constant:42?tokens=3');
     const r = await model.generate({ prompt: 'x', n: 2 });
@@ -36,33 +36,32 @@ describe('a model backend is one file plus one registry line', () => {
   });
 
   it('the CLI takes its spec: `stepwise sample --policy constant:…` samples with it', async () => {
-    const { buildProgram } = await import('../../src/cli/main.js');
+    const dir = home();
     const problems = join(dir, 'problems.jsonl');
     writeFileSync(problems, `${JSON.stringify({ id: 'p1', question: 'What is 40 + 2?', answer: '42' })}\n`);
     const out = join(dir, 'samples.jsonl');
     const args = ['sample', '--dataset', 'jsonl', '--path', problems, '--policy', 'constant:42?tokens=4'];
-    await buildProgram().parseAsync(['node', 'stepwise', ...args, '--n', '2', '--out', out, '--quiet']);
-    const row = JSON.parse(readFileSync(out, 'utf8').trim().split('\n')[0]!);
+    const ok = await stepwise([...args, '--n', '2', '--out', out, '--quiet']);
+    expect(ok.error).toBeUndefined();
+    const row = firstRow<{ samples: Record<string, unknown>[] }>(out);
     expect(row.samples).toHaveLength(2);
     expect(row.samples[0]).toMatchObject({ answer: '42', correct: true, tokens: 4 });
+    expect(existsSync(join(dir, 'home', 'store.sqlite'))).toBe(true);
     // A typo in the spec's query stops the command before any work, naming the key.
-    await expect(
-      buildProgram().parseAsync([
-        'node',
-        'stepwise',
-        'sample',
-        '--dataset',
-        'jsonl',
-        '--path',
-        problems,
-        '--policy',
-        'constant:42?tokns=4',
-        '--n',
-        '1',
-        '--out',
-        join(dir, 'x.jsonl'),
-        '--quiet',
-      ]),
-    ).rejects.toThrow(/unknown option "tokns" of constant/);
+    const typo = await stepwise([
+      'sample',
+      '--dataset',
+      'jsonl',
+      '--path',
+      problems,
+      '--policy',
+      'constant:42?tokns=4',
+      '--n',
+      '1',
+      '--out',
+      join(dir, 'x.jsonl'),
+      '--quiet',
+    ]);
+    expect(typo.error?.message).toMatch(/unknown option "tokns" of constant/);
   });
 });
