@@ -17,38 +17,41 @@ import { tempDir } from '../support/temp.js';
 let dir: string;
 const cli = (args: string[]): Promise<CliRun> => startCli(args, join(dir, 'home')).done;
 
-beforeAll(() => {
+/** Both describes merge label shards 1/3 and 2/3 of one sample run: made once, here. */
+let samples: string;
+let label: string[];
+let parts: string[];
+
+beforeAll(async () => {
   if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing: run `npm run build` first');
   dir = tempDir('stepwise-merge-missing-');
-});
+  samples = join(dir, 'samples.jsonl');
+  const common = ['--dataset', 'sim', '--count', '12'];
+  const sampled = await cli(['sample', ...common, '--policy', 'sim', '--n', '4', '--out', samples]);
+  expect(sampled.code, sampled.stderr).toBe(0);
+  label = [
+    'label',
+    '--input',
+    samples,
+    ...common,
+    '--policy',
+    'sim',
+    '--rollouts',
+    '1',
+    '--signals',
+    'abs-q',
+  ];
+  parts = [];
+  for (const k of [1, 2]) {
+    const out = join(dir, `part-${k}.jsonl`);
+    const r = await cli([...label, '--shard', `${k}/3`, '--out', out]);
+    expect(r.code, r.stderr).toBe(0);
+    parts.push(out);
+  }
+}, 180_000);
 
 describe('merge counts what is missing exactly', () => {
   it('2 of 3 shards of label over sample output: exact missing solutions, exit 1; --allow-missing writes them', async () => {
-    const samples = join(dir, 'samples.jsonl');
-    const common = ['--dataset', 'sim', '--count', '12'];
-    expect((await cli(['sample', ...common, '--policy', 'sim', '--n', '4', '--out', samples])).code).toBe(0);
-    const parts: string[] = [];
-    for (const k of [1, 2]) {
-      const out = join(dir, `labels-${k}.jsonl`);
-      const r = await cli([
-        'label',
-        '--input',
-        samples,
-        ...common,
-        '--policy',
-        'sim',
-        '--rollouts',
-        '1',
-        '--signals',
-        'abs-q',
-        '--shard',
-        `${k}/3`,
-        '--out',
-        out,
-      ]);
-      expect(r.code, r.stderr).toBe(0);
-      parts.push(out);
-    }
     // The solutions of part 3: what the merge must say is missing.
     const ids = readFileSync(samples, 'utf8')
       .trim()
@@ -93,35 +96,17 @@ describe('merge counts what is missing exactly', () => {
 
 describe('merge without --input checks the shards the rows record', () => {
   it('2 of 3 label shards: exit 1 naming shard 3/3; all 3: the unsharded rows, job.shard dropped', async () => {
-    const samples = join(dir, 'samples-shards.jsonl');
-    const common = ['--dataset', 'sim', '--count', '8'];
-    expect((await cli(['sample', ...common, '--policy', 'sim', '--n', '3', '--out', samples])).code).toBe(0);
-    const label = [
-      'label',
-      '--input',
-      samples,
-      ...common,
-      '--policy',
-      'sim',
-      '--rollouts',
-      '1',
-      '--signals',
-      'abs-q',
-    ];
     const full = join(dir, 'full.jsonl');
     expect((await cli([...label, '--out', full])).code).toBe(0);
-    const parts: string[] = [];
-    for (const k of [1, 2, 3]) {
-      const out = join(dir, `part-${k}.jsonl`);
-      const r = await cli([...label, '--shard', `${k}/3`, '--out', out]);
-      expect(r.code, r.stderr).toBe(0);
-      parts.push(out);
-    }
+    const last = join(dir, 'part-3.jsonl');
+    const third = await cli([...label, '--shard', '3/3', '--out', last]);
+    expect(third.code, third.stderr).toBe(0);
+    const all = [...parts, last];
     const lines = (f: string) => readFileSync(f, 'utf8').trim().split('\n');
     const fullLines = lines(full);
     const hash = (JSON.parse(fullLines[0]) as { job: { hash: string } }).job.hash;
     // Each part's rows record it, outside the settings and their hash; unsharded rows record none.
-    expect(JSON.parse(lines(parts[2])[0]).job).toMatchObject({ hash, shard: { index: 3, count: 3 } });
+    expect(JSON.parse(lines(all[2])[0]).job).toMatchObject({ hash, shard: { index: 3, count: 3 } });
     expect(JSON.parse(fullLines[0]).job.shard).toBeUndefined();
 
     const merged = join(dir, 'merged-shards.jsonl');
@@ -139,17 +124,17 @@ describe('merge without --input checks the shards the rows record', () => {
     // A partial merge keeps its rows' parts, so merging it with the last part is checked too.
     expect(JSON.parse(lines(merged)[0]).job.shard).toBeDefined();
     const rest = join(dir, 'merged-rest.jsonl');
-    const completed = await cli(['merge', merged, parts[2], '--out', rest]);
+    const completed = await cli(['merge', merged, all[2], '--out', rest]);
     expect(completed.code, completed.stderr).toBe(0);
     expect([...lines(rest)].sort()).toEqual([...fullLines].sort());
 
     // All three: exit 0, no note, and the rows of the unsharded run byte for byte (file order).
-    const whole = await cli(['merge', ...parts, '--out', merged]);
+    const whole = await cli(['merge', ...all, '--out', merged]);
     expect(whole.code, whole.stderr).toBe(0);
     expect(whole.stderr).toContain('shards      every part of the job given');
     expect(whole.stderr).not.toMatch(/ is missing|^note:/m);
     expect([...lines(merged)].sort()).toEqual([...fullLines].sort());
-    const ordered = await cli(['merge', ...parts, '--input', samples, '--out', merged]);
+    const ordered = await cli(['merge', ...all, '--input', samples, '--out', merged]);
     expect(ordered.code, ordered.stderr).toBe(0);
     expect(readFileSync(merged, 'utf8')).toBe(readFileSync(full, 'utf8'));
 
