@@ -1,28 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/main.js';
+import { SRC, sourceCode, where } from '../support/source-code.js';
 
-const SRC = resolve(import.meta.dirname, '../../src');
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
-  );
-}
-
-/** The code of every file in src/, comments blanked. */
-const code = sourceFiles(SRC).map((file) => ({
-  file: relative(SRC, file),
-  text: readFileSync(file, 'utf8')
-    .replace(/\/\*[\s\S]*?\*\//g, '')
-    .replace(/\/\/[^\n]*/g, ''),
-}));
-
-/** Where `pattern` occurs in src/, as file names (one per occurrence). */
-function where(pattern: RegExp): string[] {
-  return code.flatMap(({ file, text }) => [...text.matchAll(pattern)].map(() => file));
-}
+const code = sourceCode();
 
 /** An option declared with this flag: `new Option('--json'`, `.option('--json'`, `.requiredOption(…`. */
 const declaration = (flag: string): RegExp =>

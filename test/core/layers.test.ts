@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SRC, sourceFiles, withoutComments } from '../support/source-code.js';
 
 /**
  * The layers the README promises, checked on every import of every file in src/. A directory
@@ -41,19 +42,6 @@ const THROUGH: Record<string, Record<string, { files: string[]; why: string }>> 
     },
   },
 };
-
-const SRC = resolve(import.meta.dirname, '../../src');
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
-  );
-}
-
-/** The code of a file with its comments blanked (lines kept). */
-function withoutComments(text: string): string {
-  return text.replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' ')).replace(/\/\/[^\n]*/g, '');
-}
 
 /** Relative module specifiers a file imports (static, re-export, side-effect and dynamic), with lines. */
 function importsOf(text: string): Array<{ spec: string; line: number }> {

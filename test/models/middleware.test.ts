@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CostLedger } from '../../src/core/cost.js';
 import type { GenerateResult } from '../../src/core/model.js';
@@ -8,6 +8,7 @@ import { createProviderRegistry } from '../../src/models/registry.js';
 import { isSimulatedModel, provenanceMiddleware, worldOfModel } from '../../src/models/simulated.js';
 import { constantProvider } from '../fixtures/backends/constant-provider.js';
 import { scriptedModel } from '../support/scripted-model.js';
+import { SRC, sourceFiles } from '../support/source-code.js';
 
 /** A middleware that writes its name into a log on the way in and on the way out. */
 function tracer(name: string, log: string[]): ModelMiddleware {
@@ -108,14 +109,8 @@ describe('model middleware', () => {
 });
 
 describe('one route, one format for warnings', () => {
-  const SRC = resolve(import.meta.dirname, '../../src');
-  const files = (dir: string): string[] =>
-    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-      e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
-    );
-
   it('no file but src/cli/warn.ts writes a "warning:" line itself', () => {
-    const writers = files(SRC)
+    const writers = sourceFiles()
       .filter((f) => !f.endsWith(join('cli', 'warn.ts')))
       .filter((f) => /stderr\.write\(\s*`(?:stepwise: )?warning: /.test(readFileSync(f, 'utf8')))
       .map((f) => relative(SRC, f));

@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Problem } from '../../src/core/types.js';
 import { JudgeCost } from '../../src/judge/common.js';
@@ -11,6 +11,7 @@ import { sampleProblem } from '../../src/sample/sample.js';
 import { searchDataset } from '../../src/search/dataset.js';
 import { boxedChecker as checker, fakeJudge, fakePolicy, fakeProblem } from '../search/fakes.js';
 import { scriptedModel } from '../support/scripted-model.js';
+import { where } from '../support/source-code.js';
 import { tempDir } from '../support/temp.js';
 
 /**
@@ -104,23 +105,6 @@ describe('search: a real-ish policy with a judge whose ledger says sim', () => {
     }
   });
 });
-
-const SRC = resolve(import.meta.dirname, '../../src');
-const files = (dir: string): string[] =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
-  );
-/** The code of every file in src/, comments blanked. */
-const code = files(SRC).map((file) => ({
-  file: relative(SRC, file),
-  text: readFileSync(file, 'utf8')
-    .replace(/\/\*[\s\S]*?\*\//g, '')
-    .replace(/\/\/[^\n]*/g, ''),
-}));
-const where = (pattern: RegExp, keep: (file: string) => boolean = () => true): string[] =>
-  code
-    .filter(({ file }) => keep(file))
-    .flatMap(({ file, text }) => [...text.matchAll(pattern)].map(() => file));
 
 describe('no writer decides "simulated" by itself (a guard over src/)', () => {
   it('what a model is, or what a reply says, is read only where it goes into a ledger', () => {
