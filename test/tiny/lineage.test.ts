@@ -128,6 +128,31 @@ def audit(event, args):
 sys.addaudithook(audit)
 `;
 
+/**
+ * A random tiny policy, saved as <dir>/policy.pt (the --init of the training entry points): a
+ * snippet of a guarded script, after \`d = sys.argv[1]\`.
+ */
+const TINY_POLICY = `import torch
+from tiny.model import Config, Decoder
+from tiny.vocab import policy_vocab
+torch.manual_seed(0)
+policy = Decoder(Config(vocab=len(policy_vocab()), dim=16, layers=1, heads=2, ffn=32))
+torch.save({"model": policy.state_dict(), "config": policy.cfg.to_dict()}, d + "/policy.pt")`;
+
+/**
+ * Runs \`script\` after GUARD with /usr/bin/python3, \`dir\` as sys.argv[1] and the tiny package
+ * importable; it must exit 0. Returns its last stdout line, parsed (the script prints it as JSON).
+ */
+function runGuarded<T>(script: string, dir: string, env: Record<string, string> = {}, timeout = 300_000): T {
+  const run = spawnSync('/usr/bin/python3', ['-c', `${GUARD}\n${script}`, dir], {
+    env: { ...process.env, PYTHONPATH: PY, ...env },
+    encoding: 'utf8',
+    timeout,
+  });
+  expect(run.status, run.stderr).toBe(0);
+  return JSON.parse(run.stdout.trim().split('\n').pop() as string) as T;
+}
+
 describe("the tiny judge's training path never reads exact truth", () => {
   it('the scripts run python only as `-m tiny.<module>` of the judge path (tiny.task only writes training problem rows) and no filter against an oracle', () => {
     const modules = new Set<string>();
@@ -189,8 +214,7 @@ describe("the tiny judge's training path never reads exact truth", () => {
       { id: 'c', question: problem, chosen: null, outcomeOnly: null },
     ];
     writeFileSync(join(dir, 'selected.jsonl'), `${picks.map((r) => JSON.stringify(r)).join('\n')}\n`);
-    const script = `${GUARD}
-from tiny import select_sft, train_judge
+    const script = `from tiny import select_sft, train_judge
 d = sys.argv[1]
 out = {"verdict": train_judge.load_rows(d + "/export.jsonl", None),
        "generative": train_judge.load_rows(d + "/export.jsonl", d + "/analyses.jsonl"),
@@ -200,13 +224,7 @@ out = {"verdict": train_judge.load_rows(d + "/export.jsonl", None),
        "violations": VIOLATIONS}
 print(json.dumps(out))
 `;
-    const run = spawnSync('/usr/bin/python3', ['-c', script, dir], {
-      env: { ...process.env, PYTHONPATH: PY, OMP_NUM_THREADS: '1' },
-      encoding: 'utf8',
-      timeout: 120_000,
-    });
-    expect(run.status, run.stderr).toBe(0);
-    const out = JSON.parse(run.stdout.trim().split('\n').pop() as string);
+    const out = runGuarded<ReturnType<typeof JSON.parse>>(script, dir, { OMP_NUM_THREADS: '1' }, 120_000);
     expect(out.violations).toEqual([]);
     const sorted = (xs: unknown[]) => xs.map((x) => JSON.stringify(x)).sort();
     const labels = fixture.map((r) => r.label);
@@ -263,15 +281,9 @@ print(json.dumps(out))
       const data = join(dir, 'judge-rl.jsonl');
       writeFileSync(data, `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
       const script = `
-${GUARD}
-import torch
 from tiny import grpo_judge, judge_analyses, train_judge
-from tiny.model import Config, Decoder
-from tiny.vocab import policy_vocab
 d = sys.argv[1]
-torch.manual_seed(0)
-policy = Decoder(Config(vocab=len(policy_vocab()), dim=16, layers=1, heads=2, ffn=32))
-torch.save({"model": policy.state_dict(), "config": policy.cfg.to_dict()}, d + "/policy.pt")
+${TINY_POLICY}
 rows = [json.loads(l) for l in open(d + "/judge-rl.jsonl")]
 with open(d + "/analyses.jsonl", "w") as f:
     for r, a in zip(rows, judge_analyses.rederive(policy, policy_vocab(), rows)):
@@ -286,16 +298,14 @@ sys.argv = ["grpo_judge", "--data", d + "/judge-rl.jsonl", "--init", d + "/gen/c
 grpo_judge.main()
 print(json.dumps({"loaded": sorted(m for m in sys.modules if m.startswith("tiny.")), "violations": VIOLATIONS}))
 `;
-      const run = spawnSync('/usr/bin/python3', ['-c', script, dir], {
-        env: { ...process.env, PYTHONPATH: PY, STEPWISE_REWARD_URL: server!.url, OPENBLAS_NUM_THREADS: '1' },
-        encoding: 'utf8',
-        timeout: 300_000,
+      const run = runGuarded<{ loaded: string[]; violations: string[] }>(script, dir, {
+        STEPWISE_REWARD_URL: server!.url,
+        OPENBLAS_NUM_THREADS: '1',
       });
-      expect(run.status, run.stderr).toBe(0);
-      const loaded = JSON.parse(run.stdout.trim().split('\n').pop() as string).loaded as string[];
+      const loaded = run.loaded;
       expect(loaded).toContain('tiny.grpo_judge');
       expect(loaded.filter((m) => m === 'tiny.task' || m === 'tiny.truth')).toEqual([]);
-      expect(JSON.parse(run.stdout.trim().split('\n').pop() as string).violations).toEqual([]);
+      expect(run.violations).toEqual([]);
       // GRPO asked the reward server: its log names it and records rewards and format rates.
       const log = readFileSync(join(dir, 'rl', 'log.jsonl'), 'utf8')
         .trim()
@@ -385,31 +395,23 @@ describe('the data selection path never reads exact truth', () => {
     writeFileSync(join(dir, 'selected.jsonl'), `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
     writeFileSync(join(dir, 'bad.jsonl'), `${JSON.stringify({ id: 'x', question: 'q' })}\n`);
     const script = `
-${GUARD}
-import torch
 from tiny import select_sft, selection_compare
-from tiny.model import Config, Decoder
-from tiny.vocab import policy_vocab
 d = sys.argv[1]
-torch.manual_seed(0)
-policy = Decoder(Config(vocab=len(policy_vocab()), dim=16, layers=1, heads=2, ffn=32))
-torch.save({"model": policy.state_dict(), "config": policy.cfg.to_dict()}, d + "/policy.pt")
+${TINY_POLICY}
 for pick in ("chosen", "outcomeOnly"):
     sys.argv = ["select_sft", "--selected", d + "/selected.jsonl", "--pick", pick, "--init", d + "/policy.pt",
                 "--out", d + "/" + pick, "--steps", "2", "--batch", "2", "--warmup", "1"]
     select_sft.main()
 print(json.dumps({"loaded": sorted(m for m in sys.modules if m.startswith("tiny.")), "violations": VIOLATIONS}))
 `;
-    const run = spawnSync('/usr/bin/python3', ['-c', script, dir], {
-      env: { ...process.env, PYTHONPATH: PY, OPENBLAS_NUM_THREADS: '1', OMP_NUM_THREADS: '1' },
-      encoding: 'utf8',
-      timeout: 300_000,
+    const run = runGuarded<{ loaded: string[]; violations: string[] }>(script, dir, {
+      OPENBLAS_NUM_THREADS: '1',
+      OMP_NUM_THREADS: '1',
     });
-    expect(run.status, run.stderr).toBe(0);
-    const loaded = JSON.parse(run.stdout.trim().split('\n').pop() as string).loaded as string[];
+    const loaded = run.loaded;
     expect(loaded).toContain('tiny.select_sft');
     expect(loaded.filter((m) => m === 'tiny.task' || m === 'tiny.truth')).toEqual([]);
-    expect(JSON.parse(run.stdout.trim().split('\n').pop() as string).violations).toEqual([]);
+    expect(run.violations).toEqual([]);
     const start = (pick: string) =>
       JSON.parse(readFileSync(join(dir, pick, 'log.jsonl'), 'utf8').split('\n')[0]).start as {
         rows: number;

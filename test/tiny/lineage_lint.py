@@ -92,6 +92,26 @@ def check(root: str, module: str, after: bool, path: str | None = None) -> tuple
     return imported, problems
 
 
+def closure(root: str, todo: list[str], problems: list[str], after: str | None = None) -> set[str]:
+    """Every python/tiny module reached from `todo`, following imports transitively; the problems
+    of each are appended to `problems`, and reaching tiny.task or tiny.truth is one. `after` is the
+    module run after training, if any: only it is checked as such, not what it imports."""
+    seen: set[str] = set()
+    todo = list(todo)
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        if m in TRUTH_MODULES:
+            problems.append(f"reaches tiny.{m}")
+            continue
+        imported, found = check(root, m, m == after)
+        problems.extend(found)
+        todo.extend(imported)
+    return seen
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("root", help="the python/ folder")
@@ -104,33 +124,11 @@ def main() -> None:
         # A file loaded from outside python/tiny (grpo_judge's verl reward hook): the same rules,
         # and any python/tiny module it imports is followed like the others.
         imported, problems = check(args.root, os.path.basename(path), False, path)
-        seen = set()
-        todo = list(imported)
-        while todo:
-            m = todo.pop()
-            if m in seen:
-                continue
-            seen.add(m)
-            if m in TRUTH_MODULES:
-                problems.append(f"reaches tiny.{m}")
-                continue
-            more, found = check(args.root, m, False)
-            problems.extend(found)
-            todo.extend(more)
+        seen = closure(args.root, imported, problems)
         report[path] = {"closure": sorted(seen), "problems": sorted(set(problems))}
     for start in args.modules:
-        seen, todo, problems = set(), [start], []
-        while todo:
-            m = todo.pop()
-            if m in seen:
-                continue
-            seen.add(m)
-            if m in TRUTH_MODULES:
-                problems.append(f"reaches tiny.{m}")
-                continue
-            imported, found = check(args.root, m, m in args.after and m == start)
-            problems.extend(found)
-            todo.extend(imported)
+        problems: list[str] = []
+        seen = closure(args.root, [start], problems, start if start in args.after else None)
         report[start] = {"closure": sorted(seen), "problems": sorted(set(problems))}
     print(json.dumps(report))
 
