@@ -1,7 +1,8 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import {
+  firstRow,
   PROBE_DOCS_ROW,
   PROBE_HELP,
   PROBE_REFUSED,
@@ -40,8 +41,7 @@ const { methodSettings, settingsDocsBlock } = await import('../../src/cli/settin
 
 /** The job record of the first row a command wrote to `out` (label-code keeps it on its parts file). */
 function firstJob(command: string, out: string): { hash: string; settings: Record<string, unknown> } {
-  const file = command === 'label-code' ? `${out}.parts.jsonl` : out;
-  return JSON.parse(readFileSync(file, 'utf8').split('\n')[0] as string).job;
+  return firstRow(command === 'label-code' ? `${out}.parts.jsonl` : out).job;
 }
 
 let dir: string;

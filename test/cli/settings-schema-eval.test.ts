@@ -1,7 +1,8 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import {
+  firstRow,
   PROBE_DOCS_ROW,
   PROBE_HELP,
   PROBE_REFUSED,
@@ -54,10 +55,6 @@ const { methodSettings, settingsDocsBlock } = await import('../../src/cli/settin
 const { judgeKindsTable, judgeSpecHelp } = await import('../../src/cli/judge-docs.js');
 const { parseJudgeSpec } = await import('../../src/judge/spec.js');
 
-function job(file: string): { hash: string; settings: Record<string, unknown> } {
-  return JSON.parse(readFileSync(file, 'utf8').split('\n')[0] as string).job;
-}
-
 describe('a setting added to the eval schema, and one added to a judge kind, are everywhere', () => {
   const home = useTempHome('stepwise-schema-eval-');
   let dir: string;
@@ -84,7 +81,7 @@ describe('a setting added to the eval schema, and one added to a judge kind, are
   it('eval 4-5: --config replays it, and the settings hash covers it', async () => {
     const plain = await stepwise(pb('default.json', '--judge', 'sim:critic'));
     expect(plain.error).toBeUndefined();
-    const byDefault = job(predictions('default.json'));
+    const byDefault = firstRow(predictions('default.json')).job;
     expect(byDefault.settings.probeDepth).toBe(3);
     const run = join(dir, 'run.json');
     const settings = { ...byDefault.settings, probeDepth: 5 };
@@ -97,12 +94,12 @@ describe('a setting added to the eval schema, and one added to a judge kind, are
       ...pb('replayed.json').slice(2),
     ]);
     expect(replayed.error).toBeUndefined();
-    const again = job(predictions('replayed.json'));
+    const again = firstRow(predictions('replayed.json')).job;
     expect(again.settings.probeDepth).toBe(5);
     expect(again.hash).not.toBe(byDefault.hash);
     const typed = await stepwise(pb('typed.json', '--judge', 'sim:critic', '--probe-depth', '5'));
     expect(typed.error).toBeUndefined();
-    expect(job(predictions('typed.json')).hash).toBe(again.hash);
+    expect(firstRow(predictions('typed.json')).job.hash).toBe(again.hash);
   }, 120_000);
 
   it('eval 6: the docs/cli.md table has its row', () => {
@@ -136,9 +133,9 @@ describe('a setting added to the eval schema, and one added to a judge kind, are
     const given = await stepwise(pb('judge-given.json', '--judge', 'sim:critic?probe_width=4'));
     expect(given.error).toBeUndefined();
     expect(seen.probeWidth).toEqual([4]);
-    const recorded = job(predictions('judge-given.json'));
+    const recorded = firstRow(predictions('judge-given.json')).job;
     expect(recorded.settings.judge).toBe('sim:critic?probe_width=4');
-    expect(recorded.hash).not.toBe(job(predictions('default.json')).hash);
+    expect(recorded.hash).not.toBe(firstRow(predictions('default.json')).job.hash);
     const run = join(dir, 'judge-run.json');
     writeFileSync(run, JSON.stringify({ command: 'eval processbench', settings: recorded.settings }));
     const replayed = await stepwise([
@@ -150,7 +147,7 @@ describe('a setting added to the eval schema, and one added to a judge kind, are
     ]);
     expect(replayed.error).toBeUndefined();
     expect(seen.probeWidth).toEqual([4, 4]);
-    expect(job(predictions('judge-replayed.json')).hash).toBe(recorded.hash);
+    expect(firstRow(predictions('judge-replayed.json')).job.hash).toBe(recorded.hash);
     // The default reaches the factory when the spec does not give it.
     await stepwise(pb('judge-default.json', '--judge', 'sim:critic'));
     expect(seen.probeWidth.at(-1)).toBe(2);

@@ -19,6 +19,7 @@ import {
 } from '../../src/data/record-kinds.js';
 import { startTaggingServer } from '../segment/tagging-server.js';
 import { BIN, startCli } from '../support/cli.js';
+import { firstRow } from '../support/settings-probe.js';
 import { sharedData } from '../support/shared-data.js';
 import { tempDir } from '../support/temp.js';
 
@@ -294,7 +295,7 @@ describe('every row a writer writes is its kind’s strict schema', () => {
 
   it('a field the schema does not declare fails, naming file, line and field', () => {
     const file = join(dir, 'S.jsonl');
-    const row = JSON.parse(readFileSync(file, 'utf8').split('\n')[0] ?? '') as Record<string, unknown>;
+    const row = firstRow<Record<string, unknown>>(file);
     expect(() => parseRecord(SampleOutputRowSchema, { file, line: 1 }, { ...row, extra: 1 })).toThrow(
       /line 1/,
     );
