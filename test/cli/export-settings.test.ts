@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { runRecords } from '../support/cli.js';
 import {
   PROBE_DOCS_ROW,
   PROBE_HELP,
@@ -60,10 +61,7 @@ describe('a setting added to the export schema is everywhere, with no other edit
   async function runOf(out: string): Promise<RunRecord> {
     const ran = await stepwise(['runs', '--json']);
     expect(ran.error).toBeUndefined();
-    const runs = ran.stdout
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as RunRecord);
+    const runs = runRecords<RunRecord>(ran.stdout);
     const run = runs.find((r) => r.output === join(dir, out));
     if (!run) throw new Error(`no run record of ${out}`);
     return run;

@@ -1,7 +1,7 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, startCli } from '../support/cli.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { BIN, runsOf, runUntilStopped, startCli } from '../support/cli.js';
 import { tempDir } from '../support/temp.js';
 
 const ids = (file: string): string[] =>
@@ -23,17 +23,18 @@ describe('Ctrl-C on sample: the harness records the run as interrupted; a rerun 
     if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing: run `npm run build` first');
     dir = tempDir('stepwise-interrupt-sample-');
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('SIGINT midway: exit 130, the whole hint, run interrupted; the rerun resumes every kept problem', async () => {
     const home = join(dir, 'home');
     const out = join(dir, 'S.jsonl');
     const args = ['sample', '--dataset', 'sim', '--count', '20000', '--policy', 'sim', '--n', '8'];
-    const run = startCli([...args, '--concurrency', '1', '--out', out], home);
     const deadline = Date.now() + 120_000;
-    while (Date.now() < deadline && ids(out).length < 3) await new Promise((r) => setTimeout(r, 20));
-    run.child.kill('SIGINT');
-    const stopped = await run.done;
+    const stopped = await runUntilStopped(
+      [...args, '--concurrency', '1', '--out', out],
+      home,
+      () => ids(out).length >= 3 || Date.now() > deadline,
+      20,
+    );
     expect(stopped.code, stopped.stderr).toBe(130);
     expect(stopped.stderr).toMatch(/^stepwise: interrupted$/m);
     expect(stopped.stderr).toMatch(/^ {2}run \S+ \(`stepwise sample`\) recorded as interrupted$/m);
@@ -43,11 +44,7 @@ describe('Ctrl-C on sample: the harness records the run as interrupted; a rerun 
     expect(kept.length).toBeGreaterThanOrEqual(3);
     expect(kept.length).toBeLessThan(20_000);
 
-    const runs = await startCli(['runs', '--json', '--status', 'interrupted'], home).done;
-    const interrupted = runs.stdout
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { command: string; counts?: Record<string, number> });
+    const interrupted = await runsOf(home, '--status', 'interrupted');
     expect(interrupted.map((r) => r.command)).toEqual(['sample']);
     expect(interrupted[0]?.counts?.total).toBe(20_000);
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startCli } from '../support/cli.js';
+import { runsOf, runUntilStopped, startCli } from '../support/cli.js';
 import { sharedData } from '../support/shared-data.js';
 import { tempDir } from '../support/temp.js';
 import { startTaggingServer } from './tagging-server.js';
@@ -113,13 +113,10 @@ describe('stepwise segment --by llm (issue 15, acceptance 1)', () => {
     try {
       const args = ['segment', '--segmentation', 'llm', '--model', 'openai:m', '--base-url', server.url];
       const all = [...args, '--input', input, '--out', out, '--concurrency', '1'];
-      const run = startCli(all, home);
       const rows = (): number =>
         existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean).length : 0;
       const deadline = Date.now() + 120_000;
-      while (Date.now() < deadline && rows() < 2) await new Promise((r) => setTimeout(r, 20));
-      run.child.kill('SIGINT');
-      const stopped = await run.done;
+      const stopped = await runUntilStopped(all, home, () => rows() >= 2 || Date.now() > deadline, 20);
       expect(stopped.code, stopped.stderr).toBe(130);
       const kept = rows();
       expect(kept).toBeGreaterThanOrEqual(2);
@@ -127,13 +124,7 @@ describe('stepwise segment --by llm (issue 15, acceptance 1)', () => {
       expect(stopped.stderr).toMatch(/run \S+ \(`stepwise segment`\) recorded as interrupted/);
       expect(stopped.stderr).toContain(`finished work is kept in ${out}`);
       expect(stopped.stderr).toContain('rerun the same command to resume');
-      const runs = await startCli(['runs', '--json', '--status', 'interrupted'], home).done;
-      expect(
-        runs.stdout
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l).command),
-      ).toEqual(['segment']);
+      expect((await runsOf(home, '--status', 'interrupted')).map((r) => r.command)).toEqual(['segment']);
       const again = await startCli([...all, '--json'], home).done;
       expect(again.code, again.stderr).toBe(0);
       const summary = JSON.parse(again.stdout) as { solutions: number; resumed: number };

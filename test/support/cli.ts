@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import type { RunRecord } from '../../src/store/runs.js';
 
 /** The built CLI entry (`npm run build` first). */
 export const BIN = new URL('../../bin/stepwise.js', import.meta.url).pathname;
@@ -54,10 +55,28 @@ export async function runUntilStopped(
   nodeArgs: string[] = [],
 ): Promise<CliRun & { rssMb: number }> {
   const { child, done } = startCli(args, home, [...nodeArgs, '--import', PEAK_RSS_HOOK]);
+  // One Ctrl-C, as a user presses it: a second one would cut short a command that stops gracefully.
   const timer = setInterval(() => {
-    if (stopWhen()) child.kill('SIGINT');
+    if (!stopWhen()) return;
+    clearInterval(timer);
+    child.kill('SIGINT');
   }, pollMs);
   const run = await done;
   clearInterval(timer);
   return { ...run, rssMb: Number(/MAXRSS_KB (\d+)/.exec(run.stderr)?.[1]) / 1024 };
+}
+
+/** The run records in the output of `stepwise runs --json` (one JSON object a line). */
+export function runRecords<T = RunRecord>(stdout: string): T[] {
+  return stdout
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as T);
+}
+
+/** The run records of `stepwise runs --json <filters>` in `home` (the listing must succeed). */
+export async function runsOf(home: string, ...filters: string[]): Promise<RunRecord[]> {
+  const listed = await startCli(['runs', '--json', ...filters], home).done;
+  if (listed.code !== 0) throw new Error(`stepwise runs --json failed (${listed.code}): ${listed.stderr}`);
+  return runRecords(listed.stdout);
 }

@@ -1,9 +1,9 @@
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, startCli } from '../support/cli.js';
+import { BIN, runsOf, startCli } from '../support/cli.js';
+import { type Loopback, listenOnLoopback } from '../support/loopback.js';
 import { sharedData } from '../support/shared-data.js';
 import { tempDir } from '../support/temp.js';
 import { labelRows } from './export-fixtures.js';
@@ -17,14 +17,14 @@ import { writeJsonlFile } from './fixtures.js';
  */
 describe('export interrupted with Ctrl-C', () => {
   let dir: string;
-  let server: http.Server;
+  let server: Loopback;
   let url: string;
   const asked: string[] = [];
   const held: http.ServerResponse[] = [];
   beforeAll(async () => {
     if (!existsSync(BIN)) throw new Error('bin/stepwise.js missing: run `npm run build` first');
     dir = tempDir('stepwise-export-int-');
-    server = http.createServer((req, res) => {
+    const policy = http.createServer((req, res) => {
       asked.push(`${req.method} ${req.url}`);
       if (req.method === 'GET' && req.url?.endsWith('/models')) {
         res.setHeader('content-type', 'application/json');
@@ -33,14 +33,11 @@ describe('export interrupted with Ctrl-C', () => {
       }
       held.push(res); // never answered
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    server = await listenOnLoopback(policy);
+    url = `${server.origin}/v1`;
   });
-  afterAll(async () => {
-    for (const res of held) res.destroy();
-    await new Promise<void>((r) => server.close(() => r()));
-    rmSync(dir, { recursive: true, force: true });
-  });
+  // Closing drops the held requests' connections too; temp-cleanup removes the folder.
+  afterAll(() => server.close());
 
   it('records the run as interrupted and leaves no output and no temporary file', async () => {
     const home = join(dir, 'home');
@@ -87,11 +84,7 @@ describe('export interrupted with Ctrl-C', () => {
     expect(tmpOf()).toEqual([]);
     expect(existsSync(out)).toBe(false);
 
-    const listed = await startCli(['runs', '--json'], home).done;
-    const runs = listed.stdout
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { command: string; status: string });
+    const runs = await runsOf(home);
     expect(runs.find((r) => r.command === 'export')?.status).toBe('interrupted');
   }, 150_000);
 });
