@@ -8,9 +8,9 @@ id) with a 95% interval (normal approximation of the mean per-problem difference
 from __future__ import annotations
 
 import json
-import math
 import sys
 
+from .stats import interval
 from .truth import wilson
 
 
@@ -47,10 +47,8 @@ def main() -> None:
         }
         if run is not base:
             d = [int(bool(run[i]["correct"])) - int(bool(base[i]["correct"])) for i in ids]
-            mean = sum(d) / n
-            sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1)) if n > 1 else 0.0
-            h = 1.959964 * sd / math.sqrt(n)
-            entry["differenceFromFirst"] = {"mean": round(mean, 4), "ci95": [round(mean - h, 4), round(mean + h, 4)],
+            mean, ci = interval(d)
+            entry["differenceFromFirst"] = {"mean": round(mean, 4), "ci95": ci,
                                             "better": sum(x > 0 for x in d), "worse": sum(x < 0 for x in d)}
         out["strategies"].append(entry)
     print(json.dumps(out, indent=2))

@@ -16,13 +16,12 @@ order given: each difference is the later row minus the earlier one.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import sys
 from collections import defaultdict
 
-Z = 1.959964
+from .stats import interval
 
 
 def load(path: str) -> dict[str, list[bool]]:
@@ -41,14 +40,6 @@ def recipe_of(path: str) -> tuple[str, str | None]:
     if not m:
         raise SystemExit(f"{path}: expected a name eval-<recipe>[-s<seed>].jsonl")
     return m.group(1), m.group(2)
-
-
-def interval(xs: list[float]) -> tuple[float, list[float]]:
-    n = len(xs)
-    mean = sum(xs) / n
-    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1)) if n > 1 else 0.0
-    h = Z * sd / math.sqrt(n)
-    return mean, [round(mean - h, 4), round(mean + h, 4)]
 
 
 def main() -> None:
