@@ -5,9 +5,9 @@ outcome-only pick (a correct response drawn at random), one response per problem
 
 The inputs are what a user has: the policy's own samples, their final answers checked against
 the problem's answer by `stepwise sample`, and the committed judge's scores. Nothing here reads
-the task's exact truth. The prompt is stepwise's raw tags policy prompt, as train_policy.py
-builds it (instruction + question + SOLUTION_MARK); the loss is on the response and the end
-token (trainer.sft_loss). Steps, learning rate, batch and seed are the caller's and are the same
+the task's exact truth. The prompt is stepwise's raw tags policy prompt, as vocab.prompt_ids
+builds it for train_policy.py too (instruction + question + SOLUTION_MARK); the loss is on the
+response and the end token (trainer.sft_loss). Steps, learning rate, batch and seed are the caller's and are the same
 for both picks; the checkpoint kept is the last one (fixed before training).
 
     python3 -m tiny.select_sft --selected selected.jsonl --pick chosen --init POLICY.pt --out DIR \
@@ -24,7 +24,7 @@ import torch
 
 from .model import Config, Decoder
 from .trainer import cosine, pad, run, sft_loss
-from .vocab import HEADS, SOLUTION_MARK, policy_vocab
+from .vocab import policy_vocab, prompt_ids
 
 PICKS = ("chosen", "outcomeOnly")
 
@@ -69,8 +69,7 @@ def main() -> None:
     model = Decoder(Config(**ck["config"]))
     model.load_state_dict(ck["model"])
     pairs = load_pairs(args.selected, args.pick)
-    head = HEADS["tags"]
-    encoded = [([vocab.bos] + vocab.encode(head + q + SOLUTION_MARK), vocab.encode(t) + [vocab.eos]) for q, t in pairs]
+    encoded = [(prompt_ids(vocab, q, "tags"), vocab.encode(t) + [vocab.eos]) for q, t in pairs]
 
     def loss_at(step: int):
         x, m = pad([encoded[rng.randrange(len(encoded))] for _ in range(args.batch)])

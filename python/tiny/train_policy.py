@@ -23,11 +23,7 @@ import torch
 from .model import Config, Decoder, generate
 from .task import MODES, final_answer, problems, reserved_questions, solution_text, training_stream
 from .trainer import run, sft_loss
-from .vocab import HEADS, SOLUTION_MARK, policy_vocab
-
-
-def prompt_ids(vocab, question: str, mode: str = "tags") -> list[int]:
-    return [vocab.bos] + vocab.encode(HEADS[mode] + question + SOLUTION_MARK)
+from .vocab import policy_vocab, prompt_ids
 
 
 def batch_tensors(vocab, items):

@@ -132,6 +132,12 @@ def policy_vocab() -> Vocab:
     return Vocab(BASE_PHRASES)
 
 
+def prompt_ids(vocab: Vocab, question: str, mode: str = "tags") -> list[int]:
+    """The policy's prompt for `question` as stepwise's raw policy prompt renders it (the
+    instruction of segmentation `mode`, the question, SOLUTION_MARK), after the start token."""
+    return [vocab.bos] + vocab.encode(HEADS[mode] + question + SOLUTION_MARK)
+
+
 # stepwise's generative judge prompt (src/prompts/judge.ts) as the gguf backend flattens it
 # (src/models/gguf.ts flattenMessages: "system: …\n\nuser: …\n\nassistant: ").
 JUDGE_SYSTEM = (
