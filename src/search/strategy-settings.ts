@@ -1,12 +1,6 @@
 import { z } from 'zod';
 import { UsageError } from '../core/errors.js';
-import {
-  checkSettings,
-  type SettingsSchema,
-  setting,
-  settingFields,
-  settingsDefaults,
-} from '../core/settings-schema.js';
+import { resolveSettings, type SettingsSchema, setting, settingFields } from '../core/settings-schema.js';
 import {
   DEFAULT_STEP_SEPARATOR,
   type SettingsOutput,
@@ -60,9 +54,8 @@ export function resolveStrategyConfig(
 ): SharedSearchConfig & Record<string, unknown> {
   const name = nameOf ?? ((k: string) => k);
   const where = nameOf ? '' : 'search config: ';
-  const defined = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined));
-  const { stepSeparator = DEFAULT_STEP_SEPARATOR, ...settings } = { ...settingsDefaults(schema), ...defined };
-  checkSettings(schema, settings, (k) => `${where}${name(k)}`, 'search config');
+  const { stepSeparator = DEFAULT_STEP_SEPARATOR, ...given } = partial;
+  const settings = resolveSettings(schema, given, (k) => `${where}${name(k)}`, 'search config');
   if (typeof stepSeparator !== 'string' || stepSeparator === '')
     throw new UsageError('search config: stepSeparator must be a non-empty string');
   const c = { ...settings, stepSeparator } as SharedSearchConfig & Record<string, unknown>;
