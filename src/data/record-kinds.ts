@@ -75,10 +75,12 @@ export const SegmentRowSchema = z.looseObject({
 });
 
 const textOrNumber = z.union([z.string(), z.number()]);
-const missingProblem =
+/** The message when a label input row's problem text is neither given nor found by id (src/label/input.ts). */
+export const missingProblem =
   'missing problem text (field "problem" or "question"); for `stepwise sample` output, name the data set ' +
   'the samples came from (--dataset, --path, --split) so questions are looked up by id';
-const missingGold = 'missing gold answer (field "answer"): rollouts are checked against it';
+/** The message when a label input row's gold answer is neither given nor found by id (src/label/input.ts). */
+export const missingGold = 'missing gold answer (field "answer"): rollouts are checked against it';
 const inputChunk = z.union([z.string(), z.looseObject({ text: textOrNumber })], {
   error: 'expected strings or {text} objects',
 });

@@ -2,7 +2,7 @@ import { InputError, UsageError } from '../core/errors.js';
 import { wrongKindError } from '../core/file-kind.js';
 import { type Segmentation, splitParagraphs, splitWritten } from '../core/segment.js';
 import type { Domain, Problem } from '../core/types.js';
-import { LabelInputRowSchema, parseRecord } from '../data/record-kinds.js';
+import { LabelInputRowSchema, missingGold, missingProblem, parseRecord } from '../data/record-kinds.js';
 import { streamJsonl } from '../jobs/lines.js';
 import type { SolutionToLabel } from './label.js';
 
@@ -102,25 +102,20 @@ export function* streamLabelInput(file: string, options: LabelInputOptions = {})
     }
     const id = String(row.id);
     const known = options.problems?.get(id);
-    const p: Obj | undefined = isObj(value.problem) ? value.problem : (known as Obj | undefined);
-    const question = str(p ? p.question : (value.problem ?? value.question));
-    if (question === undefined)
-      throw err(
-        'problem',
-        'missing problem text (field "problem" or "question"); for `stepwise sample` output, name the data set ' +
-          'the samples came from (--dataset, --path, --split) so questions are looked up by id',
-      );
-    const answer = str(value.answer ?? value.gold ?? p?.answer);
-    if (answer === undefined || answer.trim() === '')
-      throw err('answer', 'missing gold answer (field "answer"): rollouts are checked against it');
-    const domain: Domain = (p?.domain ?? value.domain) === 'code' ? 'code' : 'math';
-    const meta = isObj(p?.meta) ? p.meta : isObj(value.meta) ? value.meta : undefined;
+    // The problem's fields come from the row's own problem object, else from the data set by id.
+    const p: Obj | undefined = isObj(row.problem) ? row.problem : (known as Obj | undefined);
+    const question = str(p ? p.question : (row.problem ?? row.question));
+    if (question === undefined) throw err('problem', missingProblem);
+    const answer = str(row.answer ?? row.gold ?? p?.answer);
+    if (answer === undefined || answer.trim() === '') throw err('answer', missingGold);
+    const domain: Domain = (p?.domain ?? row.domain) === 'code' ? 'code' : 'math';
+    const meta = isObj(p?.meta) ? p.meta : isObj(row.meta) ? row.meta : undefined;
     const problem: Problem = {
       id: str(p?.id) ?? id,
       question,
       answer,
       domain,
-      source: str(p?.source ?? value.source) ?? 'input',
+      source: str(p?.source ?? row.source) ?? 'input',
       ...(meta ? { meta } : {}),
     };
     const add = (s: SolutionToLabel) => {
@@ -146,12 +141,9 @@ export function* streamLabelInput(file: string, options: LabelInputOptions = {})
           });
           return;
         }
+        // Without chunks the row's schema has made sure of a text (its refine names samples.<k>.text).
         if (sample.chunks !== undefined && sample.chunks.length > 0) chunks = chunkTexts(sample.chunks);
-        else {
-          const text = str(sample.text);
-          if (text === undefined) throw err(`${field}.text`, 'missing sample text');
-          chunks = splitParagraphs(text).map((c) => c.text);
-        }
+        else chunks = splitParagraphs(String(sample.text)).map((c) => c.text);
         add({
           id: `${id}#${k}`,
           problem,
@@ -165,7 +157,7 @@ export function* streamLabelInput(file: string, options: LabelInputOptions = {})
     }
     if (row.steps === undefined) throw err('steps', 'missing "steps" (a list of step texts) or "samples"');
     const steps = chunkTexts(row.steps);
-    const correct = value.final_answer_correct ?? value.correct;
+    const correct = row.final_answer_correct ?? row.correct;
     add({ id, problem, chunks: steps, ...(typeof correct === 'boolean' ? { correct } : {}) });
     yield* out;
   }
