@@ -3,9 +3,9 @@ import { dirname } from 'node:path';
 import type { z } from 'zod';
 import { InputError } from '../core/errors.js';
 import type { FileKind } from '../core/file-kind.js';
+import { parseRecord } from '../data/record-kinds.js';
 import { streamJsonl } from '../jobs/lines.js';
 import { inShard, type JobProgress, type Shard } from '../jobs/run-job.js';
-import { validateRows } from './label-file.js';
 
 /**
  * The two ends of an export, shared by every task and format: the input read one record at a time
@@ -199,5 +199,5 @@ export function checked<T>(
   schema: z.ZodType<T>,
   expect: { kinds: readonly FileKind[]; who: string },
 ): (value: unknown, line: number) => T {
-  return (value, line) => validateRows(file, [{ line, value }], schema, expect)[0];
+  return (value, line) => parseRecord(schema, { file, line }, value, expect);
 }
