@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { UsageError } from '../core/errors.js';
-import { resolveSettings, settingFields } from '../core/settings-schema.js';
+import { resolveSettings } from '../core/settings-schema.js';
 import { type JobSettings, methodJobSettings } from '../jobs/settings.js';
 import type { StepJudge } from '../judge/types.js';
 import type { ThresholdMode } from './processbench.js';
@@ -21,9 +21,6 @@ export function resolveProcessBenchConfig(
 ): ProcessBenchConfig {
   return resolveSettings(PROCESSBENCH_SETTINGS, partial, nameOf, 'processbench settings');
 }
-
-/** Every field, in the order of its declaration. */
-export const PROCESSBENCH_CONFIG_KEYS = settingFields(PROCESSBENCH_SETTINGS).map((f) => f.key);
 
 /**
  * The recorded settings of a ProcessBench run (field `job` of every prediction row and of the run

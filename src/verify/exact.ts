@@ -512,7 +512,7 @@ export function exactEqual(a: ExactResult, b: ExactResult): boolean {
 }
 
 /** Digits after the point of the coarser decimal-by-nature side, or null when neither is one. */
-export function writtenDecimals(a: ExactResult, b: ExactResult): number | null {
+function writtenDecimals(a: ExactResult, b: ExactResult): number | null {
   const da = a.decimal ? (a.decimals ?? 0) : null;
   const db = b.decimal ? (b.decimals ?? 0) : null;
   if (da === null) return db;
@@ -521,7 +521,7 @@ export function writtenDecimals(a: ExactResult, b: ExactResult): number | null {
 }
 
 /** ½·10^−d as an exact rational. */
-export function halfUnit(d: number): ExactValue {
+function halfUnit(d: number): ExactValue {
   return rational(1n, 2n * 10n ** BigInt(d));
 }
 

@@ -81,7 +81,7 @@ let bigInstance: any = null;
 
 /** mathjs with BigNumbers at {@link PRECISE_DIGITS} digits, for notation our evaluator does not cover. */
 // biome-ignore lint/suspicious/noExplicitAny: see above.
-export function mathBig(): any {
+function mathBig(): any {
   if (bigInstance) return bigInstance;
   const started = Date.now();
   const mathjs = require('mathjs');
