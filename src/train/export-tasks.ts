@@ -3,7 +3,12 @@ import { InputError, UsageError } from '../core/errors.js';
 import type { FileKind } from '../core/file-kind.js';
 import { createRng } from '../core/rng.js';
 import type { Segmentation } from '../core/segment.js';
-import { SampleRowSchema, SegmentRowSchema, TaggedTextRowSchema } from '../data/record-kinds.js';
+import {
+  LabelRowSchema,
+  SampleRowSchema,
+  SegmentRowSchema,
+  TaggedTextRowSchema,
+} from '../data/record-kinds.js';
 import {
   addToPrefixLengthGroups,
   markBalancedByPrefixLength,
@@ -20,7 +25,7 @@ import {
   judgeRlCandidates,
   markBalancedClasses,
 } from './judge-rl.js';
-import { type LabeledSolution, LabeledSolutionSchema } from './label-file.js';
+import type { LabeledSolution } from './label-file.js';
 import {
   buildLocalRefinePairs,
   globalRefinePairsOf,
@@ -106,14 +111,6 @@ function pickSignal(present: readonly string[], signalDefault: 'first' | 'sorm',
   }
   return chosen;
 }
-
-/**
- * selfseg input: `stepwise segment --segmentation llm` rows `{id, problem, text, chunks: [{text, span}],
- * method}` (only rows the LLM segmented are used: a paragraph fallback teaches nothing about
- * chunking), or `{id, problem, text, tagged}` rows.
- */
-const TaggedRowSchema = TaggedTextRowSchema;
-const SegmentedRowSchema = SegmentRowSchema;
 
 /**
  * SORM training data (GLoRe): one row per labeled prefix — the solution cut after chunk k, with the
@@ -217,7 +214,7 @@ function labelInput(
   { o, input, summary }: Pick<ExportJob<ExportRecordKind>, 'o' | 'input' | 'summary'>,
   signalDefault: 'first' | 'sorm',
 ): { parse: (value: unknown, line: number) => LabeledSolution; scan: LabelFileScan; signal: string } {
-  const parse = checked(o.from, LabeledSolutionSchema, { kinds: ['label'], who: `export --task ${o.task}` });
+  const parse = checked(o.from, LabelRowSchema, { kinds: ['label'], who: `export --task ${o.task}` });
   const scan = scanLabelFile(input, parse);
   if (scan.simulated) summary.simulated = true;
   const signal = pickSignal(scan.signals, signalDefault, o.signal);
@@ -337,10 +334,15 @@ function stepRows(sorm: boolean): TaskExporter<'steps'> {
   };
 }
 
-/** A selfseg input row: a given tagging, or an LLM segmentation (its tagging built from the spans). */
+/**
+ * A selfseg input row: a given tagging `{id, problem, text, tagged}`, or a `stepwise segment
+ * --segmentation llm` row `{id, problem, text, chunks: [{text, span}], method}` (its tagging built
+ * from the spans; only rows the LLM segmented are used: a paragraph fallback teaches nothing about
+ * chunking).
+ */
 type SelfSegInput =
-  | { kind: 'tagged'; row: z.infer<typeof TaggedRowSchema> }
-  | { kind: 'segmented'; row: z.infer<typeof SegmentedRowSchema> };
+  | { kind: 'tagged'; row: z.infer<typeof TaggedTextRowSchema> }
+  | { kind: 'segmented'; row: z.infer<typeof SegmentRowSchema> };
 
 /**
  * selfseg: rows with a given tagging come first, then the LLM-segmented ones (each group in file
@@ -352,8 +354,8 @@ const selfSegmentation: TaskExporter<'sft'> = {
   async run(job) {
     const { o, input, summary } = job;
     const expect = { kinds: ['segment', 'texts'] as FileKind[], who: 'export --task selfseg' };
-    const tagged = checked(o.from, TaggedRowSchema, expect);
-    const segmented = checked(o.from, SegmentedRowSchema, expect);
+    const tagged = checked(o.from, TaggedTextRowSchema, expect);
+    const segmented = checked(o.from, SegmentRowSchema, expect);
     const parse = (value: unknown, line: number): SelfSegInput => {
       if (typeof (value as { tagged?: unknown } | null)?.tagged === 'string')
         return { kind: 'tagged', row: tagged(value, line) };

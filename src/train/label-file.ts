@@ -7,13 +7,14 @@ import { DEFAULT_SIGNAL_PARAMS, isPositiveLabel } from '../label/signals.js';
 /**
  * The rows of a `stepwise label` output file, as the training-data builders read them: the label
  * row kind's schema (src/data/record-kinds.ts). Only the fields they need are required; everything
- * else rides along.
+ * else rides along. The two schema names are the library's public ones for those schemas
+ * (src/index.ts re-exports this file); the code here uses the record-kinds names.
  */
 export const LabeledChunkSchema = LabelChunkSchema;
 export const LabeledSolutionSchema = LabelRowSchema;
 
-export type LabeledChunk = z.infer<typeof LabeledChunkSchema>;
-export type LabeledSolution = z.infer<typeof LabeledSolutionSchema>;
+export type LabeledChunk = z.infer<typeof LabelChunkSchema>;
+export type LabeledSolution = z.infer<typeof LabelRowSchema>;
 
 /**
  * Validate parsed JSONL values against a schema, naming file, line and field on the first bad one.
@@ -31,7 +32,7 @@ export function validateRows<T>(
 
 /** Read a `stepwise label` output file (`who`: the command reading it, for a wrong-kind message). */
 export function readLabelFile(file: string, who = 'this command'): LabeledSolution[] {
-  return validateRows(file, readJsonl(file).lines, LabeledSolutionSchema, { kinds: ['label'], who });
+  return validateRows(file, readJsonl(file).lines, LabelRowSchema, { kinds: ['label'], who });
 }
 
 /**
