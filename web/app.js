@@ -14,7 +14,7 @@
  * @import { Cost, RoleCost, Verdict } from '../src/core/types.js'
  * @import { FileEntry, FileKind } from '../src/server/files.js'
  * @import { CompareResponse, CompareSide, FileResponse, FilesResponse, IndexResponse, JsonlPageResponse, LegendResponse, PairedDifference, RunResponse, RunsResponse, RunView, SummaryResponse } from '../src/server/api.js'
- * @import { ChunkJudgmentFileSummary, FileSummary, LabelFileSummary, PredictionFileSummary, SampleFileSummary, SearchFileSummary, SelectionFileSummary } from '../src/server/summary.js'
+ * @import { ChunkJudgmentFileSummary, LabelFileSummary, PredictionFileSummary, SampleFileSummary, SearchFileSummary, SelectionFileSummary } from '../src/server/summary.js'
  * @import { RunStatus } from '../src/store/runs.js'
  * @import { LabeledChunkRecord, LabeledSolutionRecord, ProcessBenchRow } from '../src/label/label.js'
  * @import { LabelValue } from '../src/label/signals.js'
@@ -402,8 +402,6 @@ async function filePage(/** @type {URLSearchParams} */ params) {
   const isJsonl = path.endsWith('.jsonl');
   const query = isJsonl ? await queryOf(params) : '';
   const index = isJsonl ? await indexOfFile(root, path, query) : null;
-  /** @type {FileSummary['kind'][]} */
-  const summaryKinds = ['search', 'labels', 'samples', 'predictions', 'chunk-judgments', 'selection'];
   const kindNow = index?.kind;
   // The page, the file's summary and the trace legend are asked at once (the index is ready).
   const [answer, summaryAnswer, statusesNow] = await Promise.all([
@@ -416,7 +414,12 @@ async function filePage(/** @type {URLSearchParams} */ params) {
           : `&offset=${offset}&limit=${PAGE}${query}`
         : '',
     ),
-    isJsonl && summaryKinds.some((k) => k === kindNow) ? getSummary(root, path) : null,
+    // The kinds with a summary are the server's list (GET /api/legend `summaryKinds`, src/server/summary.ts).
+    isJsonl
+      ? legend().then(({ summaryKinds }) =>
+          summaryKinds.some((k) => k === kindNow) ? getSummary(root, path) : null,
+        )
+      : null,
     kindNow === 'search' ? traceLegend() : null,
   ]);
   const data = 'data' in answer ? answer.data : undefined;

@@ -195,6 +195,8 @@ export interface LegendResponse {
   processbenchPublished: readonly PublishedResult[];
   /** The address parameters a JSONL page passes on to /api/index and /api/page: `text` and every filter (FILTER_PARAMS). */
   queryParams: readonly string[];
+  /** The file kinds `GET /api/summary` summarizes (SUMMARY_KINDS, src/server/summary.ts); the view asks only for these. */
+  summaryKinds: readonly FileSummary['kind'][];
 }
 
 /** `POST /api/segment` */

@@ -64,7 +64,7 @@ import {
   readRecords,
 } from './jsonl-query.js';
 import type { ServedFile } from './safe-open.js';
-import { isSimulatedConfig } from './summary.js';
+import { isSimulatedConfig, SUMMARY_KINDS } from './summary.js';
 
 /**
  * The web view's server: a JSON API over the store and the output files of configured folders,
@@ -493,6 +493,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<Ru
         traceStatus: TRACE_STATUS_LEGEND,
         processbenchPublished: PUBLISHED_PROCESSBENCH,
         queryParams: ['text', ...FILTER_PARAMS],
+        summaryKinds: SUMMARY_KINDS,
       } satisfies LegendResponse);
       return;
     }

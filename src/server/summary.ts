@@ -396,6 +396,9 @@ const SUMMARIZERS: Partial<Record<FileKind, () => SummaryAccumulator>> = {
   selection: selectionSummary,
 };
 
+/** The kinds that have a whole-file summary, in {@link SUMMARIZERS} order: GET /api/legend serves them to the view. */
+export const SUMMARY_KINDS = Object.keys(SUMMARIZERS) as FileSummary['kind'][];
+
 /**
  * {@link summarizeRecords} one record at a time: counts, sums and capped lists of indices, never
  * the records, so a file of any size is summarized in bounded memory. Kinds without a summarizer

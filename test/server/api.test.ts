@@ -75,6 +75,8 @@ describe('web API', () => {
       processbenchPublished: PUBLISHED_PROCESSBENCH,
       // The view's address parameters are the server's filters: declared once, in jsonl-query.ts.
       queryParams: ['text', ...FILTER_PARAMS],
+      // The kinds the view asks a summary for: the summarizers' own list (src/server/summary.ts).
+      summaryKinds: ['search', 'labels', 'samples', 'predictions', 'chunk-judgments', 'selection'],
     });
     // Every status a strategy writes, in legend order, each with its sentence.
     expect(Object.keys(json!.traceStatus as object)).toEqual([
