@@ -1,6 +1,7 @@
 import { closeSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Problem } from '../core/types.js';
+import { removeOnExit } from '../jobs/remove-on-exit.js';
 import { type JobProgress, runStreamJob, type Shard } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
 import { Sandbox, type SandboxEnforcement } from '../verify/code/sandbox.js';
@@ -92,6 +93,8 @@ export async function runMutationLabelJob(options: MutationLabelJobOptions): Pro
     const tmp = `${options.out}.tmp-${process.pid}`;
     mkdirSync(dirname(resolve(options.out)), { recursive: true });
     const fd = openSync(tmp, 'w');
+    // Ctrl-C exits the process (130) without reaching the `finally` below: the exit removes tmp.
+    const placed = removeOnExit(tmp);
     let result: Awaited<ReturnType<typeof runStreamJob>>;
     try {
       result = await runStreamJob<WithMutants, MutationLabelResult>({
@@ -146,6 +149,7 @@ export async function runMutationLabelJob(options: MutationLabelJobOptions): Pro
     // Interrupted: the parts file keeps the finished problems; `out` is written by a finished run only.
     if (result.finalized) renameSync(tmp, options.out);
     else rmSync(tmp, { force: true });
+    placed();
     return acc.result({
       out: options.out,
       parts,

@@ -5,6 +5,7 @@ import { InputError } from '../core/errors.js';
 import type { FileKind } from '../core/file-kind.js';
 import { parseRecord } from '../data/record-kinds.js';
 import { streamJsonl } from '../jobs/lines.js';
+import { removeOnExit } from '../jobs/remove-on-exit.js';
 import { inShard, type JobProgress, type Shard } from '../jobs/run-job.js';
 
 /**
@@ -21,28 +22,6 @@ export interface RowWriter<T> {
   close(): void;
   /** Remove the unfinished file (the path keeps what it had). */
   abort(): void;
-}
-
-/** Unfinished output files of this process, removed if it exits before they are put in place. */
-const unfinished = new Set<string>();
-let exitHook = false;
-
-/**
- * Note `tmp` as unfinished until the returned function is called: a process that exits first
- * (Ctrl-C: the job harness records the run and exits 130) removes it, so an interrupted export
- * leaves neither a half-written training set nor its temporary file.
- */
-export function removeOnExit(tmp: string): () => void {
-  unfinished.add(tmp);
-  if (!exitHook) {
-    exitHook = true;
-    process.on('exit', () => {
-      for (const f of unfinished) rmSync(f, { force: true });
-    });
-  }
-  return () => {
-    unfinished.delete(tmp);
-  };
 }
 
 /**

@@ -4,7 +4,7 @@ import { type ColumnSource, fileWriter, ParquetWriter } from 'hyparquet-writer';
 import type { z } from 'zod';
 import type { ChatMessage } from '../core/model.js';
 import type { VerlRowSchema, VerlSftRowSchema } from '../data/record-kinds.js';
-import { removeOnExit } from './export-io.js';
+import { removeOnExit } from '../jobs/remove-on-exit.js';
 
 /** hyparquet-writer's schema element (its own copy of hyparquet's type). */
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]['schema'][number];
