@@ -10,6 +10,7 @@ export * from './core/http.js';
 export type * from './core/model.js';
 export * from './core/rng.js';
 export * from './core/segment.js';
+export { queryKeyOf } from './core/spec-query.js';
 export * from './core/types.js';
 export * from './data/index.js';
 export * from './evaluate/index.js';

@@ -1,6 +1,6 @@
 import { defaultTextOf, requirementOf, settingFields } from '../core/settings-schema.js';
+import { queryKeyOf } from '../core/spec-query.js';
 import { JUDGE_KIND_DEFINITIONS } from '../judge/kinds.js';
-import { specKeyOf } from '../judge/spec.js';
 
 /**
  * What `--help` and docs/judges.md say of the judge kinds and their settings, generated from the
@@ -9,7 +9,7 @@ import { specKeyOf } from '../judge/spec.js';
 
 /** `votes=K`: a setting as written in a spec's query. */
 function keyOf(key: string, arg: string | undefined): string {
-  return `${specKeyOf(key)}=${(arg ?? 'v').toUpperCase()}`;
+  return `${queryKeyOf(key)}=${(arg ?? 'v').toUpperCase()}`;
 }
 
 /** The `--judge` help: each kind, then its settings with their defaults. */

@@ -25,6 +25,5 @@ export {
   type JudgeSpec,
   judgeKindOf,
   parseJudgeSpec,
-  specKeyOf,
 } from './spec.js';
 export type * from './types.js';

@@ -1,5 +1,6 @@
 import { UsageError } from '../core/errors.js';
 import { checkSettings, settingFields } from '../core/settings-schema.js';
+import { queryEntries, queryKeyOf, queryValue } from '../core/spec-query.js';
 import { JUDGE_KIND_DEFINITIONS } from './kinds.js';
 import type { JudgeKindDefinition } from './types.js';
 
@@ -13,11 +14,6 @@ export type JudgeKind = (typeof JUDGE_KINDS)[number];
 export const JUDGE_KIND_HELP = Object.fromEntries(
   JUDGE_KIND_DEFINITIONS.map((k) => [k.kind, k.help]),
 ) as Record<JudgeKind, string>;
-
-/** `topP` → `top_p`: how a setting is written in a spec's query. */
-export function specKeyOf(field: string): string {
-  return field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-}
 
 /** `top_p` (or `topP`) → `topP`. */
 function fieldOf(key: string): string {
@@ -36,7 +32,7 @@ export function judgeKindOf(kind: JudgeKind): JudgeKindDefinition {
  * are taken out of a spec's query, the rest belong to the model spec.
  */
 export const JUDGE_OPTION_KEYS: readonly string[] = [
-  ...new Set(JUDGE_KIND_DEFINITIONS.flatMap((k) => settingFields(k.settings).map((f) => specKeyOf(f.key)))),
+  ...new Set(JUDGE_KIND_DEFINITIONS.flatMap((k) => settingFields(k.settings).map((f) => queryKeyOf(f.key)))),
 ];
 export type JudgeOptionKey = string;
 
@@ -47,17 +43,6 @@ export interface JudgeSpec {
   model: string;
   /** The judge settings the query gave, checked against the kind's schema, keyed by field (`topP`). */
   settings: Record<string, unknown>;
-}
-
-/** A query value as its field's type: numbers as numbers, words as words. */
-function queryValue(kind: JudgeKindDefinition, field: string, raw: string): unknown {
-  const f = settingFields(kind.settings).find((x) => x.key === field);
-  if (f?.kind === 'number' && raw.trim() !== '') {
-    const n = Number(raw);
-    return Number.isNaN(n) ? raw : n;
-  }
-  if (f?.kind === 'boolean' && (raw === 'true' || raw === 'false')) return raw === 'true';
-  return raw;
 }
 
 /**
@@ -95,29 +80,27 @@ export function parseJudgeSpec(spec: string): JudgeSpec {
   }
   if (rest.trim() === '') throw new UsageError(`judge spec "${spec}": no model spec after "${kind}:"`);
   const definition = judgeKindOf(kind as JudgeKind);
-  const own = new Set(settingFields(definition.settings).map((f) => f.key));
+  const own = new Map(settingFields(definition.settings).map((f) => [f.key, f]));
   const q = rest.indexOf('?');
   const settings: Record<string, unknown> = {};
   const written: Record<string, string> = {};
   let model = rest;
   if (q >= 0) {
     const kept: string[] = [];
-    for (const part of rest.slice(q + 1).split('&')) {
-      if (part === '') continue;
-      const eq = part.indexOf('=');
-      const key = decodeURIComponent(eq < 0 ? part : part.slice(0, eq)).trim();
-      const value = eq < 0 ? '' : decodeURIComponent(part.slice(eq + 1));
-      const snake = specKeyOf(key);
+    // Judge settings are read camelCase or snake_case (`topP`, `top_p`), unlike a provider's.
+    for (const { part, key: snake, value } of queryEntries(rest.slice(q + 1), 'camel-to-snake')) {
       if (!JUDGE_OPTION_KEYS.includes(snake)) {
         kept.push(part);
         continue;
       }
       const field = fieldOf(snake);
-      if (!own.has(field))
+      const f = own.get(field);
+      if (!f)
         throw new UsageError(
-          `judge spec "${spec}": ${snake} is not a setting of a ${kind} judge (its settings: ${[...own].map(specKeyOf).join(', ')})`,
+          `judge spec "${spec}": ${snake} is not a setting of a ${kind} judge (its settings: ${[...own.keys()].map(queryKeyOf).join(', ')})`,
         );
-      settings[field] = queryValue(definition, field, value);
+      // Not strict: a bad value reaches checkSettings, whose message names `judge option key=value`.
+      settings[field] = queryValue(f, value);
       written[field] = value;
     }
     model = rest.slice(0, q) + (kept.length > 0 ? `?${kept.join('&')}` : '');
@@ -125,7 +108,7 @@ export function parseJudgeSpec(spec: string): JudgeSpec {
   checkSettings(
     definition.settings,
     settings,
-    (f) => `judge option ${specKeyOf(f)}=${written[f]}`,
+    (f) => `judge option ${queryKeyOf(f)}=${written[f]}`,
     `${kind} judge`,
   );
   return { kind: kind as JudgeKind, model, settings };

@@ -43,7 +43,6 @@ export {
   type ModelProvider,
   type ModelSpec,
   type ProviderRegistry,
-  queryKeyOf,
 } from './registry.js';
 export {
   backoffDelay,

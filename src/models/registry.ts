@@ -8,6 +8,7 @@ import {
   settingFields,
   settingsDefaults,
 } from '../core/settings-schema.js';
+import { queryEntries, queryKeyOf, queryValue } from '../core/spec-query.js';
 import { openStore } from '../store/db.js';
 import type { BatchExchange } from './batch.js';
 import { type CacheMode, cacheMiddleware } from './cache.js';
@@ -118,11 +119,6 @@ export interface ProviderRegistry {
   languageModel(spec: string, options?: ModelOptions): Promise<LanguageModel>;
 }
 
-/** `timeoutMs` → `timeout_ms`: a field's key in a spec's query. */
-export function queryKeyOf(field: string): string {
-  return field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-}
-
 /** The provider's name in a spec: everything up to the first `:`, `?` or `[` (`sim?step_error=0.2` names `sim`). */
 function splitSpec(spec: string): ModelSpec {
   const s = spec.trim();
@@ -130,20 +126,6 @@ function splitSpec(spec: string): ModelSpec {
   const provider = end < 0 ? s : s.slice(0, end);
   const id = end >= 0 && s[end] === ':' ? s.slice(end + 1) : '';
   return { provider, id, spec: s };
-}
-
-/** A query value as its field's type: numbers and booleans from their text, words as they are. */
-function queryValue(field: SettingField, raw: string, where: string): unknown {
-  if (field.kind === 'number') {
-    const v = Number(raw);
-    if (raw.trim() === '' || !Number.isFinite(v)) throw new UsageError(`${where}: ${raw} is not a number`);
-    return v;
-  }
-  if (field.kind === 'boolean') {
-    if (raw !== 'true' && raw !== 'false') throw new UsageError(`${where}: ${raw} is not true or false`);
-    return raw === 'true';
-  }
-  return raw;
 }
 
 /**
@@ -168,12 +150,8 @@ export function specSettings(
   }
   const settings: Record<string, unknown> = {};
   const kept: string[] = [];
-  const query = spec.spec.slice(q + 1);
-  for (const part of query.split('&')) {
-    if (part === '') continue;
-    const [rawKey = '', ...rest] = part.split('=');
-    const key = decodeURIComponent(rawKey).trim().toLowerCase();
-    const raw = decodeURIComponent(rest.join('='));
+  // A provider's keys are read lowercased (its aliases are lowercase words), unlike a judge's.
+  for (const { part, key, value: raw } of queryEntries(spec.spec.slice(q + 1), 'lowercase')) {
     const field = byQueryKey.get(key);
     const where = `model spec "${spec.spec}": ${key}`;
     if (!field) {
@@ -189,7 +167,7 @@ export function specSettings(
       throw new UsageError(
         `model spec "${spec.spec}": ${key} may not be written in a model spec (specs are recorded with the results): pass it as ${field.flag}`,
       );
-    settings[field.key] = queryValue(field, raw, where);
+    settings[field.key] = queryValue(field, raw, where); // strict: a bad value is a usage error here
   }
   checkSettings(
     provider.settings,

@@ -1,5 +1,6 @@
 import { defaultTextOf, requirementOf, settingFields } from '../core/settings-schema.js';
-import { type ProviderRegistry, queryKeyOf } from '../models/registry.js';
+import { queryKeyOf } from '../core/spec-query.js';
+import type { ProviderRegistry } from '../models/registry.js';
 
 /** A table cell: pipes escaped, one line. */
 function cell(text: string): string {
