@@ -67,6 +67,17 @@ export function wrapModel(
     : [middleware as ModelMiddleware];
   const inner = innerModel(model);
   const chain = [...added, ...middlewareOf(model)];
+  // Each hook's chain is composed once here, not searched on every call (a per-model-call path).
+  const generate = compose(
+    chain
+      .filter((m) => m.generate)
+      .map(
+        (m): Link<[GenerateRequest, CallOptions], GenerateResult> =>
+          (next, request, options) =>
+            m.generate!({ request, options, model: inner }, next),
+      ),
+    (r, o) => inner.generate(r, o),
+  );
 
   const wrapped: WrappedModel = {
     specificationVersion: 'v1',
@@ -77,43 +88,53 @@ export function wrapModel(
     inner,
     ...withWorld(identity.world ?? model.world ?? inner.world),
     middleware: chain,
-    generate(request, options = {}) {
-      const run = (i: number, r: GenerateRequest, o: CallOptions): Promise<GenerateResult> => {
-        const m = chain.slice(i).findIndex((x) => x.generate);
-        if (m < 0) return inner.generate(r, o);
-        const at = i + m;
-        return chain[at]!.generate!({ request: r, options: o, model: inner }, (r2, o2) =>
-          run(at + 1, r2, o2),
-        );
-      };
-      return run(0, request, options);
-    },
+    generate: (request, options = {}) => generate(request, options),
   };
   if (inner.fingerprint) wrapped.fingerprint = (options) => inner.fingerprint!(options);
-  if (inner.score)
-    wrapped.score = (prefix, continuation, options = {}) => {
-      const run = (i: number, p: string, c: string, o: CallOptions): Promise<ScoreResult> => {
-        const m = chain.slice(i).findIndex((x) => x.score);
-        if (m < 0) return inner.score!(p, c, o);
-        const at = i + m;
-        return chain[at]!.score!({ prefix: p, continuation: c, options: o, model: inner }, (p2, c2, o2) =>
-          run(at + 1, p2, c2, o2),
-        );
-      };
-      return run(0, prefix, continuation, options);
-    };
-  if (inner.pool)
-    wrapped.pool = (input, options = {}) => {
-      const run = (i: number, x: string, o: CallOptions): Promise<{ data: number[][]; usage: Usage }> => {
-        const m = chain.slice(i).findIndex((y) => y.pool);
-        if (m < 0) return inner.pool!(x, o);
-        const at = i + m;
-        return chain[at]!.pool!({ input: x, options: o, model: inner }, (x2, o2) => run(at + 1, x2, o2));
-      };
-      return run(0, input, options);
-    };
+  if (inner.score) {
+    const score = compose(
+      chain
+        .filter((m) => m.score)
+        .map(
+          (m): Link<[string, string, CallOptions], ScoreResult> =>
+            (next, prefix, continuation, options) =>
+              m.score!({ prefix, continuation, options, model: inner }, next),
+        ),
+      (p, c, o) => inner.score!(p, c, o),
+    );
+    wrapped.score = (prefix, continuation, options = {}) => score(prefix, continuation, options);
+  }
+  if (inner.pool) {
+    const pool = compose(
+      chain
+        .filter((m) => m.pool)
+        .map(
+          (m): Link<[string, CallOptions], { data: number[][]; usage: Usage }> =>
+            (next, input, options) =>
+              m.pool!({ input, options, model: inner }, next),
+        ),
+      (x, o) => inner.pool!(x, o),
+    );
+    wrapped.pool = (input, options = {}) => pool(input, options);
+  }
   if (inner.close) wrapped.close = () => inner.close!();
   return wrapped;
+}
+
+/** One middleware's hook, as a link of a chain: the call's arguments and the rest of the chain. */
+type Link<A extends unknown[], R> = (next: (...args: A) => Promise<R>, ...args: A) => Promise<R>;
+
+/** `links` around `last`, the first outermost: each link's `next` runs the links after it, then `last`. */
+function compose<A extends unknown[], R>(
+  links: readonly Link<A, R>[],
+  last: (...args: A) => Promise<R>,
+): (...args: A) => Promise<R> {
+  return links.reduceRight<(...args: A) => Promise<R>>(
+    (next, link) =>
+      (...args) =>
+        link(next, ...args),
+    last,
+  );
 }
 
 function withWorld(world: World | undefined): { world?: World } {
