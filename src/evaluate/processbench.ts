@@ -13,9 +13,10 @@ import { jsonArrayError, readLinesSync } from '../jobs/lines.js';
 import type { ResumeCounts } from '../jobs/made-from.js';
 import { type JobProgress, runStreamJob, type Shard } from '../jobs/run-job.js';
 import type { JobSettings } from '../jobs/settings.js';
-import { formatFailureShare, repliesOf } from '../judge/common.js';
+import { formatFailureShare, repliesOf, worldOfJudge } from '../judge/common.js';
 import type { StepJudge } from '../judge/types.js';
 import { BatchPending } from '../models/batch.js';
+import { isSimModelName } from '../models/simulated.js';
 import {
   firstBelow,
   type ProcessBenchScore,
@@ -178,10 +179,11 @@ export const SIMULATED_NOTICE =
  * for a judge built by hand — a sim spec in its name.
  */
 export function isSimulatedJudge(judge: StepJudge): boolean {
-  if (judge.world !== undefined) return judge.world === 'sim';
-  if (judge.simulated !== undefined) return judge.simulated;
+  if (worldOfJudge(judge) === 'sim') return true;
+  // A judge that says its world (or simulated: false) is believed; only a silent one is named.
+  if (judge.world !== undefined || judge.simulated !== undefined) return false;
   const model = judge.name.slice(judge.name.indexOf(':') + 1);
-  return judge.name.startsWith('sim:') || /^sim(?:$|[:?[])/.test(model);
+  return judge.name.startsWith('sim:') || isSimModelName(model);
 }
 
 function defaultThreshold(judge: StepJudge): ThresholdMode {

@@ -12,7 +12,12 @@ import type { ModelMiddleware } from './middleware.js';
  * say `simulated: true` too.
  */
 export function isSimulatedModel(model: LanguageModel): boolean {
-  return model.world === 'sim' || model.provider === 'sim' || /^sim(?:$|[:?[])/.test(model.modelId);
+  return model.world === 'sim' || model.provider === 'sim' || isSimModelName(model.modelId);
+}
+
+/** Whether a spec or served model name is the simulated world's: `sim`, or `sim` then `:`, `?` or `[`. */
+export function isSimModelName(spec: string): boolean {
+  return /^sim(?:$|[:?[])/.test(spec);
 }
 
 /** Which world a model is, as far as it says before any reply (a marked reply may say `sim` later). */
