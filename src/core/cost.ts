@@ -34,7 +34,7 @@ export function totalTokens(cost: Cost, role?: Role): number {
 const WORLDS: readonly World[] = ['sim', 'tiny', 'real'];
 
 /** The least real of `worlds` (undefined when there is none). */
-export function leastRealWorld(worlds: Iterable<World | undefined>): World | undefined {
+function leastRealWorld(worlds: Iterable<World | undefined>): World | undefined {
   const seen = new Set(worlds);
   return WORLDS.find((w) => seen.has(w));
 }

@@ -21,7 +21,6 @@ export {
   JUDGE_KINDS,
   JUDGE_OPTION_KEYS,
   type JudgeKind,
-  type JudgeOptionKey,
   type JudgeSpec,
   judgeKindOf,
   parseJudgeSpec,

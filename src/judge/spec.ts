@@ -34,7 +34,6 @@ export function judgeKindOf(kind: JudgeKind): JudgeKindDefinition {
 export const JUDGE_OPTION_KEYS: readonly string[] = [
   ...new Set(JUDGE_KIND_DEFINITIONS.flatMap((k) => settingFields(k.settings).map((f) => queryKeyOf(f.key)))),
 ];
-export type JudgeOptionKey = string;
 
 /** A parsed judge spec: `<kind>:<model spec>[?judge settings & model options]`. */
 export interface JudgeSpec {

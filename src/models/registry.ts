@@ -6,7 +6,6 @@ import {
   type SettingField,
   type SettingsSchema,
   settingFields,
-  settingsDefaults,
 } from '../core/settings-schema.js';
 import { queryEntries, queryKeyOf, queryValue } from '../core/spec-query.js';
 import { openStore } from '../store/db.js';
@@ -267,9 +266,4 @@ export function createProviderRegistry(
       return cache ? Object.assign(wrapped, { cacheStats: () => cache.stats() }) : wrapped;
     },
   };
-}
-
-/** The defaults of a provider's settings (for docs and `--help`). */
-export function providerDefaults(provider: AnyModelProvider): Record<string, unknown> {
-  return settingsDefaults(provider.settings);
 }
