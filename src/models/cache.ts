@@ -169,7 +169,12 @@ export function decodeSamples(value: Buffer, mode: CacheMode): Sample[] | null {
  */
 export function withCache(model: LanguageModel, db: Db, options: { mode?: CacheMode } = {}): CachedModel {
   const cache = cacheMiddleware(db, options);
-  return Object.assign(wrapModel(model, cache), { cacheStats: () => cache.stats() });
+  return withCacheStats(wrapModel(model, cache), cache);
+}
+
+/** `wrapped` answering `cacheStats()` with the counters of `cache`, one of its middleware. */
+export function withCacheStats(wrapped: WrappedModel, cache: CacheMiddleware): CachedModel {
+  return Object.assign(wrapped, { cacheStats: () => cache.stats() });
 }
 
 /**

@@ -10,7 +10,7 @@ import {
 import { queryEntries, queryKeyOf, queryValue } from '../core/spec-query.js';
 import { openStore } from '../store/db.js';
 import type { BatchExchange } from './batch.js';
-import { type CacheMode, cacheMiddleware } from './cache.js';
+import { type CacheMode, cacheMiddleware, withCacheStats } from './cache.js';
 import { type ModelMiddleware, wrapModel } from './middleware.js';
 import { type WarningSink, warningsMiddleware } from './warnings.js';
 
@@ -263,7 +263,7 @@ export function createProviderRegistry(
       const world = provider.world?.(parsed);
       if (layers.length === 0 && (world === undefined || model.world === world)) return model;
       const wrapped = wrapModel(model, layers, world === undefined ? {} : { world });
-      return cache ? Object.assign(wrapped, { cacheStats: () => cache.stats() }) : wrapped;
+      return cache ? withCacheStats(wrapped, cache) : wrapped;
     },
   };
 }
